@@ -1,0 +1,234 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+)
+
+// Complete records a successful call: the record becomes succeeded with the
+// result fields of result (model, prediction, location, clusters or
+// predictions, raw result, timings, and Size and ContentType when set).
+// Identity and bookkeeping fields of result are ignored: they come from the
+// claim. The write is conditional on the claim's owner token; if another
+// claim has taken the record since, nothing is written and ErrClaimLost is
+// returned. A late Complete of the same claim after MarkOutcomeUnknown does
+// land: its result is real and was paid for.
+func (s *Store) Complete(ctx context.Context, claim *Claim, result Record) error {
+	if !claim.Acquired() {
+		return fmt.Errorf("complete: %w", ErrNotAcquired)
+	}
+	now := s.now()
+	rec := result
+	rec.PK, rec.SK = claim.Ref.PartitionKey(), claim.Ref.SortKey()
+	rec.Bucket, rec.Key = claim.Ref.Bucket, claim.Ref.Key
+	rec.VersionID, rec.ETag = claim.Ref.VersionID, claim.Ref.ETag
+	if rec.Size == 0 && claim.Record != nil {
+		rec.Size = claim.Record.Size
+	}
+	if rec.ContentType == "" && claim.Record != nil {
+		rec.ContentType = claim.Record.ContentType
+	}
+	rec.Status = StatusSucceeded
+	rec.Phase = ""
+	rec.Owner = claim.Token
+	rec.LeaseUntil = time.Time{}
+	rec.Retryable = false
+	rec.Attempts = claim.Attempt
+	rec.ErrorCode, rec.ErrorMessage = "", ""
+	rec.RawResult = truncateUTF8(rec.RawResult, MaxRawResultBytes)
+	rec.CreatedAt = now
+	if claim.Record != nil && !claim.Record.CreatedAt.IsZero() {
+		rec.CreatedAt = claim.Record.CreatedAt
+	}
+	rec.UpdatedAt = now
+	rec.StatusDay = statusDay(StatusSucceeded, now)
+	rec.ExpiresAt = s.expiresAt(now)
+
+	item, err := marshalRecord(&rec)
+	if err != nil {
+		return fmt.Errorf("complete %s: encode record: %w", claim.Ref, err)
+	}
+	expr, err := expression.NewBuilder().WithCondition(ownedBy(claim.Token)).Build()
+	if err != nil {
+		return fmt.Errorf("complete %s: build expression: %w", claim.Ref, err)
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      item,
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	if _, lost := conditionFailed(err); lost {
+		return fmt.Errorf("complete %s: %w", claim.Ref, ErrClaimLost)
+	}
+	if err != nil {
+		return fmt.Errorf("complete %s: %w", claim.Ref, err)
+	}
+	return nil
+}
+
+// Fail records a failed call. retryable=true promises that the service
+// certainly did not charge (429, 5xx, 402, budget exhausted, S3 read error
+// before upload): the next delivery may claim again. retryable=false is
+// final. The write is conditional on the claim's owner token and never
+// turns a succeeded record into a failed one; otherwise ErrClaimLost.
+func (s *Store) Fail(ctx context.Context, claim *Claim, code, message string, retryable bool) error {
+	if !claim.Acquired() {
+		return fmt.Errorf("fail: %w", ErrNotAcquired)
+	}
+	now := s.now()
+	cond := ownedBy(claim.Token).And(expression.Name("status").NotEqual(expression.Value(StatusSucceeded)))
+	update := s.setTimestamps(expression.UpdateBuilder{}, StatusFailed, now).
+		Set(expression.Name("retryable"), expression.Value(retryable)).
+		Set(expression.Name("error_code"), expression.Value(code)).
+		Set(expression.Name("error_message"), expression.Value(truncateUTF8(message, MaxErrorMessageBytes))).
+		Remove(expression.Name("phase")).
+		Remove(expression.Name("lease_until"))
+	_, err := s.update(ctx, claim.Ref, cond, update)
+	if _, lost := conditionFailed(err); lost {
+		return fmt.Errorf("fail %s: %w", claim.Ref, ErrClaimLost)
+	}
+	if err != nil {
+		return fmt.Errorf("fail %s: %w", claim.Ref, err)
+	}
+	return nil
+}
+
+// MarkOutcomeUnknown finalises a record Claim reported as ClaimExpired: it
+// becomes failed, not retryable, with error code outcome_unknown, because
+// the vanished attempt may have been charged. The write is conditional on
+// the same owner, status in_progress and the lease still expired. If the
+// record has meanwhile become final (for example the late attempt completed
+// it) nothing is written and nil is returned; if it is live again (a renewed
+// or new claim, or a retryable failure) ErrClaimLost is returned.
+func (s *Store) MarkOutcomeUnknown(ctx context.Context, rec *Record) error {
+	if rec == nil || rec.Owner == "" || rec.Status != StatusInProgress {
+		return errors.New("mark outcome unknown: need the in-progress record returned by an expired claim")
+	}
+	ref := ObjectRef{Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag}
+	now := s.now()
+	cond := ownedBy(rec.Owner).
+		And(expression.Name("status").Equal(expression.Value(StatusInProgress))).
+		And(expression.Name("lease_until").LessThanEqual(expression.Value(now.Unix())))
+	msg := fmt.Sprintf("attempt %d claimed the object and its lease expired at %s without a recorded outcome; the service may have charged, so it is not called again",
+		rec.Attempts, rec.LeaseUntil.UTC().Format(time.RFC3339))
+	update := s.setTimestamps(expression.UpdateBuilder{}, StatusFailed, now).
+		Set(expression.Name("retryable"), expression.Value(false)).
+		Set(expression.Name("error_code"), expression.Value(ErrorCodeOutcomeUnknown)).
+		Set(expression.Name("error_message"), expression.Value(msg)).
+		Remove(expression.Name("phase")).
+		Remove(expression.Name("lease_until"))
+	pk, sk := rec.PK, rec.SK
+	if pk == "" || sk == "" {
+		pk, sk = ref.PartitionKey(), ref.SortKey()
+	}
+	_, err := s.updateKey(ctx, pk, sk, cond, update)
+	if item, failed := conditionFailed(err); failed {
+		current, err := s.existing(ctx, ref, item)
+		if err != nil {
+			return fmt.Errorf("mark outcome unknown %s: %w", ref, err)
+		}
+		if current.Final() {
+			return nil
+		}
+		return fmt.Errorf("mark outcome unknown %s: %w", ref, ErrClaimLost)
+	}
+	if err != nil {
+		return fmt.Errorf("mark outcome unknown %s: %w", ref, err)
+	}
+	return nil
+}
+
+// Reject records a final rejection without any call (folder marker, empty
+// object, too large, not an image...): reason goes to error_code and detail
+// to error_message. It writes only over an absent record or a failed,
+// retryable one, so it never overwrites a success. If the record is already
+// final, Reject is a no-op and returns nil; if it is in progress, it returns
+// ErrInProgress.
+func (s *Store) Reject(ctx context.Context, ref ObjectRef, reason, detail string, info ObjectInfo) error {
+	if err := ref.validate(); err != nil {
+		return fmt.Errorf("reject: %w", err)
+	}
+	now := s.now()
+	update := s.setTimestamps(expression.UpdateBuilder{}, StatusRejected, now).
+		Set(expression.Name("bucket"), expression.Value(ref.Bucket)).
+		Set(expression.Name("key"), expression.Value(ref.Key)).
+		Set(expression.Name("error_code"), expression.Value(reason)).
+		Set(expression.Name("error_message"), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
+		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(formatTimestamp(now)))).
+		Remove(expression.Name("owner")).
+		Remove(expression.Name("lease_until")).
+		Remove(expression.Name("phase")).
+		Remove(expression.Name("retryable"))
+	if ref.VersionID != "" {
+		update = update.Set(expression.Name("version_id"), expression.Value(ref.VersionID))
+	}
+	if ref.ETag != "" {
+		update = update.Set(expression.Name("etag"), expression.Value(ref.ETag))
+	}
+	if info.Size > 0 {
+		update = update.Set(expression.Name("size"), expression.Value(info.Size))
+	}
+	if info.ContentType != "" {
+		update = update.Set(expression.Name("content_type"), expression.Value(info.ContentType))
+	}
+	_, err := s.update(ctx, ref, claimable(), update)
+	if item, failed := conditionFailed(err); failed {
+		current, err := s.existing(ctx, ref, item)
+		if err != nil {
+			return fmt.Errorf("reject %s: %w", ref, err)
+		}
+		if current.Final() {
+			return nil
+		}
+		return fmt.Errorf("reject %s: %w", ref, ErrInProgress)
+	}
+	if err != nil {
+		return fmt.Errorf("reject %s: %w", ref, err)
+	}
+	return nil
+}
+
+// claimable is the condition under which a record may be (re)started:
+// absent, or failed and retryable.
+func claimable() expression.ConditionBuilder {
+	return expression.Name(tableschema.PartitionKey).AttributeNotExists().Or(
+		expression.Name("status").Equal(expression.Value(StatusFailed)).
+			And(expression.Name("retryable").Equal(expression.Value(true))))
+}
+
+func ownedBy(token string) expression.ConditionBuilder {
+	return expression.Name("owner").Equal(expression.Value(token))
+}
+
+func (s *Store) update(ctx context.Context, ref ObjectRef, cond expression.ConditionBuilder, update expression.UpdateBuilder) (*dynamodb.UpdateItemOutput, error) {
+	return s.updateKey(ctx, ref.PartitionKey(), ref.SortKey(), cond, update)
+}
+
+// updateKey runs one conditional update, returning the old item with a
+// failed condition.
+func (s *Store) updateKey(ctx context.Context, pk, sk string, cond expression.ConditionBuilder, update expression.UpdateBuilder) (*dynamodb.UpdateItemOutput, error) {
+	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(update).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build expression: %w", err)
+	}
+	return s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 itemKey(pk, sk),
+		ConditionExpression:                 expr.Condition(),
+		UpdateExpression:                    expr.Update(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+}

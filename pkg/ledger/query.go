@@ -1,0 +1,137 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+)
+
+// MaxQueryDays bounds how far back Query reaches, one index query per day
+// and status.
+const MaxQueryDays = 400
+
+// Lookup reads the record of ref with a consistent read; nil when absent.
+func (s *Store) Lookup(ctx context.Context, ref ObjectRef) (*Record, error) {
+	if err := ref.validate(); err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            refKey(ref),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lookup %s: %w", ref, err)
+	}
+	rec, err := unmarshalRecord(out.Item)
+	if err != nil {
+		return nil, fmt.Errorf("lookup %s: decode: %w", ref, err)
+	}
+	return rec, nil
+}
+
+// QueryInput selects records for Query.
+type QueryInput struct {
+	// Status is one of StatusInProgress, StatusSucceeded, StatusRejected,
+	// StatusFailed; empty means all four.
+	Status string
+	// Since keeps records last updated at or after it; zero means the start
+	// of today (UTC). At most MaxQueryDays back.
+	Since time.Time
+	// Limit caps the number of records; 0 means no cap.
+	Limit int
+}
+
+// Query lists records by status, most recently updated first, through the
+// by-status index (eventually consistent: a write may take a moment to show).
+func (s *Store) Query(ctx context.Context, in QueryInput) ([]Record, error) {
+	statuses := Statuses
+	if in.Status != "" {
+		if !slices.Contains(Statuses, in.Status) {
+			return nil, fmt.Errorf("query: unknown status %q", in.Status)
+		}
+		statuses = []string{in.Status}
+	}
+	now := s.now()
+	since := in.Since.UTC()
+	if in.Since.IsZero() {
+		since = now.Truncate(24 * time.Hour)
+	}
+	firstDay := since.Truncate(24 * time.Hour)
+	if now.Sub(firstDay) > MaxQueryDays*24*time.Hour {
+		return nil, fmt.Errorf("query: since %s is more than %d days ago", since.Format(time.RFC3339), MaxQueryDays)
+	}
+
+	var records []Record
+	for day := now.Truncate(24 * time.Hour); !day.Before(firstDay); day = day.Add(-24 * time.Hour) {
+		var dayRecords []Record
+		for _, status := range statuses {
+			recs, err := s.queryDay(ctx, statusDay(status, day), since, remaining(in.Limit, len(records)))
+			if err != nil {
+				return nil, fmt.Errorf("query %s on %s: %w", status, Day(day), err)
+			}
+			dayRecords = append(dayRecords, recs...)
+		}
+		// Each status came back newest first; merge them.
+		slices.SortStableFunc(dayRecords, func(a, b Record) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+		records = append(records, dayRecords...)
+		if in.Limit > 0 && len(records) >= in.Limit {
+			return records[:in.Limit], nil
+		}
+	}
+	return records, nil
+}
+
+func remaining(limit, have int) int {
+	if limit <= 0 {
+		return 0
+	}
+	return limit - have
+}
+
+// queryDay reads one index partition newest first, at most limit records
+// (0: all).
+func (s *Store) queryDay(ctx context.Context, partition string, since time.Time, limit int) ([]Record, error) {
+	keyCond := expression.Key(tableschema.StatusIndexPartitionKey).Equal(expression.Value(partition)).
+		And(expression.Key(tableschema.StatusIndexSortKey).GreaterThanEqual(expression.Value(formatTimestamp(since))))
+	expr, err := expression.NewBuilder().WithKeyCondition(keyCond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build expression: %w", err)
+	}
+	input := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(tableschema.StatusIndex),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(false),
+	}
+	var records []Record
+	for {
+		if limit > 0 {
+			input.Limit = aws.Int32(int32(min(limit-len(records), 1000)))
+		}
+		out, err := s.client.Query(ctx, input)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range out.Items {
+			rec, err := unmarshalRecord(item)
+			if err != nil {
+				return nil, fmt.Errorf("decode: %w", err)
+			}
+			records = append(records, *rec)
+		}
+		if len(out.LastEvaluatedKey) == 0 || (limit > 0 && len(records) >= limit) {
+			return records, nil
+		}
+		input.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}

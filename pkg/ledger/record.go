@@ -1,0 +1,135 @@
+package ledger
+
+import "time"
+
+// Record statuses. A record is final when it is succeeded, rejected, or
+// failed without Retryable.
+const (
+	StatusInProgress = "in_progress"
+	StatusSucceeded  = "succeeded"
+	StatusRejected   = "rejected"
+	StatusFailed     = "failed"
+)
+
+// Statuses lists every status, in the order Query reports them when asked
+// for all.
+var Statuses = []string{StatusInProgress, StatusSucceeded, StatusRejected, StatusFailed}
+
+// PhaseCalling is the phase of an in-progress record: the claimer is (or
+// was, if its lease expired) calling the paid service.
+const PhaseCalling = "calling"
+
+// ErrorCodeOutcomeUnknown is the error code MarkOutcomeUnknown sets: an
+// attempt claimed the object and vanished, so the service may have charged.
+const ErrorCodeOutcomeUnknown = "outcome_unknown"
+
+// MaxRawResultBytes bounds RawResult; longer values are truncated on write.
+const MaxRawResultBytes = 64 << 10
+
+// MaxErrorMessageBytes bounds ErrorMessage; longer values are truncated on write.
+const MaxErrorMessageBytes = 2 << 10
+
+// Record is one item of the results table: the state and, once succeeded,
+// the result of one S3 object version.
+type Record struct {
+	PK string `dynamodbav:"pk"`
+	SK string `dynamodbav:"sk"`
+
+	Bucket      string `dynamodbav:"bucket"`
+	Key         string `dynamodbav:"key"`
+	VersionID   string `dynamodbav:"version_id,omitempty"`
+	ETag        string `dynamodbav:"etag,omitempty"`
+	Size        int64  `dynamodbav:"size,omitempty"`
+	ContentType string `dynamodbav:"content_type,omitempty"`
+
+	Status string `dynamodbav:"status"`
+	// Phase is PhaseCalling while in progress, empty otherwise.
+	Phase string `dynamodbav:"phase,omitempty"`
+	// Owner is the token of the claim that last took the record. It stays
+	// after Complete and Fail so that a retried write of the same claim is
+	// idempotent.
+	Owner string `dynamodbav:"owner,omitempty"`
+	// LeaseUntil is when an in-progress claim stops blocking others (stored
+	// in whole Unix seconds).
+	LeaseUntil time.Time `dynamodbav:"lease_until,omitempty,unixtime"`
+	// Retryable is meaningful for failed records: true means the service
+	// certainly did not charge, so the next delivery may claim again.
+	Retryable bool `dynamodbav:"retryable,omitempty"`
+	// Attempts counts the claims taken on this object version.
+	Attempts int `dynamodbav:"attempts,omitempty"`
+
+	ModelID          string `dynamodbav:"model_id,omitempty"`
+	RequestedModelID string `dynamodbav:"requested_model_id,omitempty"`
+	Fallback         bool   `dynamodbav:"fallback,omitempty"`
+	PredictionID     string `dynamodbav:"prediction_id,omitempty"`
+	CreditsConsumed  int    `dynamodbav:"credits_consumed,omitempty"`
+	ResultType       string `dynamodbav:"result_type,omitempty"`
+
+	// The top location, flattened for easy reading and querying.
+	Place       string   `dynamodbav:"place,omitempty"`
+	Admin1      string   `dynamodbav:"admin1,omitempty"`
+	Admin2      string   `dynamodbav:"admin2,omitempty"`
+	CountryCode string   `dynamodbav:"country_code,omitempty"`
+	Latitude    *float64 `dynamodbav:"latitude,omitempty"`
+	Longitude   *float64 `dynamodbav:"longitude,omitempty"`
+	RadiusKM    *float64 `dynamodbav:"radius_km,omitempty"`
+	Confidence  *float64 `dynamodbav:"confidence,omitempty"`
+
+	Clusters    []Cluster    `dynamodbav:"clusters,omitempty"`
+	Predictions []Prediction `dynamodbav:"predictions,omitempty"`
+	// RawResult keeps the service's result verbatim when its result_type is
+	// not one the predictor understands, bounded by MaxRawResultBytes.
+	RawResult string `dynamodbav:"raw_result,omitempty"`
+
+	ProcessingMS int64 `dynamodbav:"processing_ms,omitempty"`
+	RoundTripMS  int64 `dynamodbav:"round_trip_ms,omitempty"`
+
+	// ErrorCode and ErrorMessage explain a failed record, or the reason and
+	// detail of a rejected one.
+	ErrorCode    string `dynamodbav:"error_code,omitempty"`
+	ErrorMessage string `dynamodbav:"error_message,omitempty"`
+
+	CreatedAt time.Time `dynamodbav:"created_at,omitempty"`
+	// UpdatedAt is the by-status index sort key.
+	UpdatedAt time.Time `dynamodbav:"updated_at,omitempty"`
+	// StatusDay is "<status>#YYYY-MM-DD" (UTC day of UpdatedAt), the
+	// by-status index partition key.
+	StatusDay string `dynamodbav:"status_day,omitempty"`
+	// ExpiresAt is the DynamoDB TTL; zero when records do not expire.
+	ExpiresAt time.Time `dynamodbav:"expires_at,omitempty,unixtime"`
+}
+
+// Final reports whether the record is in a state no claim can leave.
+func (r *Record) Final() bool {
+	switch r.Status {
+	case StatusSucceeded, StatusRejected:
+		return true
+	case StatusFailed:
+		return !r.Retryable
+	}
+	return false
+}
+
+// Cluster is one location cluster of a global-model result.
+type Cluster struct {
+	Latitude    float64  `dynamodbav:"latitude"`
+	Longitude   float64  `dynamodbav:"longitude"`
+	Name        string   `dynamodbav:"name,omitempty"`
+	Admin1      string   `dynamodbav:"admin1,omitempty"`
+	CountryCode string   `dynamodbav:"country_code,omitempty"`
+	RadiusKM    *float64 `dynamodbav:"radius_km,omitempty"`
+	Confidence  *float64 `dynamodbav:"confidence,omitempty"`
+}
+
+// Prediction is one ranked point of a high-accuracy result.
+type Prediction struct {
+	Rank        int      `dynamodbav:"rank"`
+	Latitude    float64  `dynamodbav:"latitude"`
+	Longitude   float64  `dynamodbav:"longitude"`
+	Confidence  float64  `dynamodbav:"confidence"`
+	Name        string   `dynamodbav:"name,omitempty"`
+	Admin1      string   `dynamodbav:"admin1,omitempty"`
+	Admin2      string   `dynamodbav:"admin2,omitempty"`
+	CountryCode string   `dynamodbav:"country_code,omitempty"`
+	HeadingDeg  *float64 `dynamodbav:"heading_deg,omitempty"`
+}

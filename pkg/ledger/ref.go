@@ -1,0 +1,56 @@
+package ledger
+
+import (
+	"errors"
+	"strings"
+)
+
+// ObjectRef identifies one S3 object version. Key is the decoded object key
+// (S3 event notifications URL-encode it; decode before building a ref).
+type ObjectRef struct {
+	Bucket    string
+	Key       string
+	VersionID string
+	ETag      string
+}
+
+// ObjectInfo is what is known about an object without calling the service.
+type ObjectInfo struct {
+	Size        int64
+	ContentType string
+}
+
+// PartitionKey is the record's pk: "OBJ#<bucket>#<key>".
+func (r ObjectRef) PartitionKey() string {
+	return "OBJ#" + r.Bucket + "#" + r.Key
+}
+
+// SortKey is the record's sk: "V#" followed by the version id, else the ETag
+// without quotes, else "null". A version id of "null" (what S3 reports for
+// objects written while versioning is off or suspended) does not identify a
+// version, so the ETag is preferred over it: an overwritten object gets a
+// record of its own.
+func (r ObjectRef) SortKey() string {
+	if r.VersionID != "" && r.VersionID != "null" {
+		return "V#" + r.VersionID
+	}
+	if etag := strings.Trim(r.ETag, `"`); etag != "" {
+		return "V#" + etag
+	}
+	return "V#null"
+}
+
+func (r ObjectRef) validate() error {
+	if r.Bucket == "" {
+		return errors.New("object ref has no bucket")
+	}
+	if r.Key == "" {
+		return errors.New("object ref has no key")
+	}
+	return nil
+}
+
+// String names the object for logs and errors.
+func (r ObjectRef) String() string {
+	return "s3://" + r.Bucket + "/" + r.Key + " (" + strings.TrimPrefix(r.SortKey(), "V#") + ")"
+}

@@ -1,0 +1,141 @@
+package ledger
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+)
+
+// DynamoDBAPI is the part of *dynamodb.Client the Store uses.
+type DynamoDBAPI interface {
+	GetItem(ctx context.Context, params *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, params *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, params *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, params *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// Options configure a Store.
+type Options struct {
+	// RecordTTL, when > 0, sets expires_at to the time of each write plus
+	// RecordTTL. It must exceed the queue's message retention: once a record
+	// expires, a redelivery of its object would be called again.
+	RecordTTL time.Duration
+
+	// BudgetTTL is how long after its day a daily credit counter is kept.
+	// Default 4 days.
+	BudgetTTL time.Duration
+
+	// Clock returns the current time; tests replace it. Default time.Now.
+	Clock func() time.Time
+}
+
+// Store reads and writes records in one table.
+type Store struct {
+	client DynamoDBAPI
+	table  string
+	opts   Options
+}
+
+// New returns a Store on table, whose layout is tableschema's.
+func New(client DynamoDBAPI, table string, optFns ...func(*Options)) *Store {
+	opts := Options{BudgetTTL: 4 * 24 * time.Hour, Clock: time.Now}
+	for _, fn := range optFns {
+		fn(&opts)
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	return &Store{client: client, table: table, opts: opts}
+}
+
+// timestampLayout is RFC 3339 with a fixed nine-digit fraction: unlike
+// time.RFC3339Nano it never drops trailing zeros, so timestamps sort
+// lexically by time, as the by-status index sort key needs.
+const timestampLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// dayLayout formats the UTC day used by status_day and the budget counter.
+const dayLayout = "2006-01-02"
+
+// Day is the UTC day of t as the ledger writes it (YYYY-MM-DD), e.g. the
+// day argument of ReserveCredits.
+func Day(t time.Time) string { return t.UTC().Format(dayLayout) }
+
+func formatTimestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }
+
+func statusDay(status string, t time.Time) string { return status + "#" + Day(t) }
+
+// now is the store's clock in UTC.
+func (s *Store) now() time.Time { return s.opts.Clock().UTC() }
+
+// expiresAt is the TTL for a record written at now, zero without a TTL.
+func (s *Store) expiresAt(now time.Time) time.Time {
+	if s.opts.RecordTTL <= 0 {
+		return time.Time{}
+	}
+	return now.Add(s.opts.RecordTTL)
+}
+
+// setTimestamps adds updated_at, status_day and (with a TTL) expires_at to
+// an update that moves the record to status.
+func (s *Store) setTimestamps(u expression.UpdateBuilder, status string, now time.Time) expression.UpdateBuilder {
+	u = u.Set(expression.Name("status"), expression.Value(status)).
+		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(now))).
+		Set(expression.Name(tableschema.StatusIndexPartitionKey), expression.Value(statusDay(status, now)))
+	if exp := s.expiresAt(now); !exp.IsZero() {
+		u = u.Set(expression.Name(tableschema.TTLAttribute), expression.Value(exp.Unix()))
+	}
+	return u
+}
+
+func itemKey(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		tableschema.PartitionKey: &types.AttributeValueMemberS{Value: pk},
+		tableschema.SortKey:      &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+func refKey(ref ObjectRef) map[string]types.AttributeValue {
+	return itemKey(ref.PartitionKey(), ref.SortKey())
+}
+
+// marshalRecord encodes a record with sortable timestamps and without empty
+// times.
+func marshalRecord(rec *Record) (map[string]types.AttributeValue, error) {
+	return attributevalue.MarshalMapWithOptions(rec, func(o *attributevalue.EncoderOptions) {
+		o.OmitEmptyTime = true
+		o.EncodeTime = func(t time.Time) (types.AttributeValue, error) {
+			return &types.AttributeValueMemberS{Value: formatTimestamp(t)}, nil
+		}
+	})
+}
+
+// unmarshalRecord decodes an item; nil for an empty item.
+func unmarshalRecord(item map[string]types.AttributeValue) (*Record, error) {
+	if len(item) == 0 {
+		return nil, nil
+	}
+	var rec Record
+	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// truncateUTF8 cuts s to at most max bytes without splitting a character.
+func truncateUTF8(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}

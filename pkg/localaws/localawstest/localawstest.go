@@ -1,0 +1,125 @@
+// Package localawstest gives tests real local AWS services: one DynamoDB
+// Local shared by the whole test binary, with a fresh table per call, and
+// an in-memory S3 per call.
+//
+// A package whose tests call DynamoDB must stop the shared instance from
+// its TestMain:
+//
+//	func TestMain(m *testing.M) { localawstest.Main(m) }
+//
+// Tests that need DynamoDB fail (they do not skip) when it cannot start.
+package localawstest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/geolocate-aws/geolocate/pkg/localaws"
+)
+
+var (
+	mainInstalled atomic.Bool
+
+	sharedMu  sync.Mutex
+	sharedDB  *localaws.DynamoDB
+	sharedErr error
+
+	names atomic.Int64
+)
+
+// Main runs the tests and then stops the shared DynamoDB Local. Call it
+// from TestMain.
+func Main(m *testing.M) {
+	mainInstalled.Store(true)
+	code := m.Run()
+	sharedMu.Lock()
+	if sharedDB != nil {
+		sharedDB.Stop()
+		sharedDB = nil
+	}
+	sharedMu.Unlock()
+	os.Exit(code)
+}
+
+// SharedDynamoDB returns the test binary's DynamoDB Local, starting it on
+// first use. It fails t when DynamoDB Local cannot start, or when the
+// package's TestMain does not call Main (the instance would never be
+// stopped).
+func SharedDynamoDB(t testing.TB) *localaws.DynamoDB {
+	t.Helper()
+	if !mainInstalled.Load() {
+		t.Fatal("localawstest: add `func TestMain(m *testing.M) { localawstest.Main(m) }` to this package's tests")
+	}
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedDB == nil && sharedErr == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		sharedDB, sharedErr = localaws.StartDynamoDB(ctx)
+	}
+	if sharedErr != nil {
+		t.Fatalf("start DynamoDB Local: %v", sharedErr)
+	}
+	return sharedDB
+}
+
+// DynamoDB returns a client of the shared DynamoDB Local and the name of a
+// new, empty results table (tableschema layout) made for this test.
+func DynamoDB(t testing.TB) (*dynamodb.Client, string) {
+	t.Helper()
+	db := SharedDynamoDB(t)
+	client := db.Client()
+	table := uniqueName(t, "results")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := localaws.CreateTable(ctx, client, table); err != nil {
+		t.Fatalf("localawstest: %v", err)
+	}
+	return client, table
+}
+
+// S3 starts an in-memory S3 for this test (closed at its end) and returns a
+// client and a new, versioned bucket.
+func S3(t testing.TB) (*s3.Client, string) {
+	t.Helper()
+	srv, err := localaws.StartS3()
+	if err != nil {
+		t.Fatalf("localawstest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("localawstest: %v", err)
+		}
+	})
+	bucket := uniqueName(t, "bucket")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.CreateBucket(ctx, bucket); err != nil {
+		t.Fatalf("localawstest: %v", err)
+	}
+	return srv.Client(), bucket
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+// uniqueName builds a name valid as both a table and a bucket name
+// (lowercase letters, digits and dashes, at most 63 characters) from the
+// test's name and a per-binary counter.
+func uniqueName(t testing.TB, kind string) string {
+	base := strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	suffix := fmt.Sprintf("%s-%d", kind, names.Add(1))
+	if max := 63 - len(suffix) - 3; len(base) > max {
+		base = strings.TrimRight(base[:max], "-")
+	}
+	return "t-" + base + "-" + suffix
+}
