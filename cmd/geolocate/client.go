@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+)
+
+// connection flags shared by the subcommands that call the service.
+type connection struct {
+	secretID string
+}
+
+func (conn *connection) register(fs *flag.FlagSet) {
+	fs.StringVar(&conn.secretID, "secret-id", "", "read the API key from this AWS Secrets Manager secret instead of "+envvars.APIKey)
+}
+
+// client builds a service client from GEO_API_URL and the key. With
+// keyRequired false a missing key is allowed (the model list).
+func (conn *connection) client(ctx context.Context, c *cli, keyRequired bool) (*geoapi.Client, error) {
+	baseURL := strings.TrimSpace(c.getenv(envvars.APIURL))
+	if baseURL == "" {
+		return nil, fmt.Errorf("%s is not set: give the service base URL (for the simulator, see geolocate simulate)", envvars.APIURL)
+	}
+	key, err := conn.apiKey(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if key == "" && keyRequired {
+		return nil, fmt.Errorf("no API key: set %s or pass --secret-id", envvars.APIKey)
+	}
+	c.key = key
+	client, err := geoapi.New(baseURL, func(o *geoapi.Options) { o.APIKey = key })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", envvars.APIURL, err)
+	}
+	return client, nil
+}
+
+func (conn *connection) apiKey(ctx context.Context, c *cli) (string, error) {
+	if conn.secretID == "" {
+		return strings.TrimSpace(c.getenv(envvars.APIKey)), nil
+	}
+	raw, err := c.secrets.SecretString(ctx, conn.secretID)
+	if err != nil {
+		return "", fmt.Errorf("read secret %s: %w", conn.secretID, err)
+	}
+	key, err := keyFromSecret(raw)
+	if err != nil {
+		return "", fmt.Errorf("secret %s: %w", conn.secretID, err)
+	}
+	return key, nil
+}
+
+var errNoKeyInSecret = errors.New(`holds neither a bare key nor a JSON object with "api_key"`)

@@ -1,0 +1,131 @@
+// Command geolocate is the operator's tool for the geolocation service:
+// predict images, list models, read credits, and run the local simulator.
+//
+// Each subcommand lives in its own file and is listed in commands below; to
+// add one, write a func(ctx, *cli, args) error and add a line there.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, c *cli, args []string) error
+}
+
+// commands is the dispatch table.
+var commands = map[string]command{
+	"predict":  {"predict where images were taken (costs credits)", runPredict},
+	"models":   {"list the models the key may use", runModels},
+	"credits":  {"show the account's remaining credits", runCredits},
+	"simulate": {"run the service simulator on 127.0.0.1", runSimulate},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// run is the whole program, minus the process: tests call it directly.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	c := &cli{stdout: stdout, stderr: stderr, getenv: getenv, secrets: awsSecrets{}}
+	return c.main(ctx, args)
+}
+
+// cli holds what every subcommand uses.
+type cli struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	secrets        secretSource
+	// key is the API key in use, remembered only to scrub it from any
+	// message before printing.
+	key string
+}
+
+func (c *cli) main(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		c.usage()
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		c.printErr(fmt.Errorf("unknown command %q (run geolocate help)", args[0]))
+		return exitUsage
+	}
+	err := cmd.run(ctx, c, args[1:])
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errReported):
+		return exitError
+	case errors.As(err, &usage):
+		if usage.err != nil {
+			c.printErr(fmt.Errorf("%s: %w", args[0], usage.err))
+		}
+		return exitUsage
+	default:
+		c.printErr(fmt.Errorf("%s: %w", args[0], err))
+		return exitError
+	}
+}
+
+func (c *cli) usage() {
+	fmt.Fprintln(c.stderr, "usage: geolocate COMMAND [flags] [args]")
+	fmt.Fprintln(c.stderr, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(c.stderr, "  %-9s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintln(c.stderr, "\nenvironment: GEO_API_URL (required), GEO_API_KEY (or --secret-id)")
+	fmt.Fprintln(c.stderr, "run geolocate COMMAND -h for a command's flags")
+}
+
+// printErr writes err as one line, with the key scrubbed out.
+func (c *cli) printErr(err error) {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	if c.key != "" {
+		msg = strings.ReplaceAll(msg, c.key, "[redacted key]")
+	}
+	fmt.Fprintf(c.stderr, "geolocate: %s\n", msg)
+}
+
+// errReported means the subcommand already printed its errors.
+var errReported = errors.New("errors reported")
+
+// usageError is a bad command line; err may be nil when flag already
+// printed the problem.
+type usageError struct{ err error }
+
+func (e usageError) Error() string {
+	if e.err == nil {
+		return "usage error"
+	}
+	return e.err.Error()
+}

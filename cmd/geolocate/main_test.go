@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/geosim"
+)
+
+const testKey = "geo_test_fake_key_1"
+
+var (
+	imgJPEG     = filepath.Join("..", "..", "testdata", "images", "gradient-64x48.jpg")
+	imgPNG      = filepath.Join("..", "..", "testdata", "images", "checker-32x32.png")
+	imgNotImage = filepath.Join("..", "..", "testdata", "images", "not-an-image.jpg")
+)
+
+// startSim serves a simulator whose demo key is testKey.
+func startSim(t *testing.T, optFns ...func(*geosim.Config)) (*geosim.Server, string) {
+	t.Helper()
+	optFns = append([]func(*geosim.Config){func(c *geosim.Config) { c.DemoKey = testKey }}, optFns...)
+	sim := geosim.New(optFns...)
+	ts := httptest.NewServer(sim)
+	t.Cleanup(ts.Close)
+	return sim, ts.URL
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs the program with env as its whole environment.
+func runCLI(t *testing.T, env map[string]string, secrets secretSource, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return env[k] }, secrets: secrets}
+	if secrets == nil {
+		c.secrets = fakeSecrets{err: errors.New("no secrets in this test")}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := c.main(ctx, args)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+func simEnv(url, key string) map[string]string {
+	return map[string]string{envvars.APIURL: url, envvars.APIKey: key}
+}
+
+type fakeSecrets struct {
+	value string
+	err   error
+}
+
+func (f fakeSecrets) SecretString(_ context.Context, id string) (string, error) {
+	if f.err != nil {
+		return "", f.err
+	}
+	return f.value, nil
+}
+
+// assertOneLineError checks the error output is one "geolocate: " line
+// starting with prefix and holding no key.
+func assertOneLineError(t *testing.T, r result, prefix string) {
+	t.Helper()
+	if r.code == 0 {
+		t.Errorf("exit 0, want failure")
+	}
+	if !strings.HasPrefix(r.stderr, "geolocate: "+prefix) || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("stderr %q: want one line starting %q", r.stderr, "geolocate: "+prefix)
+	}
+	assertNoKey(t, r)
+}
+
+func assertNoKey(t *testing.T, r result) {
+	t.Helper()
+	if strings.Contains(r.stdout+r.stderr, "fake_key") {
+		t.Errorf("a key was printed: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{nil, exitUsage},
+		{[]string{"help"}, exitOK},
+		{[]string{"bogus"}, exitUsage},
+		{[]string{"predict"}, exitUsage},
+		{[]string{"predict", "--nope", "x.jpg"}, exitUsage},
+		{[]string{"models", "extra"}, exitUsage},
+	}
+	for _, tt := range tests {
+		r := runCLI(t, nil, nil, tt.args...)
+		if r.code != tt.code {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", tt.args, r.code, tt.code, r.stderr)
+		}
+		if r.stderr == "" {
+			t.Errorf("%v: nothing on stderr", tt.args)
+		}
+	}
+}
+
+func TestPredictJSON(t *testing.T) {
+	sim, url := startSim(t)
+	// Flags after the file are accepted.
+	r := runCLI(t, simEnv(url, testKey), nil, "predict", imgJPEG, "--json", "--top-n", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		File            string `json:"file"`
+		ModelID         string `json:"model_id"`
+		CreditsConsumed int    `json:"credits_consumed"`
+		Top             struct{ Name string }
+		Prediction      struct {
+			ResultType string           `json:"result_type"`
+			Clusters   []map[string]any `json:"clusters"`
+		} `json:"prediction"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout %q: %v", r.stdout, err)
+	}
+	if out.File != imgJPEG || out.ModelID != geosim.ModelGlobalDefault || out.CreditsConsumed != 1 ||
+		out.Prediction.ResultType != "coordinates" || len(out.Prediction.Clusters) != 2 || out.Top.Name == "" {
+		t.Errorf("output %+v", out)
+	}
+	if c := sim.Calls()[0]; c.TopN != 2 || c.ModelRequested != "" {
+		t.Errorf("the service saw top_n %d model %q", c.TopN, c.ModelRequested)
+	}
+}
+
+func TestPredictTables(t *testing.T) {
+	tests := []struct {
+		model  string
+		header string
+	}{
+		{"", "RADIUS_KM"},
+		{geosim.ModelHighAccuracy, "CONFIDENCE"},
+		{geosim.ModelVehicle, `result type "vehicle" has no table`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			sim, url := startSim(t)
+			env := simEnv(url, testKey)
+			args := []string{"predict", "--model", tt.model}
+			js := runCLI(t, env, nil, append(args, "--json", imgPNG)...)
+			var top struct{ Top *struct{ Name string } }
+			if err := json.Unmarshal([]byte(js.stdout), &top); err != nil {
+				t.Fatalf("json run: %v (%s)", err, js.stderr)
+			}
+			r := runCLI(t, env, nil, append(args, imgPNG)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stdout, tt.header) {
+				t.Errorf("stdout lacks %q:\n%s", tt.header, r.stdout)
+			}
+			if top.Top != nil {
+				lines := strings.Split(r.stdout, "\n")
+				if len(lines) < 3 || !strings.HasPrefix(lines[2], "1 ") || !strings.Contains(lines[2], top.Top.Name) {
+					t.Errorf("first row does not show %s:\n%s", top.Top.Name, r.stdout)
+				}
+			}
+			cost := sim.Charged(geosim.DefaultOrg) / 2
+			if want := "credits consumed: " + strconv.Itoa(cost); !strings.Contains(r.stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+			}
+		})
+	}
+}
+
+func TestPredictErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		opts   func(*geosim.Config)
+		env    func(url string) map[string]string
+		args   []string
+		prefix string
+		calls  int
+	}{
+		{"no url", nil, func(string) map[string]string { return map[string]string{envvars.APIKey: testKey} },
+			[]string{imgJPEG}, "predict: GEO_API_URL is not set", 0},
+		{"no key", nil, func(u string) map[string]string { return simEnv(u, "") },
+			[]string{imgJPEG}, "predict: no API key", 0},
+		{"wrong key", nil, func(u string) map[string]string { return simEnv(u, "geo_test_fake_key_wrong") },
+			[]string{imgJPEG}, "predict " + imgJPEG + ": unauthorized (401)", 1},
+		{"out of credits", func(c *geosim.Config) { c.NoCredits = true }, nil,
+			[]string{imgJPEG, imgPNG}, "predict " + imgJPEG + ": out of credits (402)", 1},
+		{"not an image", nil, nil, []string{imgNotImage}, "predict " + imgNotImage + ":", 0},
+		{"missing file", nil, nil, []string{"no-such-file.jpg"}, "predict no-such-file.jpg: stat no-such-file.jpg: no such file", 0},
+		{"retired model", nil, nil, []string{"--model", geosim.ModelRetired, imgJPEG, imgPNG},
+			"predict " + imgJPEG + ": model rejected (422): model " + geosim.ModelRetired + " is retired", 1},
+		{"top-n out of range", nil, nil, []string{"--top-n", "16", imgJPEG}, "predict: --top-n 16 is outside 1 to 15", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var opts []func(*geosim.Config)
+			if tt.opts != nil {
+				opts = append(opts, tt.opts)
+			}
+			sim, url := startSim(t, opts...)
+			env := simEnv(url, testKey)
+			if tt.env != nil {
+				env = tt.env(url)
+			}
+			r := runCLI(t, env, nil, append([]string{"predict"}, tt.args...)...)
+			assertOneLineError(t, r, tt.prefix)
+			if sim.CallCount() != tt.calls {
+				t.Errorf("%d calls reached the service, want %d", sim.CallCount(), tt.calls)
+			}
+			if sim.Charged(geosim.DefaultOrg) != 0 {
+				t.Error("a failed predict was charged")
+			}
+		})
+	}
+}
+
+func TestPredictBatchContinuesPastABadFile(t *testing.T) {
+	sim, url := startSim(t)
+	r := runCLI(t, simEnv(url, testKey), nil, "predict", imgNotImage, imgJPEG)
+	assertOneLineError(t, r, "predict "+imgNotImage)
+	if !strings.Contains(r.stdout, imgJPEG+": model") || !strings.Contains(r.stdout, "credits consumed: 1") {
+		t.Errorf("the good file was not predicted:\n%s", r.stdout)
+	}
+	if sim.Charged(geosim.DefaultOrg) != 1 {
+		t.Errorf("charged %d, want 1", sim.Charged(geosim.DefaultOrg))
+	}
+}
+
+func TestSecretID(t *testing.T) {
+	_, url := startSim(t)
+	env := map[string]string{envvars.APIURL: url}
+	for _, value := range []string{testKey, ` {"api_key": "` + testKey + `"} `} {
+		r := runCLI(t, env, fakeSecrets{value: value}, "credits", "--secret-id", "geo/test")
+		if r.code != 0 || !strings.Contains(r.stdout, "remaining") {
+			t.Errorf("secret %q: exit %d stdout %q stderr %q", value, r.code, r.stdout, r.stderr)
+		}
+		assertNoKey(t, r)
+	}
+	r := runCLI(t, env, fakeSecrets{err: errors.New("AccessDeniedException")}, "credits", "--secret-id", "geo/test")
+	assertOneLineError(t, r, "credits: read secret geo/test: AccessDeniedException")
+	r = runCLI(t, env, fakeSecrets{value: `{"password":"geo_test_fake_key_1"}`}, "credits", "--secret-id", "geo/test")
+	assertOneLineError(t, r, "credits: secret geo/test: holds neither")
+}
+
+func TestModels(t *testing.T) {
+	_, url := startSim(t)
+	r := runCLI(t, map[string]string{envvars.APIURL: url}, nil, "models")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, id := range []string{geosim.ModelGlobalDefault, geosim.ModelHighAccuracy, geosim.ModelVehicle} {
+		if !strings.Contains(r.stdout, id) {
+			t.Errorf("no-key list lacks %s:\n%s", id, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, geosim.ModelPropertyWL) {
+		t.Error("no-key list shows a whitelist model")
+	}
+	r = runCLI(t, simEnv(url, testKey), nil, "models", "--json")
+	var list []struct{ ID, Status, Access string }
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatalf("stdout %q: %v", r.stdout, err)
+	}
+	found := false
+	for _, m := range list {
+		found = found || (m.ID == geosim.ModelPropertyWL && m.Access == "whitelist" && m.Status == "ready")
+	}
+	if len(list) != 4 || !found {
+		t.Errorf("keyed list %+v", list)
+	}
+	r = runCLI(t, simEnv(url, "geo_test_fake_key_wrong"), nil, "models")
+	assertOneLineError(t, r, "models: unauthorized (401)")
+}
+
+func TestCredits(t *testing.T) {
+	sim, url := startSim(t, func(c *geosim.Config) { c.Allowance = 50; c.TopUp = 7 })
+	env := simEnv(url, testKey)
+	r := runCLI(t, env, nil, "credits", "--json")
+	var out map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout %q (%s): %v", r.stdout, r.stderr, err)
+	}
+	if out["remaining"] != 57.0 || out["topup_balance"] != 7.0 {
+		t.Errorf("credits %v", out)
+	}
+
+	sim.SetCreditsLayout(geosim.CreditsLayoutUnrecognised)
+	r = runCLI(t, env, nil, "credits")
+	assertOneLineError(t, r, "credits: ")
+	if !strings.Contains(r.stderr, "left_units") {
+		t.Errorf("the error does not list the keys seen: %s", r.stderr)
+	}
+	r = runCLI(t, env, nil, "credits", "--remaining-path", "result.quota.left_units")
+	if r.code != 0 || !strings.Contains(r.stdout, "57") {
+		t.Errorf("with a path: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	env[envvars.CreditsPath] = "result.quota.left_units"
+	if r = runCLI(t, env, nil, "credits"); r.code != 0 {
+		t.Errorf("path from %s: exit %d %s", envvars.CreditsPath, r.code, r.stderr)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestSimulate(t *testing.T) {
+	var stdout, stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"simulate", "--addr", "127.0.0.1:0", "--credits", "5", "--rate-per-minute", "600", "--burst", "10"},
+			&stdout, &stderr, func(string) string { return "" })
+	}()
+	env := map[string]string{}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(env) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		for _, line := range strings.Split(stdout.String(), "\n") {
+			if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok {
+				env[k] = v
+			}
+		}
+	}
+	if !strings.HasPrefix(env[envvars.APIURL], "http://127.0.0.1:") || !strings.HasPrefix(env[envvars.APIKey], "geo_sim_") {
+		t.Fatalf("simulate printed %q", stdout.String())
+	}
+	r := runCLI(t, env, nil, "credits", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"remaining":5`) {
+		t.Errorf("credits against the simulator: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("simulate exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("simulate did not stop on cancel")
+	}
+	if !strings.Contains(stderr.String(), `"endpoint":"/v1/credits/summary"`) {
+		t.Errorf("no call log on stderr: %q", stderr.String())
+	}
+}
+
+func TestKeyFromSecret(t *testing.T) {
+	tests := []struct {
+		raw, want string
+		ok        bool
+	}{
+		{"geo_test_fake_key_1\n", "geo_test_fake_key_1", true},
+		{`{"api_key":"geo_test_fake_key_1"}`, "geo_test_fake_key_1", true},
+		{`{"GEO_API_KEY":"geo_test_fake_key_1"}`, "geo_test_fake_key_1", true},
+		{`{"api_key":""}`, "", false},
+		{`{not json`, "", false},
+		{"   ", "", false},
+	}
+	for _, tt := range tests {
+		got, err := keyFromSecret(tt.raw)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("keyFromSecret(%q) = %q, %v", tt.raw, got, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "fake_key") {
+			t.Errorf("error shows the secret: %v", err)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+)
+
+// runModels: geolocate models [--json]. The key is optional: without one
+// the service lists public models only.
+func runModels(ctx context.Context, c *cli, args []string) error {
+	fs := c.newFlagSet("models", "")
+	var conn connection
+	asJSON := fs.Bool("json", false, "print the list as JSON")
+	conn.register(fs)
+	if rest, err := parseFlags(fs, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
+	}
+	client, err := conn.client(ctx, c, false)
+	if err != nil {
+		return err
+	}
+	out, err := client.Models(ctx, &geoapi.ModelsInput{})
+	if err != nil {
+		return describe(err)
+	}
+	if *asJSON {
+		type modelJSON struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+			Access string `json:"access,omitempty"`
+			Type   string `json:"type,omitempty"`
+		}
+		list := make([]modelJSON, 0, len(out.Models))
+		for _, m := range out.Models {
+			list = append(list, modelJSON{m.ID, string(m.Status), m.AccessClass, m.Type})
+		}
+		return json.NewEncoder(c.stdout).Encode(list)
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tACCESS\tTYPE")
+	for _, m := range out.Models {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.ID, m.Status, dash(m.AccessClass), dash(m.Type))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

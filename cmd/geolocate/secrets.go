@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+)
+
+// secretSource reads a secret's string value; tests replace it.
+type secretSource interface {
+	SecretString(ctx context.Context, id string) (string, error)
+}
+
+// awsSecrets reads from AWS Secrets Manager with the default credential
+// chain (environment, profile, SSO, instance role).
+type awsSecrets struct{}
+
+func (awsSecrets) SecretString(ctx context.Context, id string) (string, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return "", err
+	}
+	out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+	if err != nil {
+		return "", err
+	}
+	if out.SecretString == nil {
+		return "", errors.New("the secret has no string value")
+	}
+	return *out.SecretString, nil
+}
+
+// keyFromSecret accepts the key stored bare or as {"api_key": "..."}. Its
+// errors never include the secret's value.
+func keyFromSecret(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if !strings.HasPrefix(raw, "{") {
+		if raw == "" {
+			return "", errNoKeyInSecret
+		}
+		return raw, nil
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(raw), &fields); err != nil {
+		return "", errNoKeyInSecret
+	}
+	for _, name := range []string{"api_key", "GEO_API_KEY", "key"} {
+		if s, ok := fields[name].(string); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s), nil
+		}
+	}
+	return "", errNoKeyInSecret
+}

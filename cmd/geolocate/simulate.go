@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/geosim"
+)
+
+// runSimulate: geolocate simulate [--addr 127.0.0.1:8080] [--rate-per-minute N]
+// [--latency D] [--credits N]. It serves until Ctrl-C or SIGTERM.
+func runSimulate(ctx context.Context, c *cli, args []string) error {
+	fs := c.newFlagSet("simulate", "")
+	var (
+		addr      = fs.String("addr", "127.0.0.1:8080", "loopback address to listen on (port 0 picks a free one)")
+		perMinute = fs.Float64("rate-per-minute", 0, "requests per minute allowed per account (0: unlimited)")
+		burst     = fs.Int("burst", 1, "rate limiter burst")
+		latency   = fs.Duration("latency", 0, "processing time added to every prediction")
+		credits   = fs.Int("credits", geosim.DefaultAllowance, "subscription allowance of the demo account")
+		seed      = fs.Uint64("seed", 1, "seed of the fault injection random source")
+	)
+	if rest, err := parseFlags(fs, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
+	}
+	if *credits < 0 || *perMinute < 0 || *latency < 0 {
+		return usageError{fmt.Errorf("--credits, --rate-per-minute and --latency must not be negative")}
+	}
+	sim := geosim.New(
+		geosim.WithRateLimit(*perMinute, *burst),
+		geosim.WithLatency(*latency),
+		geosim.WithSeed(*seed),
+		geosim.WithLogger(slog.New(slog.NewJSONHandler(c.stderr, nil))),
+		func(cfg *geosim.Config) {
+			cfg.Allowance = *credits
+			cfg.NoCredits = *credits == 0
+		},
+	)
+	ready := func(baseURL string) {
+		fmt.Fprintf(c.stdout, "geolocation service simulator listening (Ctrl-C to stop)\n")
+		fmt.Fprintf(c.stdout, "export %s=%s\n", envvars.APIURL, baseURL)
+		// A simulator key, generated now: fake by construction (geo_sim_).
+		fmt.Fprintf(c.stdout, "export %s=%s\n", envvars.APIKey, sim.DemoKey())
+	}
+	start := time.Now()
+	if err := sim.ListenAndServe(ctx, *addr, ready); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "stopped after %s, %d calls, %d credits charged\n",
+		time.Since(start).Round(time.Second), sim.CallCount(), sim.Charged(geosim.DefaultOrg))
+	return nil
+}

@@ -1,0 +1,81 @@
+package geosim
+
+import (
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// StatusClientClosedRequest is recorded when the client went away before a
+// response could be delivered (nginx's 499; no status was sent).
+const StatusClientClosedRequest = 499
+
+// StatusDropped is recorded when a fault closed the connection without a
+// response.
+const StatusDropped = 0
+
+// Call records one request. It never holds the key itself.
+type Call struct {
+	Time           time.Time
+	Endpoint       string // PathPredict, PathModels or PathCredits
+	KeyID          string // internal key id ("key-1"); "" without a valid key
+	KeyName        string
+	Org            string
+	ModelRequested string // model_id query value; "" when omitted
+	ModelRun       string // model that ran (predict success only)
+	TopN           int    // top_n used (predict)
+	BytesReceived  int64  // size of the uploaded file
+	FileSHA256     string // hex
+	Status         int    // HTTP status sent; StatusDropped, StatusClientClosedRequest
+	Charged        int    // credits charged by this call
+	Fault          string // fault applied, "" for none
+}
+
+// Fault names recorded in Call.Fault.
+const (
+	FaultLatency         = "latency"
+	FaultServerError     = "server_error"
+	FaultDrop            = "drop"
+	FaultDropAfterCharge = "drop_after_charge"
+	FaultMalformed       = "malformed"
+	FaultStorm           = "rate_limit_storm"
+)
+
+func (s *Server) record(c *Call) {
+	s.mu.Lock()
+	s.calls = append(s.calls, *c)
+	s.mu.Unlock()
+	s.cfg.Logger.Info("call",
+		slog.String("endpoint", c.Endpoint),
+		slog.String("key_id", c.KeyID),
+		slog.String("org", c.Org),
+		slog.String("model_requested", c.ModelRequested),
+		slog.String("model_run", c.ModelRun),
+		slog.Int("top_n", c.TopN),
+		slog.Int64("bytes", c.BytesReceived),
+		slog.Int("status", c.Status),
+		slog.Int("charged", c.Charged),
+		slog.String("fault", c.Fault),
+	)
+}
+
+// Calls returns a copy of every recorded call, oldest first.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// CallCount is the number of recorded calls.
+func (s *Server) CallCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
+// ResetCalls forgets the recorded calls.
+func (s *Server) ResetCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = nil
+}

@@ -1,0 +1,84 @@
+package geosim
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Paths of the contract's endpoints.
+const (
+	PathPredict = "/v1/prediction/predict"
+	PathModels  = "/v1/prediction/models"
+	PathCredits = "/v1/credits/summary"
+)
+
+// KeyHeader carries the API key.
+const KeyHeader = "X-Service-Key"
+
+// Server simulates the geolocation service. It is an http.Handler and is safe
+// for concurrent use; every setter can be called while requests are served.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	demoKey string
+
+	mu            sync.Mutex // guards everything below
+	accounts      map[string]*account
+	keys          map[string]*apiKey // by key value
+	keySeq        int
+	models        []Model
+	defaultModel  string
+	ratePerMinute float64
+	rateBurst     int
+	faults        Faults
+	stormUntil    time.Time
+	rng           *rand.Rand // fault decisions; seeded
+	calls         []Call
+	modelsLayout  ModelsLayout
+	creditsLayout CreditsLayout
+}
+
+// New returns a simulator with the default catalogue and one organisation
+// (Config.Org, "demo" by default) holding one key, DemoKey.
+func New(optFns ...func(*Config)) *Server {
+	var cfg Config
+	for _, fn := range optFns {
+		fn(&cfg)
+	}
+	cfg.setDefaults()
+	s := &Server{
+		cfg:           cfg,
+		accounts:      map[string]*account{},
+		keys:          map[string]*apiKey{},
+		models:        defaultCatalogue(),
+		defaultModel:  ModelGlobalDefault,
+		ratePerMinute: cfg.RatePerMinute,
+		rateBurst:     cfg.RateBurst,
+		rng:           newRand(cfg.Seed),
+	}
+	demoKey := cfg.DemoKey
+	if demoKey == "" {
+		demoKey = newKeyValue()
+	} else if !strings.HasPrefix(demoKey, KeyPrefix) {
+		// A programming error in a test: such a key could never authenticate.
+		panic("geosim: Config.DemoKey must start with " + KeyPrefix)
+	}
+	s.demoKey = s.issueKeyLocked(cfg.Org, DefaultKeyName, demoKey)
+	a := s.accountLocked(cfg.Org)
+	a.allowance, a.topUp = cfg.Allowance, cfg.TopUp
+	a.granted[ModelPropertyWL] = true
+
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST "+PathPredict, s.handlePredict)
+	s.mux.HandleFunc("GET "+PathModels, s.handleModels)
+	s.mux.HandleFunc("GET "+PathCredits, s.handleCredits)
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
