@@ -1,0 +1,93 @@
+// Command monitor is the scheduled Lambda that turns the service's credit
+// summary and model list into CloudWatch metrics (see pkg/monitor). Locally,
+// `go run ./functions/monitor -event events/scheduled.json` runs it once.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+	"github.com/geolocate-aws/geolocate/pkg/monitor"
+)
+
+// The monitor runs every few minutes: a short retry budget keeps one slow
+// service response from overlapping the next run.
+const (
+	attemptTimeout = 15 * time.Second
+	maxAttempts    = 3
+	maxBackoff     = 5 * time.Second
+)
+
+func main() {
+	// Logs go to stderr and metrics to stdout: Lambda sends both to
+	// CloudWatch Logs, and a local run keeps the printed response readable.
+	logger := lambdarun.NewLogger(os.Stderr, os.Getenv(envvars.LogLevel))
+	mon, err := build(context.Background(), os.Getenv, os.Stdout, logger)
+	if err != nil {
+		logger.Error("monitor cold start failed", "error", err.Error())
+		fmt.Fprintf(os.Stderr, "monitor: %v\n", err)
+		os.Exit(1)
+	}
+	lambdarun.Main("monitor", mon.Handle)
+}
+
+// build wires the Monitor from the environment. AWS configuration is loaded
+// only when a secret or a table needs it, so a local run with GEO_API_KEY
+// and no TABLE_NAME needs no AWS at all.
+func build(ctx context.Context, getenv func(string) string, metrics io.Writer, logger *slog.Logger) (*monitor.Monitor, error) {
+	cfg, err := monitor.ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	client, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) {
+		o.Logger = logger
+		o.AttemptTimeout = attemptTimeout
+		o.MaxAttempts = maxAttempts
+		o.MaxBackoff = maxBackoff
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	var awsCfg *aws.Config
+	loadAWS := func() (aws.Config, error) {
+		if awsCfg == nil {
+			c, err := lambdarun.LoadAWSConfig(ctx)
+			if err != nil {
+				return aws.Config{}, err
+			}
+			awsCfg = &c
+		}
+		return *awsCfg, nil
+	}
+
+	keys, err := keyProvider(cfg, loadAWS)
+	if err != nil {
+		return nil, err
+	}
+	var history *monitor.History
+	if cfg.TableName != "" {
+		c, err := loadAWS()
+		if err != nil {
+			return nil, err
+		}
+		history = monitor.NewHistory(dynamodb.NewFromConfig(c), cfg.TableName, cfg.PipelineName, cfg.HistoryTTL)
+	} else {
+		logger.Warn("credit history disabled: no burn rate or days remaining", "variable", envvars.TableName)
+	}
+
+	logger.Info("monitor configured", "config", cfg.String())
+	return monitor.New(cfg, monitor.Options{
+		Service: client, Keys: keys, History: history, Metrics: metrics, Logger: logger,
+	})
+}

@@ -1,0 +1,76 @@
+package monitor
+
+import (
+	"github.com/geolocate-aws/geolocate/pkg/emf"
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+)
+
+// metric is one value to emit. ModelID, when set, adds the ModelId
+// dimension; every metric carries Pipeline.
+type metric struct {
+	Name    string
+	Count   bool // unit Count, else None
+	Value   float64
+	ModelID string
+}
+
+// metricsFor turns a Report into metrics. A figure absent from the Report
+// is absent here: a missing metric lets an alarm treat it as missing data
+// instead of a made-up zero.
+func metricsFor(rep Report) []metric {
+	var out []metric
+	if c := rep.Credits; c != nil {
+		out = append(out, metric{Name: metricnames.CreditsRemaining, Count: true, Value: c.Remaining})
+		if c.Subscription != nil {
+			out = append(out, metric{Name: metricnames.SubscriptionCredits, Count: true, Value: *c.Subscription})
+		}
+		if c.TopUp != nil {
+			out = append(out, metric{Name: metricnames.TopUpCredits, Count: true, Value: *c.TopUp})
+		}
+	}
+	if f := rep.Forecast; f != nil {
+		// BurnPerDay is 0 when there is no forecast; days remaining is then
+		// left out, which the alarm treats as not breaching.
+		out = append(out, metric{Name: metricnames.CreditBurnPerDay, Count: true, Value: f.BurnPerDay})
+		if f.BurnPerDay > 0 {
+			out = append(out, metric{Name: metricnames.CreditDaysRemaining, Value: f.DaysRemaining})
+		}
+	}
+	if mr := rep.Models; mr != nil {
+		out = append(out,
+			metric{Name: metricnames.ModelsReady, Count: true, Value: float64(mr.Ready)},
+			metric{Name: metricnames.ModelsDown, Count: true, Value: float64(mr.Down)},
+			metric{Name: metricnames.ModelsUnknown, Count: true, Value: float64(mr.Unknown)},
+			metric{Name: metricnames.ConfiguredModelAvailable, Value: boolValue(mr.ConfiguredAvailable)},
+		)
+		for _, model := range mr.Models {
+			out = append(out, metric{Name: metricnames.ModelReady, Value: boolValue(model.Status == "ready"), ModelID: model.ID})
+		}
+	}
+	return append(out, metric{Name: metricnames.MonitorHealthy, Value: boolValue(rep.Healthy)})
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// emit writes the Report's metrics as Embedded Metric Format lines, every
+// one with the Pipeline dimension.
+func (m *Monitor) emit(rep Report) error {
+	rec := emf.New(m.metrics, m.cfg.Namespace, map[string]string{metricnames.DimPipeline: m.cfg.PipelineName})
+	for _, mt := range metricsFor(rep) {
+		unit := emf.None
+		if mt.Count {
+			unit = emf.Count
+		}
+		if mt.ModelID != "" {
+			rec.Add(mt.Name, unit, mt.Value, emf.Dim{Name: metricnames.DimModelID, Value: mt.ModelID})
+			continue
+		}
+		rec.Add(mt.Name, unit, mt.Value)
+	}
+	return rec.Flush()
+}

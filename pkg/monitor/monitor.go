@@ -1,0 +1,191 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+)
+
+// Service is the part of *geoapi.Client the Monitor uses.
+type Service interface {
+	Credits(ctx context.Context, in *geoapi.CreditsInput, optFns ...func(*geoapi.Options)) (*geoapi.CreditsOutput, error)
+	Models(ctx context.Context, in *geoapi.ModelsInput, optFns ...func(*geoapi.Options)) (*geoapi.ModelsOutput, error)
+}
+
+// KeyProvider supplies the API key; *secretkey.SecretsManagerProvider and
+// secretkey.Static satisfy it. Refresh bypasses any cache, after a 401.
+type KeyProvider interface {
+	Key(ctx context.Context) (string, error)
+	Refresh(ctx context.Context) (string, error)
+}
+
+// Options are the Monitor's collaborators.
+type Options struct {
+	// Service calls the geolocation service. Required.
+	Service Service
+	// Keys provides the API key. Required.
+	Keys KeyProvider
+	// History stores credit readings; nil disables the forecast (no
+	// TABLE_NAME), with a warning on every run.
+	History *History
+	// Metrics receives the Embedded Metric Format lines. Default os.Stdout,
+	// where Lambda hands them to CloudWatch.
+	Metrics io.Writer
+	// Logger receives the structured logs. Default: discards them.
+	Logger *slog.Logger
+	// Clock returns the current time; tests replace it. Default time.Now.
+	Clock func() time.Time
+}
+
+// Monitor is the scheduled function's handler. It is safe to reuse across
+// invocations (Lambda keeps it warm), not to run concurrently with itself.
+type Monitor struct {
+	cfg     Config
+	service Service
+	keys    KeyProvider
+	history *History
+	metrics io.Writer
+	logger  *slog.Logger
+	clock   func() time.Time
+}
+
+// New returns a Monitor for cfg.
+func New(cfg Config, opts Options) (*Monitor, error) {
+	if opts.Service == nil {
+		return nil, errors.New("monitor: a Service is required")
+	}
+	if opts.Keys == nil {
+		return nil, errors.New("monitor: a key Provider is required")
+	}
+	if cfg.HistoryWindow <= 0 {
+		cfg.HistoryWindow = DefaultHistoryWindow
+	}
+	m := &Monitor{
+		cfg: cfg, service: opts.Service, keys: opts.Keys, history: opts.History,
+		metrics: opts.Metrics, logger: opts.Logger, clock: opts.Clock,
+	}
+	if m.metrics == nil {
+		m.metrics = os.Stdout
+	}
+	if m.logger == nil {
+		m.logger = slog.New(slog.DiscardHandler)
+	}
+	if m.clock == nil {
+		m.clock = time.Now
+	}
+	return m, nil
+}
+
+// Handle runs one check. Problems with the service, the key or the history
+// never fail the invocation: they set MonitorHealthy to 0, are logged and
+// are listed in the Report. Failing would only make EventBridge retry a
+// run the next schedule repeats anyway, and the heartbeat alarm already
+// reports it. The one error returned is failing to write the metrics,
+// because then nothing else would tell anyone.
+func (m *Monitor) Handle(ctx context.Context, ev events.EventBridgeEvent) (Report, error) {
+	log := lambdarun.WithRequestID(ctx, m.logger)
+	now := m.clock()
+	log.Debug("monitor run", "event_id", ev.ID, "scheduled_at", ev.Time)
+
+	run := &runState{log: log}
+	key, err := m.keys.Key(ctx)
+	if err != nil {
+		// Without the key neither call can be trusted: the public-only model
+		// list would report a whitelist model as retired.
+		run.fail("api_key", fmt.Errorf("read API key: %w", err))
+	} else {
+		var wg sync.WaitGroup
+		wg.Go(func() { m.checkCredits(ctx, run, key, now) })
+		wg.Go(func() { m.checkModels(ctx, run, key) })
+		wg.Wait()
+	}
+
+	rep := run.report()
+	if err := m.emit(rep); err != nil {
+		log.Error("write metrics", "error", err.Error())
+		return rep, fmt.Errorf("write metrics: %w", err)
+	}
+	if rep.Healthy {
+		log.Info("monitor healthy", summaryAttrs(rep)...)
+	} else {
+		log.Warn("monitor unhealthy", append(summaryAttrs(rep), "reasons", rep.Reasons)...)
+	}
+	return rep, nil
+}
+
+func (m *Monitor) checkCredits(ctx context.Context, run *runState, key string, now time.Time) {
+	reading, err := m.readCredits(ctx, key)
+	if err != nil {
+		run.fail("credits", err)
+		return
+	}
+	run.setCredits(reading)
+	if m.history == nil {
+		run.warn("forecast", fmt.Sprintf("credit history disabled (%s is empty): no burn rate or days remaining", envvars.TableName))
+		return
+	}
+	res, ok, err := m.forecast(ctx, reading, now)
+	if err != nil {
+		run.fail("forecast", fmt.Errorf("credit history: %w", err))
+		return
+	}
+	if !ok {
+		// Not enough history yet (first runs, just topped up, no usage):
+		// healthy, and CreditDaysRemaining stays missing, not breaching.
+		run.log.Info("no credit forecast", "reason", res.Reason)
+	}
+	run.setForecast(&res)
+}
+
+func (m *Monitor) checkModels(ctx context.Context, run *runState, key string) {
+	reading, note, err := m.readModels(ctx, key)
+	if err != nil {
+		run.fail("models", err)
+		return
+	}
+	run.setModels(reading)
+	if note != "" {
+		run.warn("models", note)
+	}
+}
+
+// withKey calls fn with key and, after a 401, once more with a freshly read
+// key: it may have been regenerated since the cache was filled.
+func (m *Monitor) withKey(ctx context.Context, key string, fn func(key string) error) error {
+	err := fn(key)
+	var unauthorized *geoapi.UnauthorizedError
+	if !errors.As(err, &unauthorized) {
+		return err
+	}
+	fresh, rerr := m.keys.Refresh(ctx)
+	if rerr != nil || fresh == key {
+		return err
+	}
+	return fn(fresh)
+}
+
+func summaryAttrs(rep Report) []any {
+	var attrs []any
+	if c := rep.Credits; c != nil {
+		attrs = append(attrs, "credits_remaining", c.Remaining, "credits_path", c.RemainingPath)
+	}
+	if f := rep.Forecast; f != nil && f.BurnPerDay > 0 {
+		attrs = append(attrs, "burn_per_day", f.BurnPerDay, "days_remaining", f.DaysRemaining)
+	}
+	if mr := rep.Models; mr != nil {
+		attrs = append(attrs, "models_ready", mr.Ready, "models_down", mr.Down, "models_unknown", mr.Unknown,
+			"configured_model_available", mr.ConfiguredAvailable)
+	}
+	return attrs
+}
