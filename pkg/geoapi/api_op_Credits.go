@@ -1,0 +1,69 @@
+package geoapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// CreditsInput is the input of Credits.
+type CreditsInput struct {
+	// APIKey overrides Options.APIKey; a key is required.
+	APIKey string
+	// RemainingPath is an optional dotted JSON path to the remaining-credits
+	// figure, such as "data.summary.total_available" or "items.0.left".
+	// When set it is the only source of Remaining.
+	RemainingPath string
+}
+
+// CreditsOutput is the result of Credits. The contract does not name the
+// summary's fields, so each figure is nil unless it was found.
+type CreditsOutput struct {
+	// Remaining is the credits left to spend.
+	Remaining *float64
+	// RemainingPath says where Remaining came from: a dotted path, or a
+	// formula over paths when it was derived.
+	RemainingPath string
+
+	SubscriptionAllowance *float64
+	SubscriptionRemaining *float64
+	SubscriptionUsed      *float64
+	TopUpBalance          *float64
+	Used                  *float64
+	Total                 *float64
+
+	// Raw is the response body.
+	Raw      json.RawMessage
+	Attempts int
+}
+
+// Credits reads the account's credit summary (GET /v1/credits/summary).
+func (c *Client) Credits(ctx context.Context, in *CreditsInput, optFns ...func(*Options)) (*CreditsOutput, error) {
+	const opName = "Credits"
+	if in == nil {
+		in = &CreditsInput{}
+	}
+	o, base, err := c.resolveOptions(optFns)
+	if err != nil {
+		return nil, err
+	}
+	key := in.APIKey
+	if key == "" {
+		key = o.APIKey
+	}
+	if err := validateKey(key, true); err != nil {
+		return nil, err
+	}
+	resp, err := c.invoke(ctx, &o, base, &operation{
+		name: opName, method: http.MethodGet, path: "/v1/credits/summary", apiKey: key,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := parseCredits(resp.body, in.RemainingPath)
+	if err != nil {
+		return nil, asDecodeError(opName, resp, err)
+	}
+	out.Attempts = resp.attempts
+	return out, nil
+}

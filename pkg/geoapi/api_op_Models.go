@@ -1,0 +1,105 @@
+package geoapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// ModelStatus is a model's serving health.
+type ModelStatus string
+
+// Model statuses defined by the contract. Anything else is StatusUnknown.
+const (
+	StatusReady   ModelStatus = "ready"
+	StatusDown    ModelStatus = "down"
+	StatusUnknown ModelStatus = "unknown"
+)
+
+// ModelsInput is the input of Models.
+type ModelsInput struct {
+	// APIKey is optional: without a key (here or in Options) only public
+	// models are listed and no key header is sent.
+	APIKey string
+}
+
+// Model is one entry of the model list.
+type Model struct {
+	ID     string
+	Status ModelStatus
+	// StatusRaw is the status as received, which may be empty or a value
+	// the contract does not define.
+	StatusRaw   string
+	AccessClass string
+	Type        string
+	// Raw is the model record as received.
+	Raw json.RawMessage
+}
+
+// ModelsOutput is the result of Models.
+type ModelsOutput struct {
+	Models []Model
+	// Raw is the response body.
+	Raw      json.RawMessage
+	Attempts int
+}
+
+// Find returns the model with the given id.
+func (o *ModelsOutput) Find(id string) (Model, bool) {
+	for _, m := range o.Models {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+// CountByStatus returns how many models have each status; every defined
+// status is present in the map, possibly with 0.
+func (o *ModelsOutput) CountByStatus() map[ModelStatus]int {
+	counts := map[ModelStatus]int{StatusReady: 0, StatusDown: 0, StatusUnknown: 0}
+	for _, m := range o.Models {
+		counts[m.Status]++
+	}
+	return counts
+}
+
+// Models lists the models the key may use (GET /v1/prediction/models).
+func (c *Client) Models(ctx context.Context, in *ModelsInput, optFns ...func(*Options)) (*ModelsOutput, error) {
+	const opName = "Models"
+	if in == nil {
+		in = &ModelsInput{}
+	}
+	o, base, err := c.resolveOptions(optFns)
+	if err != nil {
+		return nil, err
+	}
+	key := in.APIKey
+	if key == "" {
+		key = o.APIKey
+	}
+	if err := validateKey(key, false); err != nil {
+		return nil, err
+	}
+	resp, err := c.invoke(ctx, &o, base, &operation{
+		name: opName, method: http.MethodGet, path: "/v1/prediction/models", apiKey: key,
+	})
+	if err != nil {
+		return nil, err
+	}
+	models, err := parseModels(resp.body)
+	if err != nil {
+		return nil, asDecodeError(opName, resp, err)
+	}
+	return &ModelsOutput{Models: models, Raw: resp.body, Attempts: resp.attempts}, nil
+}
+
+// asDecodeError keeps a *LayoutError as is (the JSON was fine, its layout
+// was not) and wraps anything else in a *DecodeError.
+func asDecodeError(op string, resp *response, err error) error {
+	if le, ok := err.(*LayoutError); ok {
+		le.Operation = op
+		return le
+	}
+	return &DecodeError{Operation: op, StatusCode: resp.status, Body: excerpt(string(resp.body), maxErrorExcerpt), Err: err}
+}

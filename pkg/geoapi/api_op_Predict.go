@@ -1,0 +1,227 @@
+package geoapi
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/google/uuid"
+)
+
+// Bounds of top_n accepted by the service.
+const (
+	MinTopN = 1
+	MaxTopN = 15
+)
+
+// PredictInput is the input of Predict.
+type PredictInput struct {
+	// APIKey overrides Options.APIKey for this call.
+	APIKey string
+	// Image opens the image; required. It is opened once per attempt.
+	Image ImageSource
+	// Size is the image size in bytes when known (>0): checked against the
+	// 10 MB limit before any call and sent as an exact Content-Length. When
+	// 0, the size is taken from the source if it can tell (a file, a byte
+	// slice); otherwise the upload is counted while it streams and aborted
+	// past the limit with ErrImageTooLarge.
+	Size int64
+	// Filename is the form filename; default "image" plus the extension of
+	// the detected format.
+	Filename string
+	// ContentType is the part's Content-Type; default the detected format's.
+	ContentType string
+	// TopN is the number of results to ask for: 0 leaves it to the service
+	// (5), otherwise 1 to 15.
+	TopN int
+	// ModelID names a model; "" (recommended) uses the default global model.
+	ModelID string
+}
+
+// PredictOutput is the result of Predict.
+type PredictOutput struct {
+	MessageCode     string
+	PredictionID    uuid.UUID
+	ModelID         string
+	CreditsConsumed int
+	Result          Result
+	// Attempts is the number of HTTP attempts made.
+	Attempts int
+	// RoundTrip is the duration of the successful attempt.
+	RoundTrip time.Duration
+}
+
+// Predict uploads an image to POST /v1/prediction/predict and returns the
+// predicted locations. The key, image and top_n are checked before anything
+// is sent.
+func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*Options)) (*PredictOutput, error) {
+	const opName = "Predict"
+	if in == nil {
+		return nil, &InputError{Field: "PredictInput", Reason: "is nil", Err: ErrInvalidInput}
+	}
+	o, base, err := c.resolveOptions(optFns)
+	if err != nil {
+		return nil, err
+	}
+	key := in.APIKey
+	if key == "" {
+		key = o.APIKey
+	}
+	if err := validateKey(key, true); err != nil {
+		return nil, err
+	}
+	if in.TopN != 0 && (in.TopN < MinTopN || in.TopN > MaxTopN) {
+		return nil, &InputError{Field: "TopN", Err: ErrInvalidTopN,
+			Reason: fmt.Sprintf("%d is outside %d to %d", in.TopN, MinTopN, MaxTopN)}
+	}
+	if in.Size < 0 {
+		return nil, &InputError{Field: "Size", Reason: "is negative", Err: ErrInvalidInput}
+	}
+	if imageformat.TooLarge(in.Size) {
+		return nil, tooLarge(in.Size)
+	}
+	if in.Image == nil {
+		return nil, &InputError{Field: "Image", Reason: "no image source", Err: ErrNotImage}
+	}
+
+	first, err := openImage(ctx, in.Image, in.Size)
+	if err != nil {
+		return nil, err
+	}
+	format, ok := imageformat.Detect(first.head)
+	if !ok {
+		first.Close()
+		reason := "not a recognised image format"
+		if len(first.head) == 0 {
+			reason = "empty"
+		}
+		return nil, &InputError{Field: "Image", Reason: reason, Err: ErrNotImage}
+	}
+	if imageformat.TooLarge(first.size) {
+		first.Close()
+		return nil, tooLarge(first.size)
+	}
+	filename := in.Filename
+	if filename == "" {
+		filename = "image" + format.Extension
+	}
+	contentType := in.ContentType
+	if contentType == "" {
+		contentType = format.MIME
+	}
+
+	query := url.Values{}
+	if in.TopN != 0 {
+		query.Set("top_n", strconv.Itoa(in.TopN))
+	}
+	if in.ModelID != "" {
+		query.Set("model_id", in.ModelID)
+	}
+	op := &operation{
+		name: opName, method: http.MethodPost, path: "/v1/prediction/predict",
+		query: query, apiKey: key, requestedModel: in.ModelID,
+		newBody: func(ctx context.Context, attempt int) (*uploadBody, error) {
+			img := first
+			if attempt > 1 {
+				// Each retry re-reads the image from its source.
+				reopened, err := openImage(ctx, in.Image, in.Size)
+				if err != nil {
+					return nil, err
+				}
+				img = reopened
+			}
+			body, err := newUploadBody(img.reader, img.closer, img.size, filename, contentType)
+			if err != nil {
+				img.Close()
+				return nil, fmt.Errorf("geoapi: %s: %w", opName, err)
+			}
+			return body, nil
+		},
+	}
+	resp, err := c.invoke(ctx, &o, base, op)
+	// The first opening is consumed by attempt 1, which closes it; closing
+	// again is harmless and covers an early return inside invoke.
+	first.Close()
+	if err != nil {
+		return nil, err
+	}
+	out, err := decodePredictBody(resp.body)
+	if err != nil {
+		return nil, &DecodeError{Operation: opName, StatusCode: resp.status, Body: string(resp.body), Err: err}
+	}
+	out.Attempts = resp.attempts
+	out.RoundTrip = resp.roundTrip
+	o.Logger.Debug("geoapi prediction", "prediction_id", out.PredictionID.String(), "model_id", out.ModelID,
+		"credits_consumed", out.CreditsConsumed, "result_type", out.Result.Type,
+		"attempts", out.Attempts, "round_trip", out.RoundTrip)
+	return out, nil
+}
+
+func tooLarge(n int64) error {
+	return &InputError{Field: "Image", Err: ErrImageTooLarge,
+		Reason: fmt.Sprintf("%d bytes is more than the %d byte limit", n, imageformat.MaxImageBytes)}
+}
+
+// openedImage is an opened image source with its first bytes peeked.
+type openedImage struct {
+	reader io.Reader
+	closer io.Closer
+	head   []byte // up to imageformat.SniffBytes, still unread in reader
+	size   int64  // -1 when unknown
+	closed bool
+}
+
+func (im *openedImage) Close() {
+	if !im.closed {
+		im.closed = true
+		im.closer.Close()
+	}
+}
+
+// openImage opens src and peeks its first bytes without reading the image
+// into memory. size is the caller's announced size, 0 when unknown.
+func openImage(ctx context.Context, src ImageSource, size int64) (*openedImage, error) {
+	rc, err := src(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("geoapi: Predict: open image: %w", err)
+	}
+	if rc == nil {
+		return nil, &InputError{Field: "Image", Reason: "source returned no reader", Err: ErrNotImage}
+	}
+	if size == 0 {
+		size = sizeOf(rc)
+	}
+	br := bufio.NewReaderSize(rc, imageformat.SniffBytes)
+	head, err := br.Peek(imageformat.SniffBytes)
+	if err != nil && !errors.Is(err, io.EOF) {
+		rc.Close()
+		return nil, fmt.Errorf("geoapi: Predict: read image: %w", err)
+	}
+	return &openedImage{reader: br, closer: rc, head: head, size: size}, nil
+}
+
+// validateKey checks a key's shape without ever echoing it.
+func validateKey(key string, required bool) error {
+	if key == "" {
+		if !required {
+			return nil
+		}
+		return &InputError{Field: "APIKey", Reason: "missing", Err: ErrInvalidKey}
+	}
+	if len(key) <= len("geo_") || key[:4] != "geo_" {
+		return &InputError{Field: "APIKey", Reason: `does not start with "geo_"`, Err: ErrInvalidKey}
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] <= ' ' || key[i] >= 0x7f {
+			return &InputError{Field: "APIKey", Reason: "contains whitespace or non-ASCII characters", Err: ErrInvalidKey}
+		}
+	}
+	return nil
+}

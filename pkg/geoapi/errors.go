@@ -1,0 +1,188 @@
+package geoapi
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sentinels for input rejected before any request is sent. They are wrapped
+// in an *InputError; test with errors.Is.
+var (
+	// ErrInvalidKey: the API key is missing or does not start with "geo_".
+	ErrInvalidKey = errors.New("invalid API key")
+	// ErrImageTooLarge: the image is larger than imageformat.MaxImageBytes.
+	ErrImageTooLarge = errors.New("image too large")
+	// ErrNotImage: the image source is missing, empty or not a known image format.
+	ErrNotImage = errors.New("not an image")
+	// ErrInvalidTopN: top_n is outside 1 to 15.
+	ErrInvalidTopN = errors.New("invalid top_n")
+	// ErrSizeMismatch: the image source produced a different number of
+	// bytes than PredictInput.Size (or its file size) announced.
+	ErrSizeMismatch = errors.New("image size mismatch")
+	// ErrInvalidInput: any other invalid input, such as a nil input.
+	ErrInvalidInput = errors.New("invalid input")
+)
+
+// InputError reports input that was rejected by the client itself. Except
+// for an image that grows past the limit while it is being streamed, no
+// request has been sent.
+type InputError struct {
+	Field  string
+	Reason string
+	Err    error // one of the sentinels above
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("geoapi: invalid %s: %s", e.Field, e.Reason)
+}
+
+// Unwrap returns the sentinel.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// maxErrorExcerpt bounds the body excerpt kept in errors.
+const maxErrorExcerpt = 2 << 10
+
+// APIError is a non-2xx response from the service. The typed errors below
+// embed it; a status without a more specific type is returned as *APIError.
+type APIError struct {
+	StatusCode  int
+	MessageCode string
+	Message     string
+	Body        string // excerpt of the response body, at most 2 KiB
+	Operation   string
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "geoapi: %s: HTTP %d", e.Operation, e.StatusCode)
+	if e.MessageCode != "" {
+		fmt.Fprintf(&b, " %s", e.MessageCode)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	} else if e.MessageCode == "" && e.Body != "" {
+		fmt.Fprintf(&b, ": body %q", oneLine(e.Body, 200))
+	}
+	return b.String()
+}
+
+// UnauthorizedError is a 401: the key is missing, invalid or revoked.
+type UnauthorizedError struct{ APIError }
+
+// Unwrap lets errors.As find the embedded *APIError.
+func (e *UnauthorizedError) Unwrap() error { return &e.APIError }
+
+// OutOfCreditsError is a 402: the account has no remaining credits.
+type OutOfCreditsError struct{ APIError }
+
+// Unwrap lets errors.As find the embedded *APIError.
+func (e *OutOfCreditsError) Unwrap() error { return &e.APIError }
+
+// ValidationError is a 422: top_n out of range or a retired model_id.
+type ValidationError struct {
+	APIError
+	// RetiredModelID is the model the service named as retired, if any.
+	RetiredModelID string
+}
+
+func (e *ValidationError) Error() string {
+	s := e.APIError.Error()
+	if e.RetiredModelID != "" && !strings.Contains(e.Message, e.RetiredModelID) {
+		s += fmt.Sprintf(" (model %s)", e.RetiredModelID)
+	}
+	return s
+}
+
+// Unwrap lets errors.As find the embedded *APIError.
+func (e *ValidationError) Unwrap() error { return &e.APIError }
+
+// RateLimitedError is a 429.
+type RateLimitedError struct {
+	APIError
+	// RetryAfter is the delay the service asked for; 0 when it gave none.
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitedError) Error() string {
+	s := e.APIError.Error()
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	return s
+}
+
+// Unwrap lets errors.As find the embedded *APIError.
+func (e *RateLimitedError) Unwrap() error { return &e.APIError }
+
+// ServerError is a 5xx.
+type ServerError struct{ APIError }
+
+// Unwrap lets errors.As find the embedded *APIError.
+func (e *ServerError) Unwrap() error { return &e.APIError }
+
+// DecodeError is a 2xx response whose body could not be understood. It is
+// never retried: the call may already have been charged.
+type DecodeError struct {
+	Operation  string
+	StatusCode int
+	// Body holds the response body as read (bounded by the read limit), so
+	// that a charged result is not lost even when it cannot be decoded.
+	Body string
+	Err  error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("geoapi: %s: cannot decode HTTP %d response: %v (body %q)",
+		e.Operation, e.StatusCode, e.Err, oneLine(e.Body, 200))
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// LayoutError is a 2xx response whose layout was not recognised: it is
+// valid JSON but the expected figure or list was not found.
+type LayoutError struct {
+	Operation string
+	// Missing names what could not be found.
+	Missing string
+	// Keys lists the keys seen (top-level, and dotted paths below them), so a
+	// user can tell where the figure is and configure a path.
+	Keys []string
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("geoapi: %s: unrecognised response layout: no %s (keys seen: %s)",
+		e.Operation, e.Missing, strings.Join(e.Keys, ", "))
+}
+
+// TransportError is a failure to send the request or read its response
+// headers: connection refused or reset, EOF, or a per-attempt timeout.
+type TransportError struct {
+	Operation string
+	Err       error
+}
+
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("geoapi: %s: transport: %v", e.Operation, e.Err)
+}
+
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// oneLine flattens s to a single line of at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = excerpt(s, n) + "..."
+	}
+	return s
+}
+
+// redact removes every occurrence of the API key from s: an error body that
+// echoes the key must not carry it into errors or logs.
+func redact(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[REDACTED]")
+}

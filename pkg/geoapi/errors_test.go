@@ -1,0 +1,210 @@
+package geoapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestErrorTypes(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		model  string
+		check  func(t *testing.T, err error)
+	}{
+		{"401", http.StatusUnauthorized, `{"message_code":"unauthorized","message":"invalid API key"}`, "", func(t *testing.T, err error) {
+			var e *UnauthorizedError
+			if !errors.As(err, &e) || e.MessageCode != "unauthorized" || e.Message != "invalid API key" {
+				t.Errorf("err = %#v", err)
+			}
+		}},
+		{"402", http.StatusPaymentRequired, `{"message_code":"insufficient_credits","message":"no credits left"}`, "", func(t *testing.T, err error) {
+			var e *OutOfCreditsError
+			if !errors.As(err, &e) || e.MessageCode != "insufficient_credits" {
+				t.Errorf("err = %#v", err)
+			}
+		}},
+		{"422 retired model field", http.StatusUnprocessableEntity,
+			`{"message_code":"model_retired","message":"model geo-global-v1 is retired","model_id":"geo-global-v1"}`, "geo-global-v1",
+			func(t *testing.T, err error) {
+				var e *ValidationError
+				if !errors.As(err, &e) || e.RetiredModelID != "geo-global-v1" || e.MessageCode != "model_retired" {
+					t.Errorf("err = %#v", err)
+				}
+			}},
+		{"422 retired model only in message", http.StatusUnprocessableEntity,
+			`{"detail":"Model 'geo-old-v0' has been retired"}`, "geo-old-v0",
+			func(t *testing.T, err error) {
+				var e *ValidationError
+				if !errors.As(err, &e) || e.RetiredModelID != "geo-old-v0" || e.Message != "Model 'geo-old-v0' has been retired" {
+					t.Errorf("err = %#v", err)
+				}
+			}},
+		{"422 fastapi model detail", http.StatusUnprocessableEntity,
+			`{"detail":[{"loc":["query","model_id"],"msg":"unknown model","input":"geo-x"}]}`, "geo-x",
+			func(t *testing.T, err error) {
+				var e *ValidationError
+				if !errors.As(err, &e) || e.RetiredModelID != "geo-x" || e.Message != "query.model_id: unknown model" {
+					t.Errorf("err = %#v", err)
+				}
+			}},
+		{"422 top_n", http.StatusUnprocessableEntity,
+			`{"message_code":"validation_error","message":"top_n out of range","detail":[{"loc":["query","top_n"],"msg":"must be <= 15"}]}`, "",
+			func(t *testing.T, err error) {
+				var e *ValidationError
+				if !errors.As(err, &e) || e.RetiredModelID != "" || e.MessageCode != "validation_error" {
+					t.Errorf("err = %#v", err)
+				}
+			}},
+		{"404 plain", http.StatusNotFound, `not found`, "", func(t *testing.T, err error) {
+			var e *APIError
+			if !errors.As(err, &e) || e.StatusCode != 404 || e.Body != "not found" || e.Operation != "Predict" {
+				t.Errorf("err = %#v", err)
+			}
+			var v *ValidationError
+			if errors.As(err, &v) {
+				t.Errorf("404 must not be a ValidationError")
+			}
+			if !strings.Contains(err.Error(), `body "not found"`) {
+				t.Errorf("message %q should quote an unparsed body", err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := newRecorder(t, respond(tt.status, tt.body))
+			c, sleeps := rec.client(t)
+			_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(64)), ModelID: tt.model})
+			if err == nil {
+				t.Fatal("Predict succeeded")
+			}
+			tt.check(t, err)
+			var api *APIError
+			if !errors.As(err, &api) || api.StatusCode != tt.status {
+				t.Errorf("errors.As(*APIError) failed for %T", err)
+			}
+			if n := len(rec.requests()); n != 1 || len(sleeps.all()) != 0 || Retryable(err) {
+				t.Errorf("status %d: %d requests, sleeps %v; must never be retried", tt.status, n, sleeps.all())
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, "Predict") || !strings.Contains(msg, "HTTP "+strconv.Itoa(tt.status)) {
+				t.Errorf("message %q should be one line naming the operation and status", msg)
+			}
+		})
+	}
+}
+
+func TestErrorMessageFormat(t *testing.T) {
+	err := newAPIError("Predict", 422, nil,
+		[]byte(`{"message_code":"model_retired","message":"model geo-global-v1\nis retired","model_id":"geo-global-v1"}`), testKey, "")
+	want := "geoapi: Predict: HTTP 422 model_retired: model geo-global-v1 is retired"
+	if err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err.Error(), want)
+	}
+}
+
+func TestKeyNeverInErrors(t *testing.T) {
+	// A careless server echoes the key in its error body, once raw and once
+	// spelled with JSON escapes.
+	echo := func(_ int, w http.ResponseWriter, r *http.Request) {
+		k := r.Header.Get(KeyHeader)
+		escaped := strings.ReplaceAll(k, "_", `\u005f`)
+		writeBody(w, http.StatusUnauthorized, `{"message_code":"unauthorized","message":"key `+escaped+` is not valid","detail":"`+k+`"}`)
+	}
+	rec := newRecorder(t, echo)
+	c, _ := rec.client(t)
+	var errs []error
+	_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(64))})
+	errs = append(errs, err)
+	_, err = c.Models(context.Background(), nil)
+	errs = append(errs, err)
+	_, err = c.Credits(context.Background(), nil)
+	errs = append(errs, err)
+	for _, err := range errs {
+		var e *UnauthorizedError
+		if !errors.As(err, &e) {
+			t.Fatalf("err = %v, want *UnauthorizedError", err)
+		}
+		for _, s := range []string{err.Error(), e.Message, e.Body} {
+			if strings.Contains(s, testKey) {
+				t.Errorf("key leaked into %q", s)
+			}
+		}
+		if !strings.Contains(e.Message, "[REDACTED]") {
+			t.Errorf("message %q should show where the key was removed", e.Message)
+		}
+	}
+}
+
+func TestParseErrorBody(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want errorBody
+	}{
+		{"contract style", `{"message_code":"unauthorized","message":"invalid API key"}`,
+			errorBody{MessageCode: "unauthorized", Message: "invalid API key"}},
+		{"detail string", `{"detail":"Not authenticated"}`, errorBody{Message: "Not authenticated"}},
+		{"detail list", `{"detail":[{"loc":["query","top_n"],"msg":"too big"},{"loc":["body"],"msg":"bad"}]}`,
+			errorBody{Message: "query.top_n: too big; body: bad"}},
+		{"error string", `{"error":"rate limited"}`, errorBody{Message: "rate limited"}},
+		{"error object", `{"error":{"code":"E42","message":"boom"}}`, errorBody{MessageCode: "E42", Message: "boom"}},
+		{"model field", `{"message":"retired","model":"geo-a"}`, errorBody{Message: "retired", ModelID: "geo-a"}},
+		{"retry_after", `{"message_code":"rate_limited","retry_after":1.5}`, errorBody{MessageCode: "rate_limited", RetryAfter: 1500 * time.Millisecond}},
+		{"retry_after string", `{"retry_after":"2"}`, errorBody{RetryAfter: 2 * time.Second}},
+		{"retry_after_ms", `{"retry_after_ms":250}`, errorBody{RetryAfter: 250 * time.Millisecond}},
+		{"data.retry_after", `{"data":{"retry_after":3}}`, errorBody{RetryAfter: 3 * time.Second}},
+		{"negative retry", `{"retry_after":-3}`, errorBody{}},
+		{"html", `<html><body>502 Bad Gateway</body></html>`, errorBody{}},
+		{"array", `[1,2,3]`, errorBody{}},
+		{"empty", ``, errorBody{}},
+		{"wrong types", `{"message_code":5,"message":["a"],"detail":{"x":1}}`, errorBody{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseErrorBody([]byte(tt.body)); got != tt.want {
+				t.Errorf("parseErrorBody() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestErrorBodyExcerptIsBounded(t *testing.T) {
+	body := `{"message":"` + strings.Repeat("é", 5000) + `"}`
+	err := newAPIError("Models", 500, nil, []byte(body), "", "")
+	var se *ServerError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %T", err)
+	}
+	if len(se.Body) > maxErrorExcerpt || !strings.HasPrefix(body, se.Body) {
+		t.Errorf("excerpt of %d bytes is not a bounded prefix", len(se.Body))
+	}
+	if len(se.Message) > 600 {
+		t.Errorf("message of %d bytes is not bounded", len(se.Message))
+	}
+}
+
+func FuzzParseErrorBody(f *testing.F) {
+	f.Add([]byte(`{"message_code":"rate_limited","retry_after":1.5}`))
+	f.Add([]byte(`{"detail":[{"loc":["query","model_id"],"msg":"x","input":"geo-a"}]}`))
+	f.Add([]byte(`{"error":{"code":1,"message":null}}`))
+	f.Add([]byte(`{"retry_after_ms":1e308,"data":{"retry_after":"NaN"}}`))
+	f.Add([]byte(`{"detail":[null,{"loc":[null,{}]}]}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got := parseErrorBody(body)
+		if got.RetryAfter < 0 || got.RetryAfter > maxServerDelay {
+			t.Fatalf("RetryAfter %v out of range", got.RetryAfter)
+		}
+		err := newAPIError("Predict", 422, nil, body, testKey, "geo-a")
+		if msg := err.Error(); strings.Contains(msg, "\n") || strings.Contains(msg, testKey) {
+			t.Fatalf("bad message %q", msg)
+		}
+	})
+}

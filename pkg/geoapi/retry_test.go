@@ -1,0 +1,275 @@
+package geoapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// failThenSucceed answers the first n requests with fail, then succeeds.
+func failThenSucceed(n int, fail func(w http.ResponseWriter, r *http.Request)) func(int, http.ResponseWriter, *http.Request) {
+	return func(i int, w http.ResponseWriter, r *http.Request) {
+		if i <= n {
+			fail(w, r)
+			return
+		}
+		writeBody(w, http.StatusOK, coordinatesBody)
+	}
+}
+
+func TestRetryRateLimitedDelaySources(t *testing.T) {
+	tests := []struct {
+		name   string
+		header map[string]string
+		body   string
+		want   time.Duration
+	}{
+		{"Retry-After seconds", map[string]string{"Retry-After": "2"}, `{"message_code":"rate_limited"}`, 2 * time.Second},
+		{"Retry-After date", map[string]string{"Retry-After": time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)}, `{}`, 28 * time.Second},
+		{"X-RateLimit-Retry-After", map[string]string{"X-RateLimit-Retry-After": "1.5"}, `{}`, 1500 * time.Millisecond},
+		{"body retry_after", nil, `{"message_code":"rate_limited","retry_after":1.5}`, 1500 * time.Millisecond},
+		{"body retry_after_ms", nil, `{"retry_after_ms":1200}`, 1200 * time.Millisecond},
+		{"body data.retry_after", nil, `{"data":{"retry_after":3}}`, 3 * time.Second},
+		{"simulator style, Retry-After wins", map[string]string{"Retry-After": "2", "X-RateLimit-Retry-After": "1.5"},
+			`{"message_code":"rate_limited","retry_after":1.5}`, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &countingSource{data: fakeJPEG(30_000)}
+			rec := newRecorder(t, failThenSucceed(1, func(w http.ResponseWriter, _ *http.Request) {
+				for k, v := range tt.header {
+					w.Header().Set(k, v)
+				}
+				writeBody(w, http.StatusTooManyRequests, tt.body)
+			}))
+			// Backoff alone would wait at most 1ms, so any longer wait is the server's.
+			c, sleeps := rec.client(t, func(o *Options) { o.BaseBackoff, o.MaxBackoff = time.Millisecond, time.Millisecond })
+			out, err := c.Predict(context.Background(), &PredictInput{Image: src.open})
+			if err != nil {
+				t.Fatalf("Predict: %v", err)
+			}
+			waits := sleeps.all()
+			if len(waits) != 1 || waits[0] < tt.want || waits[0] > tt.want+3*time.Second {
+				t.Errorf("waits = %v, want one wait of at least %v", waits, tt.want)
+			}
+			if out.Attempts != 2 || src.opens.Load() != 2 {
+				t.Errorf("attempts = %d, opens = %d; want 2 and 2 (each retry reopens the source)", out.Attempts, src.opens.Load())
+			}
+			for i, r := range rec.requests() {
+				if !bytes.Equal(r.File, src.data) {
+					t.Errorf("attempt %d uploaded %d bytes, want the whole image", i+1, len(r.File))
+				}
+			}
+		})
+	}
+}
+
+func TestRateLimitedErrorCarriesDelay(t *testing.T) {
+	rec := newRecorder(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "7")
+		writeBody(w, http.StatusTooManyRequests, `{"message_code":"rate_limited"}`)
+	})
+	c, _ := rec.client(t, func(o *Options) { o.MaxAttempts = 1 })
+	_, err := c.Credits(context.Background(), nil)
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) || rl.RetryAfter != 7*time.Second || !Retryable(err) {
+		t.Fatalf("err = %#v", err)
+	}
+	if !strings.Contains(err.Error(), "retry after 7s") || len(rec.requests()) != 1 {
+		t.Errorf("message %q, requests %d", err, len(rec.requests()))
+	}
+}
+
+func TestRetryServerErrorThenSuccess(t *testing.T) {
+	rec := newRecorder(t, failThenSucceed(2, func(w http.ResponseWriter, _ *http.Request) {
+		writeBody(w, http.StatusServiceUnavailable, `{"message_code":"unavailable","message":"try later"}`)
+	}))
+	c, sleeps := rec.client(t, func(o *Options) { o.BaseBackoff, o.MaxBackoff = 100*time.Millisecond, 150*time.Millisecond })
+	out, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(1000))})
+	if err != nil {
+		t.Fatalf("Predict: %v", err)
+	}
+	if out.Attempts != 3 || len(rec.requests()) != 3 {
+		t.Errorf("attempts = %d, requests = %d; want 3", out.Attempts, len(rec.requests()))
+	}
+	waits := sleeps.all()
+	if len(waits) != 2 || waits[0] > 100*time.Millisecond || waits[1] > 150*time.Millisecond {
+		t.Errorf("waits = %v; want 2 jittered waits capped at 100ms then 150ms", waits)
+	}
+}
+
+func TestRetryExhaustedReturnsLastTypedError(t *testing.T) {
+	rec := newRecorder(t, respond(http.StatusBadGateway, `{"message_code":"bad_gateway","message":"upstream"}`))
+	c, sleeps := rec.client(t, func(o *Options) { o.MaxAttempts = 3 })
+	_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(100))})
+	var se *ServerError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusBadGateway || se.MessageCode != "bad_gateway" {
+		t.Fatalf("err = %#v, want *ServerError", err)
+	}
+	if len(rec.requests()) != 3 || len(sleeps.all()) != 2 || Attempts(err) != 3 {
+		t.Errorf("requests = %d, sleeps = %d, Attempts = %d; want 3, 2, 3", len(rec.requests()), len(sleeps.all()), Attempts(err))
+	}
+	if !strings.Contains(err.Error(), "after 3 attempts") || !strings.Contains(err.Error(), "HTTP 502 bad_gateway: upstream") {
+		t.Errorf("message = %q", err)
+	}
+}
+
+func TestMaxAttemptsOneDisablesRetries(t *testing.T) {
+	rec := newRecorder(t, respond(http.StatusInternalServerError, `{}`))
+	c, sleeps := rec.client(t, func(o *Options) { o.MaxAttempts = 1 })
+	_, err := c.Models(context.Background(), nil)
+	var se *ServerError
+	if !errors.As(err, &se) || len(rec.requests()) != 1 || len(sleeps.all()) != 0 {
+		t.Errorf("err = %v, requests = %d; want one request", err, len(rec.requests()))
+	}
+}
+
+func TestRetryDroppedConnection(t *testing.T) {
+	var rec *recorder
+	rec = newRecorder(t, failThenSucceed(1, func(w http.ResponseWriter, _ *http.Request) { dropConnection(t, w) }))
+	c, _ := rec.client(t)
+	src := &countingSource{data: fakeJPEG(20_000)}
+	out, err := c.Predict(context.Background(), &PredictInput{Image: src.open})
+	if err != nil {
+		t.Fatalf("Predict: %v", err)
+	}
+	if out.Attempts != 2 || src.opens.Load() != 2 {
+		t.Errorf("attempts = %d, opens = %d; want 2", out.Attempts, src.opens.Load())
+	}
+}
+
+func TestRetryConnectionRefused(t *testing.T) {
+	rec := newRecorder(t, respond(http.StatusOK, coordinatesBody))
+	url := rec.srv.URL
+	rec.srv.Close() // nothing listens there any more
+	c, err := New(url, func(o *Options) {
+		o.APIKey = testKey
+		o.MaxAttempts = 2
+		o.Sleep = (&sleepLog{}).sleep
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Credits(context.Background(), nil)
+	var te *TransportError
+	if !errors.As(err, &te) || !Retryable(err) || Attempts(err) != 2 {
+		t.Errorf("err = %v, want a *TransportError after 2 attempts", err)
+	}
+}
+
+func TestRetryPerAttemptTimeout(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	rec := newRecorder(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			select { // hang until the client gives up on this attempt
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		writeBody(w, http.StatusOK, coordinatesBody)
+	})
+	c, _ := rec.client(t, func(o *Options) { o.AttemptTimeout = 100 * time.Millisecond })
+	out, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(100))})
+	if err != nil {
+		t.Fatalf("Predict: %v", err)
+	}
+	if out.Attempts != 2 {
+		t.Errorf("attempts = %d, want 2", out.Attempts)
+	}
+}
+
+func TestDeadlineShorterThanRetryAfterDoesNotSleep(t *testing.T) {
+	rec := newRecorder(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "30")
+		writeBody(w, http.StatusTooManyRequests, `{"message_code":"rate_limited"}`)
+	})
+	c, sleeps := rec.client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Predict(ctx, &PredictInput{Image: BytesSource(fakeJPEG(100))})
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) || rl.RetryAfter != 30*time.Second {
+		t.Fatalf("err = %v, want *RateLimitedError", err)
+	}
+	if len(sleeps.all()) != 0 || len(rec.requests()) != 1 || time.Since(start) > time.Second {
+		t.Errorf("sleeps = %v, requests = %d, took %v; want an immediate return", sleeps.all(), len(rec.requests()), time.Since(start))
+	}
+}
+
+func TestCancelledContextStopsRetrying(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := newRecorder(t, respond(http.StatusServiceUnavailable, `{"message_code":"unavailable"}`))
+	// The caller gives up while the client waits to retry.
+	c, _ := rec.client(t, func(o *Options) {
+		o.Sleep = func(ctx context.Context, _ time.Duration) error { cancel(); return ctx.Err() }
+	})
+	_, err := c.Predict(ctx, &PredictInput{Image: BytesSource(fakeJPEG(100))})
+	if !errors.Is(err, context.Canceled) || len(rec.requests()) != 1 {
+		t.Errorf("err = %v, requests = %d; want context.Canceled after one request", err, len(rec.requests()))
+	}
+	var se *ServerError
+	if !errors.As(err, &se) {
+		t.Errorf("the last typed error should still be reachable: %v", err)
+	}
+
+	// Cancelled before the call: no request at all succeeds, none is retried.
+	rec2 := newRecorder(t, respond(http.StatusOK, coordinatesBody))
+	c2, sleeps := rec2.client(t)
+	_, err = c2.Predict(ctx, &PredictInput{Image: BytesSource(fakeJPEG(100))})
+	if !errors.Is(err, context.Canceled) || len(sleeps.all()) != 0 {
+		t.Errorf("err = %v, sleeps = %v; want context.Canceled without retries", err, sleeps.all())
+	}
+}
+
+func TestBackoffIsCappedExponentialWithFullJitter(t *testing.T) {
+	o := Options{BaseBackoff: 250 * time.Millisecond, MaxBackoff: 2 * time.Second, jitter: func(d time.Duration) time.Duration { return d }}
+	want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 2 * time.Second}
+	for i, w := range want {
+		if got := backoff(&o, i+2, 0); got != w {
+			t.Errorf("ceiling before attempt %d = %v, want %v", i+2, got, w)
+		}
+	}
+	if got := backoff(&o, 80, 0); got != 2*time.Second {
+		t.Errorf("large attempt numbers must not overflow: %v", got)
+	}
+	if got := backoff(&o, 2, 5*time.Second); got != 5*time.Second {
+		t.Errorf("server delay not honoured: %v", got)
+	}
+	for range 200 {
+		if d := fullJitter(time.Second); d < 0 || d > time.Second {
+			t.Fatalf("fullJitter = %v outside [0, 1s]", d)
+		}
+	}
+}
+
+func TestHeaderRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name   string
+		header http.Header
+		want   time.Duration
+		ok     bool
+	}{
+		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second, true},
+		{"date", http.Header{"Retry-After": {now.Add(10 * time.Second).Format(http.TimeFormat)}}, 10 * time.Second, true},
+		{"date in the past", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0, true},
+		{"garbage falls through", http.Header{"Retry-After": {"soon"}, "X-Ratelimit-Retry-After": {"0.25"}}, 250 * time.Millisecond, true},
+		{"unix time", http.Header{"X-Ratelimit-Retry-After": {"1767323050"}}, 5 * time.Second, true},
+		{"none", http.Header{}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := headerRetryAfter(tt.header, now)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("headerRetryAfter() = %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
