@@ -161,9 +161,16 @@ func (e *LayoutError) Error() string {
 type TransportError struct {
 	Operation string
 	Err       error
+	// RequestSent is true when a paid request (Predict) had been sent in
+	// full before the failure: the service may have processed and charged
+	// it, so it is not retried (see Retryable).
+	RequestSent bool
 }
 
 func (e *TransportError) Error() string {
+	if e.RequestSent {
+		return fmt.Sprintf("geoapi: %s: transport, after the request was sent (outcome unknown): %v", e.Operation, e.Err)
+	}
 	return fmt.Sprintf("geoapi: %s: transport: %v", e.Operation, e.Err)
 }
 

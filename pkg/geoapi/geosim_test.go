@@ -104,8 +104,8 @@ func TestSimFaultsAreRetried(t *testing.T) {
 	sim.SetFaults(geosim.Faults{DropRate: 1})
 	_, err = c.Predict(ctx, &PredictInput{Image: BytesSource(fakeJPEG(100))}, func(o *Options) { o.MaxAttempts = 2 })
 	var te *TransportError
-	if !errors.As(err, &te) || Attempts(err) != 2 {
-		t.Errorf("dropped: err = %v", err)
+	if !errors.As(err, &te) || !te.RequestSent || Attempts(err) != 1 || sim.Charged(geosim.DefaultOrg) != 0 {
+		t.Errorf("dropped after upload: err = %v, want one unretried attempt", err)
 	}
 
 	sim.SetFaults(geosim.Faults{RateLimitStorm: time.Minute, StormRetryAfter: 2 * time.Second, AllEndpoints: true})

@@ -157,7 +157,11 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 				return nil, berr
 			}
 		}
-		return nil, &TransportError{Operation: op.name, Err: redactErr(err, op.apiKey)}
+		te := &TransportError{Operation: op.name, Err: redactErr(err, op.apiKey)}
+		// An upload that reached the service in full may have been
+		// processed and charged even though no answer came back.
+		te.RequestSent = body != nil && body.sent.Load()
+		return nil, te
 	}
 	defer func() {
 		_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)

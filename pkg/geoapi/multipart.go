@@ -8,6 +8,7 @@ import (
 	"net/textproto"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 )
@@ -21,6 +22,9 @@ const formField = "file"
 // Content-Length is known too, so the request is not chunked.
 type uploadBody struct {
 	io.Reader
+	// sent becomes true once the transport has read the whole body: from
+	// then on the service may have done (and charged for) the work.
+	sent          atomic.Bool
 	image         *guardedReader
 	source        io.Closer
 	contentLength int64 // -1 when the image size is unknown
@@ -63,6 +67,15 @@ func newUploadBody(image io.Reader, source io.Closer, size int64, filename, imag
 }
 
 // Close closes the image source once, however many times it is called.
+// Read marks the body sent when the transport reaches its end.
+func (b *uploadBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err == io.EOF {
+		b.sent.Store(true)
+	}
+	return n, err
+}
+
 func (b *uploadBody) Close() error {
 	b.closeOnce.Do(func() { b.closeErr = b.source.Close() })
 	return b.closeErr

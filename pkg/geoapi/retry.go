@@ -21,7 +21,12 @@ func Retryable(err error) bool {
 		se *ServerError
 		te *TransportError
 	)
-	return errors.As(err, &rl) || errors.As(err, &se) || errors.As(err, &te)
+	if errors.As(err, &te) {
+		// Retrying an upload the service may already have charged for
+		// could pay twice: at most one paid call wins over a retry.
+		return !te.RequestSent
+	}
+	return errors.As(err, &rl) || errors.As(err, &se)
 }
 
 // backoff returns the wait before attempt number next (2 for the first

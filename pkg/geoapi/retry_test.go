@@ -128,17 +128,40 @@ func TestMaxAttemptsOneDisablesRetries(t *testing.T) {
 	}
 }
 
-func TestRetryDroppedConnection(t *testing.T) {
-	var rec *recorder
-	rec = newRecorder(t, failThenSucceed(1, func(w http.ResponseWriter, _ *http.Request) { dropConnection(t, w) }))
-	c, _ := rec.client(t)
+func TestDroppedConnectionAfterFullUploadIsNotRetried(t *testing.T) {
+	// The whole request reached the service before the connection dropped:
+	// it may have been charged, so a retry could pay twice.
+	rec := newRecorder(t, failThenSucceed(1, func(w http.ResponseWriter, _ *http.Request) { dropConnection(t, w) }))
+	c, sleeps := rec.client(t)
 	src := &countingSource{data: fakeJPEG(20_000)}
-	out, err := c.Predict(context.Background(), &PredictInput{Image: src.open})
-	if err != nil {
-		t.Fatalf("Predict: %v", err)
+	_, err := c.Predict(context.Background(), &PredictInput{Image: src.open})
+	var te *TransportError
+	if !errors.As(err, &te) || !te.RequestSent || Retryable(err) {
+		t.Fatalf("err = %#v, want a non-retryable *TransportError with RequestSent", err)
 	}
-	if out.Attempts != 2 || src.opens.Load() != 2 {
-		t.Errorf("attempts = %d, opens = %d; want 2", out.Attempts, src.opens.Load())
+	if len(rec.requests()) != 1 || src.opens.Load() != 1 || len(sleeps.all()) != 0 {
+		t.Errorf("requests = %d, opens = %d, sleeps = %d; want 1, 1, 0", len(rec.requests()), src.opens.Load(), len(sleeps.all()))
+	}
+	if !strings.Contains(err.Error(), "outcome unknown") {
+		t.Errorf("message = %q", err)
+	}
+}
+
+func TestDroppedConnectionOnFreeCallIsRetried(t *testing.T) {
+	rec := newRecorder(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 {
+			dropConnection(t, w)
+			return
+		}
+		writeBody(w, http.StatusOK, `{"data":{"models":[{"id":"geo-global-v2","status":"ready"}]}}`)
+	})
+	c, _ := rec.client(t)
+	out, err := c.Models(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("Models: %v", err)
+	}
+	if out.Attempts != 2 {
+		t.Errorf("attempts = %d, want 2", out.Attempts)
 	}
 }
 
@@ -161,26 +184,35 @@ func TestRetryConnectionRefused(t *testing.T) {
 	}
 }
 
-func TestRetryPerAttemptTimeout(t *testing.T) {
+func TestPerAttemptTimeout(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	rec := newRecorder(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		if n == 1 {
+		if n == 1 || n == 3 { // the first attempt of each call
 			select { // hang until the client gives up on this attempt
 			case <-r.Context().Done():
 			case <-release:
 			}
 			return
 		}
-		writeBody(w, http.StatusOK, coordinatesBody)
+		writeBody(w, http.StatusOK, `{"data":{"models":[{"id":"geo-global-v2","status":"ready"}]}}`)
 	})
 	c, _ := rec.client(t, func(o *Options) { o.AttemptTimeout = 100 * time.Millisecond })
-	out, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(100))})
+
+	// A free call is simply tried again.
+	out, err := c.Models(context.Background(), nil)
 	if err != nil {
-		t.Fatalf("Predict: %v", err)
+		t.Fatalf("Models: %v", err)
 	}
 	if out.Attempts != 2 {
 		t.Errorf("attempts = %d, want 2", out.Attempts)
+	}
+
+	// A sent upload that timed out may still be processed and charged.
+	_, err = c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(100))})
+	var te *TransportError
+	if !errors.As(err, &te) || !te.RequestSent || Retryable(err) {
+		t.Errorf("Predict err = %v, want an unretried *TransportError with RequestSent", err)
 	}
 }
 
