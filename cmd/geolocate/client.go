@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"strings"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
 
 // connection flags shared by the subcommands that call the service.
@@ -50,11 +50,9 @@ func (conn *connection) apiKey(ctx context.Context, c *cli) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read secret %s: %w", conn.secretID, err)
 	}
-	key, err := keyFromSecret(raw)
+	key, err := secretkey.Parse(raw) // the same parsing the functions use
 	if err != nil {
 		return "", fmt.Errorf("secret %s: %w", conn.secretID, err)
 	}
 	return key, nil
 }
-
-var errNoKeyInSecret = errors.New(`holds neither a bare key nor a JSON object with "api_key"`)

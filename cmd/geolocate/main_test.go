@@ -371,26 +371,3 @@ func TestSimulate(t *testing.T) {
 		t.Errorf("no call log on stderr: %q", stderr.String())
 	}
 }
-
-func TestKeyFromSecret(t *testing.T) {
-	tests := []struct {
-		raw, want string
-		ok        bool
-	}{
-		{"geo_test_fake_key_1\n", "geo_test_fake_key_1", true},
-		{`{"api_key":"geo_test_fake_key_1"}`, "geo_test_fake_key_1", true},
-		{`{"GEO_API_KEY":"geo_test_fake_key_1"}`, "geo_test_fake_key_1", true},
-		{`{"api_key":""}`, "", false},
-		{`{not json`, "", false},
-		{"   ", "", false},
-	}
-	for _, tt := range tests {
-		got, err := keyFromSecret(tt.raw)
-		if got != tt.want || (err == nil) != tt.ok {
-			t.Errorf("keyFromSecret(%q) = %q, %v", tt.raw, got, err)
-		}
-		if err != nil && strings.Contains(err.Error(), "fake_key") {
-			t.Errorf("error shows the secret: %v", err)
-		}
-	}
-}

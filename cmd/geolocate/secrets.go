@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -33,26 +31,4 @@ func (awsSecrets) SecretString(ctx context.Context, id string) (string, error) {
 		return "", errors.New("the secret has no string value")
 	}
 	return *out.SecretString, nil
-}
-
-// keyFromSecret accepts the key stored bare or as {"api_key": "..."}. Its
-// errors never include the secret's value.
-func keyFromSecret(raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	if !strings.HasPrefix(raw, "{") {
-		if raw == "" {
-			return "", errNoKeyInSecret
-		}
-		return raw, nil
-	}
-	var fields map[string]any
-	if err := json.Unmarshal([]byte(raw), &fields); err != nil {
-		return "", errNoKeyInSecret
-	}
-	for _, name := range []string{"api_key", "GEO_API_KEY", "key"} {
-		if s, ok := fields[name].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s), nil
-		}
-	}
-	return "", errNoKeyInSecret
 }
