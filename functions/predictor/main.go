@@ -1,0 +1,90 @@
+// Command predictor is the predictor Lambda function: S3 uploads (through
+// SQS, or directly) become prediction records in DynamoDB. The logic lives in
+// pkg/predictor; this file only wires it to AWS at cold start.
+//
+// Outside Lambda, `go run ./functions/predictor -event FILE` (or `-event -`)
+// runs the handler once on that event and prints its response.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+)
+
+func main() {
+	h, err := newHandler(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "predictor: %v\n", err)
+		os.Exit(1)
+	}
+	lambdarun.Main("predictor", h.Handle)
+}
+
+// newHandler builds the handler once per execution environment, so clients,
+// the key cache and the rate limiter are reused across invocations.
+func newHandler(ctx context.Context) (*predictor.Handler, error) {
+	cfg, err := predictor.LoadConfig(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	logger := lambdarun.NewLogger(os.Stderr, cfg.LogLevel)
+
+	awsCfg, err := lambdarun.LoadAWSConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	store := ledger.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName, func(o *ledger.Options) {
+		o.RecordTTL = cfg.RecordTTL
+	})
+
+	var keys secretkey.Provider
+	if cfg.SecretID != "" {
+		keys, err = secretkey.NewSecretsManager(secretsmanager.NewFromConfig(awsCfg), cfg.SecretID)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		logger.Warn("using the API key from the environment: for local runs only")
+		keys = secretkey.Static(cfg.APIKey)
+	}
+
+	service, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) { o.Logger = logger })
+	if err != nil {
+		return nil, err
+	}
+
+	return predictor.New(cfg, predictor.Deps{
+		Objects:    s3.NewFromConfig(awsCfg, lambdarun.S3Options),
+		Ledger:     store,
+		Service:    service,
+		Keys:       keys,
+		Visibility: predictor.NewSQSVisibility(sqs.NewFromConfig(awsCfg)),
+		Logger:     logger,
+		Metrics:    metricsWriter(logger),
+	})
+}
+
+// metricsWriter is stdout under Lambda, where CloudWatch extracts Embedded
+// Metric Format lines from the log stream. In a local `-event` run, stdout
+// carries the handler's response, so metrics go to stderr with the logs.
+func metricsWriter(logger *slog.Logger) io.Writer {
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+		return os.Stdout
+	}
+	logger.Debug("local run: metrics written to stderr")
+	return os.Stderr
+}

@@ -1,0 +1,131 @@
+package predictor
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+)
+
+const fakeKey = "geo_test_fake_key_1"
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func baseEnv() map[string]string {
+	return map[string]string{
+		envvars.TableName: "results",
+		envvars.SecretID:  "geolocate/api-key",
+		envvars.APIURL:    "http://127.0.0.1:8080",
+	}
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := LoadConfig(envOf(baseEnv()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		TableName: "results", SecretID: "geolocate/api-key", APIURL: "http://127.0.0.1:8080",
+		ModelFallback: true, RatePerMinute: 60, MaxConcurrency: 2, ClaimLease: 15 * time.Minute,
+		MetricNamespace: metricnames.DefaultNamespace, PipelineName: "local", LogLevel: "info",
+	}
+	if c != want {
+		t.Errorf("config = %+v\nwant     %+v", c, want)
+	}
+	if got := c.PerInstanceRate(); got != 30 {
+		t.Errorf("per-instance rate = %v, want 30", got)
+	}
+	if got := c.ExpectedCost(); got != 1 {
+		t.Errorf("expected cost without a model = %d, want 1", got)
+	}
+}
+
+func TestLoadConfigAllSet(t *testing.T) {
+	env := baseEnv()
+	for k, v := range map[string]string{
+		envvars.TopN: "7", envvars.ModelID: "geo-ha-v2", envvars.ModelFallback: "false",
+		envvars.RatePerMinute: "120", envvars.MaxConcurrency: "4", envvars.DailyBudget: "500",
+		envvars.ClaimLease: "2m", envvars.RecordTTLDays: "30", envvars.BucketName: "uploads",
+		envvars.MetricNamespace: "Geo/Test", envvars.PipelineName: "prod", envvars.LogLevel: "DEBUG",
+	} {
+		env[k] = v
+	}
+	c, err := LoadConfig(envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TopN != 7 || c.ModelID != "geo-ha-v2" || c.ModelFallback || c.RatePerMinute != 120 ||
+		c.MaxConcurrency != 4 || c.DailyBudget != 500 || c.ClaimLease != 2*time.Minute ||
+		c.RecordTTL != 30*24*time.Hour || c.BucketName != "uploads" || c.MetricNamespace != "Geo/Test" ||
+		c.PipelineName != "prod" || c.LogLevel != "debug" {
+		t.Errorf("config = %+v", c)
+	}
+	if c.PerInstanceRate() != 30 || c.ExpectedCost() != 3 {
+		t.Errorf("rate %v cost %d", c.PerInstanceRate(), c.ExpectedCost())
+	}
+}
+
+func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
+	tests := []struct {
+		name, variable, value string
+	}{
+		{"missing table", envvars.TableName, ""},
+		{"missing url", envvars.APIURL, ""},
+		{"relative url", envvars.APIURL, "127.0.0.1:8080/v1"},
+		{"ftp url", envvars.APIURL, "ftp://example.com"},
+		{"top_n zero", envvars.TopN, "0"},
+		{"top_n too big", envvars.TopN, "16"},
+		{"top_n not a number", envvars.TopN, "five"},
+		{"fallback not a bool", envvars.ModelFallback, "maybe"},
+		{"rate below one", envvars.RatePerMinute, "0.5"},
+		{"rate NaN", envvars.RatePerMinute, "NaN"},
+		{"concurrency zero", envvars.MaxConcurrency, "0"},
+		{"concurrency too big", envvars.MaxConcurrency, "1001"},
+		{"negative budget", envvars.DailyBudget, "-1"},
+		{"lease too short", envvars.ClaimLease, "10s"},
+		{"lease not a duration", envvars.ClaimLease, "15"},
+		{"negative ttl", envvars.RecordTTLDays, "-3"},
+		{"bad log level", envvars.LogLevel, "verbose"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := baseEnv()
+			env[tt.variable] = tt.value
+			_, err := LoadConfig(envOf(env))
+			if err == nil {
+				t.Fatalf("%s=%q: want error", tt.variable, tt.value)
+			}
+			if !strings.Contains(err.Error(), tt.variable) {
+				t.Errorf("error %q does not name %s", err, tt.variable)
+			}
+		})
+	}
+}
+
+func TestLoadConfigKeySource(t *testing.T) {
+	env := baseEnv()
+	delete(env, envvars.SecretID)
+	if _, err := LoadConfig(envOf(env)); err == nil ||
+		!strings.Contains(err.Error(), envvars.SecretID) || !strings.Contains(err.Error(), envvars.APIKey) {
+		t.Errorf("no key source: err = %v", err)
+	}
+
+	env[envvars.APIKey] = "not_a_geo_key_value"
+	_, err := LoadConfig(envOf(env))
+	if err == nil || !strings.Contains(err.Error(), envvars.APIKey) {
+		t.Fatalf("bad prefix: err = %v", err)
+	}
+	if strings.Contains(err.Error(), "not_a_geo_key_value") {
+		t.Errorf("error echoes the key: %q", err)
+	}
+
+	env[envvars.APIKey] = fakeKey
+	c, err := LoadConfig(envOf(env))
+	if err != nil || c.APIKey != fakeKey || c.SecretID != "" {
+		t.Errorf("local key: %+v, %v", c.SecretID, err)
+	}
+}

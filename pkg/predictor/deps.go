@@ -1,0 +1,54 @@
+package predictor
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+)
+
+// The Handler depends on narrow interfaces, each satisfied by the real
+// client (*s3.Client, *ledger.Store, *geoapi.Client, secretkey.Provider), so
+// tests can run it against local parts.
+
+// ObjectStore is the part of *s3.Client the Handler uses: HEAD for sizes, a
+// ranged GET for sniffing, and GET to stream the upload.
+type ObjectStore interface {
+	HeadObject(ctx context.Context, params *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
+	GetObject(ctx context.Context, params *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+}
+
+// Ledger is the part of *ledger.Store the Handler uses.
+type Ledger interface {
+	Lookup(ctx context.Context, ref ledger.ObjectRef) (*ledger.Record, error)
+	Claim(ctx context.Context, ref ledger.ObjectRef, lease time.Duration) (*ledger.Claim, ledger.ClaimOutcome, error)
+	Complete(ctx context.Context, claim *ledger.Claim, result ledger.Record) error
+	Fail(ctx context.Context, claim *ledger.Claim, code, message string, retryable bool) error
+	Reject(ctx context.Context, ref ledger.ObjectRef, reason, detail string, info ledger.ObjectInfo) error
+	MarkOutcomeUnknown(ctx context.Context, rec *ledger.Record) error
+	ReserveCredits(ctx context.Context, day string, credits, budget int) (bool, error)
+	ReleaseCredits(ctx context.Context, day string, credits int) error
+}
+
+// Service is the paid geolocation service (*geoapi.Client).
+type Service interface {
+	Predict(ctx context.Context, in *geoapi.PredictInput, optFns ...func(*geoapi.Options)) (*geoapi.PredictOutput, error)
+}
+
+// KeyProvider supplies the API key (secretkey.Provider): Key may be cached,
+// Refresh fetches the current value after the service refused the key.
+type KeyProvider interface {
+	Key(ctx context.Context) (string, error)
+	Refresh(ctx context.Context) (string, error)
+}
+
+// VisibilityChanger delays the redelivery of an SQS message (for example by
+// ChangeMessageVisibility), so a message held back by the daily budget does
+// not spin through its receive count. Optional.
+type VisibilityChanger interface {
+	ChangeVisibility(ctx context.Context, msg events.SQSMessage, timeout time.Duration) error
+}

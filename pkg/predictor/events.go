@@ -1,0 +1,203 @@
+package predictor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Event sources of the records a Lambda invocation can carry.
+const (
+	sourceSQS = "aws:sqs"
+	sourceS3  = "aws:s3"
+)
+
+// upload is one object-created notification, however it arrived (S3 event
+// record, EventBridge event).
+type upload struct {
+	Bucket    string
+	Key       string // decoded: the object's real key
+	VersionID string // empty when unknown; S3's "null" is kept (the ledger ignores it)
+	ETag      string // without quotes
+	Size      int64
+	SizeKnown bool // the notification stated the size (0 included)
+}
+
+// notification is the content of one SQS message body or direct event.
+type notification struct {
+	Uploads []upload
+	// Ignored describes records that are valid but are not uploads
+	// (ObjectRemoved:*, restores...): acknowledged and logged.
+	Ignored []string
+	// TestEvent is set for the s3:TestEvent S3 sends when notifications are
+	// configured.
+	TestEvent bool
+}
+
+// errMalformed marks a body that is not a notification at all. Its message
+// fails alone and, after the queue's retries, reaches the dead-letter queue.
+var errMalformed = errors.New("malformed notification")
+
+// notificationProbe reads just enough of a body to tell its kind.
+type notificationProbe struct {
+	Records    json.RawMessage `json:"Records"`
+	Event      string          `json:"Event"`       // s3:TestEvent
+	DetailType string          `json:"detail-type"` // EventBridge
+	Source     string          `json:"source"`      // EventBridge
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// decodeNotification parses an S3 event notification (Records), an
+// s3:TestEvent or an EventBridge S3 event. Valid JSON of any other shape is
+// reported as ignored, not as an error: it is nothing to process.
+func decodeNotification(body []byte) (notification, error) {
+	var probe notificationProbe
+	if err := json.Unmarshal(body, &probe); err != nil {
+		return notification{}, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	switch {
+	case len(probe.Records) > 0 && string(probe.Records) != "null":
+		return decodeS3Records(body)
+	case probe.Event == "s3:TestEvent":
+		return notification{TestEvent: true}, nil
+	case probe.Source == "aws.s3" && probe.DetailType != "":
+		return decodeEventBridge(probe.DetailType, probe.Detail)
+	}
+	return notification{Ignored: []string{"not an S3 notification"}}, nil
+}
+
+// s3SizeProbe tells a stated size of 0 from a missing size, which
+// events.S3Object cannot.
+type s3SizeProbe struct {
+	Records []struct {
+		S3 struct {
+			Object struct {
+				Size *int64 `json:"size"`
+			} `json:"object"`
+		} `json:"s3"`
+	} `json:"Records"`
+}
+
+func decodeS3Records(body []byte) (notification, error) {
+	var ev events.S3Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		// Includes a key that is not valid URL encoding.
+		return notification{}, fmt.Errorf("%w: S3 event: %v", errMalformed, err)
+	}
+	var sizes s3SizeProbe
+	_ = json.Unmarshal(body, &sizes) // the same bytes just decoded
+
+	var n notification
+	for i, rec := range ev.Records {
+		if rec.EventSource != sourceS3 || !strings.HasPrefix(rec.EventName, "ObjectCreated:") {
+			n.Ignored = append(n.Ignored, describeIgnored(rec.EventSource, rec.EventName))
+			continue
+		}
+		obj := rec.S3.Object
+		if rec.S3.Bucket.Name == "" || obj.URLDecodedKey == "" {
+			return notification{}, fmt.Errorf("%w: S3 record %d has no bucket or key", errMalformed, i)
+		}
+		u := upload{
+			Bucket:    rec.S3.Bucket.Name,
+			Key:       obj.URLDecodedKey,
+			VersionID: obj.VersionID,
+			ETag:      strings.Trim(obj.ETag, `"`),
+			Size:      obj.Size,
+		}
+		if i < len(sizes.Records) && sizes.Records[i].S3.Object.Size != nil {
+			u.SizeKnown = true
+		}
+		n.Uploads = append(n.Uploads, u)
+	}
+	return n, nil
+}
+
+// eventBridgeDetail is the detail of an EventBridge "Object Created" S3
+// event. Unlike S3 notifications, its key is NOT URL-encoded.
+type eventBridgeDetail struct {
+	Bucket struct {
+		Name string `json:"name"`
+	} `json:"bucket"`
+	Object struct {
+		Key       string `json:"key"`
+		Size      *int64 `json:"size"`
+		ETag      string `json:"etag"`
+		VersionID string `json:"version-id"`
+	} `json:"object"`
+}
+
+func decodeEventBridge(detailType string, raw json.RawMessage) (notification, error) {
+	if detailType != "Object Created" {
+		return notification{Ignored: []string{describeIgnored("aws.s3", detailType)}}, nil
+	}
+	var d eventBridgeDetail
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return notification{}, fmt.Errorf("%w: EventBridge detail: %v", errMalformed, err)
+	}
+	if d.Bucket.Name == "" || d.Object.Key == "" {
+		return notification{}, fmt.Errorf("%w: EventBridge event has no bucket or key", errMalformed)
+	}
+	u := upload{
+		Bucket:    d.Bucket.Name,
+		Key:       d.Object.Key,
+		VersionID: d.Object.VersionID,
+		ETag:      strings.Trim(d.Object.ETag, `"`),
+	}
+	if d.Object.Size != nil {
+		u.Size, u.SizeKnown = *d.Object.Size, true
+	}
+	return notification{Uploads: []upload{u}}, nil
+}
+
+func describeIgnored(source, name string) string {
+	if name == "" {
+		name = "unnamed event"
+	}
+	if source == "" {
+		return name
+	}
+	return source + " " + name
+}
+
+// invocationProbe tells an SQS batch from a direct S3 or EventBridge event.
+type invocationProbe struct {
+	Records []struct {
+		EventSource string `json:"eventSource"`
+	} `json:"Records"`
+	DetailType string `json:"detail-type"`
+	Source     string `json:"source"`
+}
+
+// invocationKind is what a Lambda payload is.
+type invocationKind int
+
+const (
+	invocationUnknown invocationKind = iota
+	invocationSQS
+	invocationS3
+	invocationEventBridge
+)
+
+func classifyInvocation(raw []byte) (invocationKind, error) {
+	var p invocationProbe
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return invocationUnknown, fmt.Errorf("decode event: %w", err)
+	}
+	if p.Source == "aws.s3" && p.DetailType != "" {
+		return invocationEventBridge, nil
+	}
+	if len(p.Records) == 0 {
+		return invocationUnknown, errors.New("unsupported event: no Records and not an EventBridge S3 event")
+	}
+	switch src := p.Records[0].EventSource; src {
+	case sourceSQS:
+		return invocationSQS, nil
+	case sourceS3:
+		return invocationS3, nil
+	default:
+		return invocationUnknown, fmt.Errorf("unsupported event source %q", src)
+	}
+}

@@ -1,0 +1,117 @@
+package predictor
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+)
+
+// Error codes of failed records.
+const (
+	CodeUnauthorized      = "unauthorized"
+	CodeOutOfCredits      = "out_of_credits"
+	CodeModelRetired      = "model_retired"
+	CodeValidation        = "validation_error"
+	CodeRateLimited       = "rate_limited"
+	CodeServerError       = "server_error"
+	CodeTransport         = "transport_error"
+	CodeMalformedResponse = "malformed_response"
+	CodeStorage           = "storage_error"
+	CodeRateWait          = "rate_wait_timeout"
+	CodeInvalidKey        = "invalid_key"
+	CodeInvalidInput      = "invalid_input"
+	CodeRejectedByService = "rejected_by_service"
+	CodeUnexpected        = "unexpected_error"
+	CodeOutcomeUnknown    = ledger.ErrorCodeOutcomeUnknown
+)
+
+// failure classifies an error of the paid call.
+type failure struct {
+	code string
+	// retryable: the service certainly did not charge, so a later delivery
+	// may claim and call again.
+	retryable bool
+	// maybeCharged: the service may have charged (it answered 2xx), so the
+	// reserved budget is kept.
+	maybeCharged bool
+}
+
+// errRateWait is returned when the limiter cannot grant a token before the
+// invocation's deadline.
+var errRateWait = errors.New("no rate-limit token before the invocation deadline")
+
+func classifyFailure(err error) failure {
+	var (
+		unauthorized *geoapi.UnauthorizedError
+		outOfCredits *geoapi.OutOfCreditsError
+		validation   *geoapi.ValidationError
+		rateLimited  *geoapi.RateLimitedError
+		server       *geoapi.ServerError
+		transport    *geoapi.TransportError
+		decode       *geoapi.DecodeError
+		input        *geoapi.InputError
+		source       *sourceError
+		api          *geoapi.APIError
+	)
+	switch {
+	case errors.As(err, &decode):
+		// A 2xx the client could not read: the work was done and probably
+		// charged. Never call again for this object version.
+		return failure{code: CodeMalformedResponse, maybeCharged: true}
+	case errors.As(err, &transport) && transport.RequestSent:
+		// The upload reached the service in full and no answer came back
+		// (dropped connection, timeout): it may have been processed and
+		// charged. At most one paid call per object version, so this is
+		// final; an operator can requeue the object deliberately.
+		return failure{code: CodeOutcomeUnknown, maybeCharged: true}
+	case errors.As(err, &unauthorized):
+		return failure{code: CodeUnauthorized, retryable: true}
+	case errors.As(err, &outOfCredits):
+		return failure{code: CodeOutOfCredits, retryable: true}
+	case errors.As(err, &validation):
+		if validation.MessageCode == CodeModelRetired || validation.RetiredModelID != "" {
+			return failure{code: CodeModelRetired}
+		}
+		return failure{code: CodeValidation}
+	case errors.As(err, &rateLimited):
+		return failure{code: CodeRateLimited, retryable: true}
+	case errors.As(err, &server):
+		return failure{code: CodeServerError, retryable: true}
+	case errors.As(err, &source):
+		return failure{code: CodeStorage, retryable: true}
+	case errors.As(err, &transport), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return failure{code: CodeTransport, retryable: true}
+	case errors.Is(err, errRateWait):
+		return failure{code: CodeRateWait, retryable: true}
+	case errors.As(err, &input):
+		if errors.Is(err, geoapi.ErrInvalidKey) {
+			// A bad secret value: fixable without touching the object.
+			return failure{code: CodeInvalidKey, retryable: true}
+		}
+		return failure{code: CodeInvalidInput}
+	case errors.As(err, &api):
+		switch api.StatusCode {
+		case http.StatusForbidden, http.StatusNotFound:
+			// A permission or address problem of the deployment, not of
+			// the image: retried until fixed, then the dead-letter queue.
+			return failure{code: CodeRejectedByService, retryable: true}
+		}
+		return failure{code: CodeRejectedByService}
+	}
+	return failure{code: CodeUnexpected, retryable: true}
+}
+
+// retiredModel reports whether err is the 422 naming model as retired.
+func retiredModel(err error, model string) bool {
+	var v *geoapi.ValidationError
+	if !errors.As(err, &v) {
+		return false
+	}
+	if v.RetiredModelID != "" {
+		return v.RetiredModelID == model
+	}
+	return v.MessageCode == CodeModelRetired
+}

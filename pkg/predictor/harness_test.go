@@ -1,0 +1,424 @@
+package predictor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+)
+
+func TestMain(m *testing.M) { localawstest.Main(m) }
+
+// testEnv is the predictor wired to real local parts: gofakes3, DynamoDB
+// Local and the service simulator.
+type testEnv struct {
+	t       testing.TB
+	s3      *s3.Client
+	bucket  string
+	ddb     *dynamodb.Client
+	store   *ledger.Store
+	sim     *geosim.Server
+	keys    *fakeKeys
+	h       *Handler
+	cfg     Config
+	logs    *syncBuffer
+	metrics *syncBuffer
+	// visibility records delayed messages (budget deferrals).
+	visibility *fakeVisibility
+}
+
+// newTestEnv builds an environment; edit adjusts the configuration.
+func newTestEnv(t testing.TB, edit func(*Config), simOpts ...func(*geosim.Config)) *testEnv {
+	t.Helper()
+	s3c, bucket := localawstest.S3(t)
+	ddb, table := localawstest.DynamoDB(t)
+
+	simOpts = append([]func(*geosim.Config){func(c *geosim.Config) { c.DemoKey = fakeKey }}, simOpts...)
+	sim := geosim.New(simOpts...)
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+
+	cfg := Config{
+		TableName: table, APIKey: fakeKey, APIURL: srv.URL,
+		ModelFallback: true, RatePerMinute: 1e6, MaxConcurrency: 1, ClaimLease: DefaultClaimLease,
+		BucketName: bucket, MetricNamespace: metricnames.DefaultNamespace, PipelineName: "test", LogLevel: "debug",
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	e := &testEnv{
+		t: t, s3: s3c, bucket: bucket, sim: sim, cfg: cfg,
+		ddb:        ddb,
+		store:      ledger.New(ddb, table),
+		keys:       newFakeKeys(t, fakeKey),
+		logs:       &syncBuffer{},
+		metrics:    &syncBuffer{},
+		visibility: &fakeVisibility{},
+	}
+	e.h = e.newHandler(cfg)
+	t.Cleanup(e.assertNoKeyInLogs)
+	return e
+}
+
+func (e *testEnv) newHandler(cfg Config, optFns ...func(*Options)) *Handler {
+	e.t.Helper()
+	logger := newJSONLogger(e.logs, "debug")
+	client, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) {
+		o.Logger = logger
+		o.MaxAttempts = 2
+		o.BaseBackoff, o.MaxBackoff = time.Millisecond, 5*time.Millisecond
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	h, err := New(cfg, Deps{
+		Objects: e.s3, Ledger: e.store, Service: client, Keys: e.keys,
+		Logger: logger, Metrics: e.metrics, Visibility: e.visibility,
+	}, optFns...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h
+}
+
+// assertNoKeyInLogs checks every log line and metric of the test: no key
+// the test used may appear.
+func (e *testEnv) assertNoKeyInLogs() {
+	all := e.logs.String() + e.metrics.String()
+	for _, k := range e.keys.all() {
+		if strings.Contains(all, k) {
+			e.t.Errorf("an API key appears in the logs or metrics")
+		}
+	}
+}
+
+// put uploads body under key and returns the upload its notification
+// would describe.
+func (e *testEnv) put(key string, body []byte) upload {
+	e.t.Helper()
+	out, err := e.s3.PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String(e.bucket), Key: aws.String(key), Body: bytes.NewReader(body),
+	})
+	if err != nil {
+		e.t.Fatalf("put %s: %v", key, err)
+	}
+	return upload{Bucket: e.bucket, Key: key, VersionID: aws.ToString(out.VersionId),
+		ETag: trimETag(aws.ToString(out.ETag)), Size: int64(len(body)), SizeKnown: true}
+}
+
+// invoke runs the handler on payload as Lambda would, with a request id
+// and a deadline.
+func (e *testEnv) invoke(payload []byte) (any, error) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: "req-" + e.t.Name()})
+	return e.h.Handle(ctx, payload)
+}
+
+// invokeSQS runs the handler on an SQS batch and returns the ids of the
+// messages to retry.
+func (e *testEnv) invokeSQS(batch []byte) []string {
+	e.t.Helper()
+	out, err := e.invoke(batch)
+	if err != nil {
+		e.t.Fatalf("SQS invocation returned an error: %v", err)
+	}
+	resp, ok := out.(events.SQSEventResponse)
+	if !ok {
+		e.t.Fatalf("response is %T, want events.SQSEventResponse", out)
+	}
+	ids := []string{}
+	for _, f := range resp.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	return ids
+}
+
+func (e *testEnv) record(u upload) *ledger.Record {
+	e.t.Helper()
+	rec, err := e.store.Lookup(context.Background(), ledger.ObjectRef{Bucket: u.Bucket, Key: u.Key, VersionID: u.VersionID, ETag: u.ETag})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rec
+}
+
+func (e *testEnv) predictCalls() []geosim.Call {
+	var calls []geosim.Call
+	for _, c := range e.sim.Calls() {
+		if c.Endpoint == geosim.PathPredict {
+			calls = append(calls, c)
+		}
+	}
+	return calls
+}
+
+// metricSum adds up a metric over the invocations so far, counting only the
+// documents without a Reason dimension (the totals).
+func (e *testEnv) metricSum(name string) float64 {
+	return sumMetric(e.t, e.metrics.String(), name, "")
+}
+
+// metricReason adds up a metric's values for one Reason.
+func (e *testEnv) metricReason(name, reason string) float64 {
+	return sumMetric(e.t, e.metrics.String(), name, reason)
+}
+
+func sumMetric(t testing.TB, out, name, reason string) float64 {
+	t.Helper()
+	var sum float64
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var doc map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &doc); err != nil {
+			t.Fatalf("metrics line is not JSON: %q", sc.Text())
+		}
+		if got, _ := doc[metricnames.DimReason].(string); got != reason {
+			continue
+		}
+		switch v := doc[name].(type) {
+		case float64:
+			sum += v
+		case []any:
+			for _, x := range v {
+				f, _ := x.(float64)
+				sum += f
+			}
+		}
+	}
+	return sum
+}
+
+// logLines returns the decoded log lines whose msg is msg.
+func (e *testEnv) logLines(msg string) []map[string]any {
+	var lines []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(e.logs.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			e.t.Fatalf("log line is not JSON: %q", sc.Text())
+		}
+		if line["msg"] == msg {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+// s3Event builds a direct S3 event notification, URL-encoding keys as S3
+// does.
+func s3Event(ups ...upload) []byte {
+	var ev events.S3Event
+	for _, u := range ups {
+		ev.Records = append(ev.Records, events.S3EventRecord{
+			EventVersion: "2.1", EventSource: sourceS3, AWSRegion: "us-east-1",
+			EventTime: time.Date(2026, 11, 22, 10, 15, 30, 0, time.UTC), EventName: "ObjectCreated:Put",
+			S3: events.S3Entity{
+				SchemaVersion: "1.0",
+				Bucket:        events.S3Bucket{Name: u.Bucket, Arn: "arn:aws:s3:::" + u.Bucket},
+				Object:        events.S3Object{Key: encodeS3Key(u.Key), Size: u.Size, ETag: u.ETag, VersionID: u.VersionID},
+			},
+		})
+	}
+	b, _ := json.Marshal(ev)
+	return b
+}
+
+// encodeS3Key encodes a key the way S3 notifications do: form encoding,
+// a space becomes "+".
+func encodeS3Key(key string) string {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c == ' ':
+			b.WriteByte('+')
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.IndexByte("-_.*/", c) >= 0:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// sqsMessage is one message of a test batch: an id and a body.
+type sqsMessage struct {
+	id   string
+	body string
+}
+
+func uploadMessage(id string, ups ...upload) sqsMessage {
+	return sqsMessage{id: id, body: string(s3Event(ups...))}
+}
+
+func sqsBatch(msgs ...sqsMessage) []byte {
+	var ev events.SQSEvent
+	for _, m := range msgs {
+		ev.Records = append(ev.Records, events.SQSMessage{
+			MessageId: m.id, ReceiptHandle: "handle-" + m.id, Body: m.body,
+			Attributes:     map[string]string{"ApproximateReceiveCount": "1"},
+			EventSource:    sourceSQS,
+			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:geolocate-uploads", AWSRegion: "us-east-1",
+		})
+	}
+	b, _ := json.Marshal(ev)
+	return b
+}
+
+// testJPEG encodes a small gradient JPEG; seed makes distinct images.
+func testJPEG(t testing.TB, seed int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for y := 0; y < 48; y++ {
+		for x := 0; x < 64; x++ {
+			img.Set(x, y, color.RGBA{uint8(x*4 + seed), uint8(y * 5), uint8(seed * 7), 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// fakeSecretsManager holds one secret whose AWSCURRENT version changes on
+// rotate, behind the real secretkey provider.
+type fakeSecretsManager struct {
+	mu       sync.Mutex
+	versions []string // value of each version; the last is AWSCURRENT
+}
+
+func (f *fakeSecretsManager) DescribeSecret(_ context.Context, in *secretsmanager.DescribeSecretInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	stages := map[string][]string{}
+	for i := range f.versions {
+		stages[fmt.Sprintf("v%d", i)] = []string{"AWSPREVIOUS"}
+	}
+	stages[fmt.Sprintf("v%d", len(f.versions)-1)] = []string{"AWSCURRENT"}
+	return &secretsmanager.DescribeSecretOutput{Name: in.SecretId, VersionIdsToStages: stages}, nil
+}
+
+func (f *fakeSecretsManager) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var i int
+	if _, err := fmt.Sscanf(aws.ToString(in.VersionId), "v%d", &i); err != nil || i >= len(f.versions) {
+		return nil, fmt.Errorf("ResourceNotFoundException: version %s", aws.ToString(in.VersionId))
+	}
+	return &secretsmanager.GetSecretValueOutput{SecretString: aws.String(`{"api_key":"` + f.versions[i] + `"}`), VersionId: in.VersionId}, nil
+}
+
+// fakeKeys is the real Secrets Manager provider on the fake, counting
+// refreshes.
+type fakeKeys struct {
+	*secretkey.SecretsManagerProvider
+	sm        *fakeSecretsManager
+	refreshes atomic.Int32
+}
+
+func newFakeKeys(t testing.TB, key string) *fakeKeys {
+	t.Helper()
+	sm := &fakeSecretsManager{versions: []string{key}}
+	p, err := secretkey.NewSecretsManager(sm, "geolocate/test-key", func(o *secretkey.SecretsManagerOptions) { o.TTL = time.Hour })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fakeKeys{SecretsManagerProvider: p, sm: sm}
+}
+
+func (f *fakeKeys) Refresh(ctx context.Context) (string, error) {
+	f.refreshes.Add(1)
+	return f.SecretsManagerProvider.Refresh(ctx)
+}
+
+// rotate stores a new secret value, as an operator does after regenerating
+// the key; the provider's cache keeps the old one until a refresh.
+func (f *fakeKeys) rotate(key string) {
+	f.sm.mu.Lock()
+	defer f.sm.mu.Unlock()
+	f.sm.versions = append(f.sm.versions, key)
+}
+
+func (f *fakeKeys) refreshCount() int { return int(f.refreshes.Load()) }
+
+func (f *fakeKeys) all() []string {
+	f.sm.mu.Lock()
+	defer f.sm.mu.Unlock()
+	return append([]string(nil), f.sm.versions...)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// fakeVisibility records ChangeVisibility calls.
+type fakeVisibility struct {
+	mu      sync.Mutex
+	delayed map[string]time.Duration
+}
+
+func (f *fakeVisibility) ChangeVisibility(_ context.Context, msg events.SQSMessage, d time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.delayed == nil {
+		f.delayed = map[string]time.Duration{}
+	}
+	f.delayed[msg.MessageId] = d
+	return nil
+}
+
+func (e *testEnv) storeClient() *dynamodb.Client { return e.ddb }
+
+// deleteVersion permanently deletes one object version.
+func (e *testEnv) deleteVersion(u upload) {
+	e.t.Helper()
+	_, err := e.s3.DeleteObject(context.Background(), &s3.DeleteObjectInput{
+		Bucket: aws.String(u.Bucket), Key: aws.String(u.Key), VersionId: u.s3Version(),
+	})
+	if err != nil {
+		e.t.Fatalf("delete %s: %v", u.Key, err)
+	}
+}

@@ -1,0 +1,37 @@
+package predictor
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+)
+
+// invocation is the state of one Handle call.
+type invocation struct {
+	h       *Handler
+	logger  *slog.Logger // carries the request id
+	metrics *metrics
+	// outOfCredits is set by the first 402 of the invocation: no further
+	// object is claimed or called, and their messages are returned as they
+	// are. Checked before every claim, so parallel workers honour it too.
+	outOfCredits atomic.Bool
+}
+
+func (h *Handler) newInvocation(ctx context.Context) *invocation {
+	return &invocation{
+		h:       h,
+		logger:  lambdarun.WithRequestID(ctx, h.deps.Logger),
+		metrics: newMetrics(h.deps.Metrics, h.cfg.MetricNamespace, h.cfg.PipelineName),
+	}
+}
+
+func (inv *invocation) flushMetrics() {
+	if err := inv.metrics.flush(); err != nil {
+		inv.logger.Error("write metrics", "error", err)
+	}
+}
+
+func newJSONLogger(w io.Writer, level string) *slog.Logger { return lambdarun.NewLogger(w, level) }

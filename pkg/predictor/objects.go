@@ -1,0 +1,133 @@
+package predictor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+)
+
+// The S3 reads below always name the object version the notification was
+// about: its version id when the bucket is versioned, else its ETag as an
+// If-Match condition, so an object overwritten since is never read (or paid
+// for) in place of the one uploaded.
+
+// s3Version is the version id to send to S3: S3's "null" does not identify
+// one version (the ETag does; see ledger.ObjectRef.SortKey).
+func (u upload) s3Version() *string {
+	if u.VersionID == "" || u.VersionID == "null" {
+		return nil
+	}
+	return aws.String(u.VersionID)
+}
+
+// s3IfMatch is the If-Match condition when no version id is usable.
+func (u upload) s3IfMatch() *string {
+	if u.s3Version() != nil || u.ETag == "" {
+		return nil
+	}
+	return aws.String(`"` + u.ETag + `"`)
+}
+
+// headObject completes an upload whose notification lacked its size or
+// identity (version id and ETag).
+func headObject(ctx context.Context, store ObjectStore, u *upload) error {
+	out, err := store.HeadObject(ctx, &s3.HeadObjectInput{
+		Bucket:    aws.String(u.Bucket),
+		Key:       aws.String(u.Key),
+		VersionId: u.s3Version(),
+		IfMatch:   u.s3IfMatch(),
+	})
+	if err != nil {
+		return fmt.Errorf("head object: %w", err)
+	}
+	u.Size, u.SizeKnown = aws.ToInt64(out.ContentLength), true
+	if u.ETag == "" {
+		u.ETag = trimETag(aws.ToString(out.ETag))
+	}
+	if u.VersionID == "" {
+		u.VersionID = aws.ToString(out.VersionId)
+	}
+	return nil
+}
+
+// readHead reads the object's first bytes, enough to recognise an image,
+// with a ranged GET: the rest of the object is not downloaded.
+func readHead(ctx context.Context, store ObjectStore, u upload) ([]byte, error) {
+	out, err := store.GetObject(ctx, &s3.GetObjectInput{
+		Bucket:    aws.String(u.Bucket),
+		Key:       aws.String(u.Key),
+		VersionId: u.s3Version(),
+		IfMatch:   u.s3IfMatch(),
+		Range:     aws.String(fmt.Sprintf("bytes=0-%d", imageformat.SniffBytes-1)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get object head: %w", err)
+	}
+	defer out.Body.Close()
+	head, err := io.ReadAll(io.LimitReader(out.Body, imageformat.SniffBytes))
+	if err != nil {
+		return nil, fmt.Errorf("read object head: %w", err)
+	}
+	return head, nil
+}
+
+// imageSource streams the object to the service. It is opened once per HTTP
+// attempt and never buffered whole, so a 10 MB image costs little memory.
+func imageSource(store ObjectStore, u upload) geoapi.ImageSource {
+	return func(ctx context.Context) (io.ReadCloser, error) {
+		out, err := store.GetObject(ctx, &s3.GetObjectInput{
+			Bucket:    aws.String(u.Bucket),
+			Key:       aws.String(u.Key),
+			VersionId: u.s3Version(),
+			IfMatch:   u.s3IfMatch(),
+		})
+		if err != nil {
+			return nil, &sourceError{err: err}
+		}
+		return out.Body, nil
+	}
+}
+
+// sourceError is a failure to open the object for upload: nothing was sent,
+// so nothing was charged.
+type sourceError struct{ err error }
+
+func (e *sourceError) Error() string { return "open object for upload: " + e.err.Error() }
+func (e *sourceError) Unwrap() error { return e.err }
+
+// objectGone reports whether S3 says the object (version) no longer exists,
+// or was replaced since the notification (If-Match failed).
+func objectGone(err error) bool {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode() {
+		case "NoSuchKey", "NotFound", "NoSuchVersion", "PreconditionFailed":
+			return true
+		}
+	}
+	var respErr *awshttp.ResponseError
+	if errors.As(err, &respErr) {
+		switch respErr.HTTPStatusCode() {
+		case http.StatusNotFound, http.StatusPreconditionFailed:
+			return true
+		}
+	}
+	return false
+}
+
+func trimETag(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
+}

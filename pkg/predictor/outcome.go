@@ -1,0 +1,60 @@
+package predictor
+
+// outcomeKind is what became of one object in this delivery.
+type outcomeKind int
+
+const (
+	outcomeSucceeded outcomeKind = iota + 1 // a prediction was recorded
+	outcomeRejected                         // a rejected record was written, no call
+	outcomeFailed                           // a final failed record was written
+	outcomeDuplicate                        // already recorded or handled elsewhere: nothing to do
+	outcomeIgnored                          // not ours to process (other bucket)
+	outcomeRetry                            // must be delivered again later
+)
+
+func (k outcomeKind) String() string {
+	switch k {
+	case outcomeSucceeded:
+		return "succeeded"
+	case outcomeRejected:
+		return "rejected"
+	case outcomeFailed:
+		return "failed"
+	case outcomeDuplicate:
+		return "duplicate"
+	case outcomeIgnored:
+		return "ignored"
+	case outcomeRetry:
+		return "retry"
+	}
+	return "unknown"
+}
+
+// outcome is the result of processing one object, with a short reason code.
+type outcome struct {
+	kind   outcomeKind
+	reason string
+}
+
+func retryLater(reason string) outcome { return outcome{kind: outcomeRetry, reason: reason} }
+
+// Reasons of rejections, written to the record's error_code and used as the
+// Reason metric dimension.
+const (
+	ReasonFolderMarker   = "folder_marker"
+	ReasonEmptyObject    = "empty_object"
+	ReasonTooLarge       = "too_large"
+	ReasonNotAnImage     = "not_an_image"
+	ReasonObjectNotFound = "object_not_found"
+)
+
+// Reasons of retries (logged, never recorded as final).
+const (
+	retryBusy           = "claimed_elsewhere"
+	retryOutOfCredits   = "out_of_credits"
+	retryBudget         = "budget_exhausted"
+	retryRateWait       = "rate_wait_timeout"
+	retryStorage        = "storage_error"
+	retryLedger         = "ledger_error"
+	retryKeyUnavailable = "key_unavailable"
+)

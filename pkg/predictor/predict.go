@@ -1,0 +1,297 @@
+package predictor
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+)
+
+// predict spends: it reserves budget, waits for a rate token, claims the
+// object and makes the paid call, then records the outcome.
+func (inv *invocation) predict(ctx context.Context, obj *object) outcome {
+	key, err := inv.h.deps.Keys.Key(ctx)
+	if err != nil {
+		obj.logger.Error("API key unavailable: message returned for retry", "error", err)
+		return retryLater(retryKeyUnavailable)
+	}
+	budget, o, ok := inv.reserveBudget(ctx, obj)
+	if !ok {
+		return o
+	}
+	if err := inv.waitForRate(ctx); err != nil {
+		budget.settle(ctx, 0)
+		obj.logger.Warn("no rate-limit token in time: message returned for retry", "error", err)
+		return retryLater(retryRateWait)
+	}
+	// Checked again right before the claim: another worker of this batch
+	// may have hit 402 while this one waited.
+	if inv.outOfCredits.Load() {
+		budget.settle(ctx, 0)
+		return retryLater(retryOutOfCredits)
+	}
+
+	claim, claimed, err := inv.h.deps.Ledger.Claim(ctx, obj.ref(), inv.h.cfg.ClaimLease)
+	if err != nil {
+		budget.settle(ctx, 0)
+		obj.logger.Error("claim failed: message returned for retry", "error", err)
+		return retryLater(retryLedger)
+	}
+	if claimed != ledger.ClaimAcquired {
+		budget.settle(ctx, 0)
+		switch claimed {
+		case ledger.ClaimDone:
+			return inv.duplicate(obj, claim.Record.Status)
+		case ledger.ClaimExpired:
+			return inv.outcomeUnknown(ctx, obj, claim.Record)
+		default:
+			return inv.busy(obj)
+		}
+	}
+	obj.logger = obj.logger.With("claim_attempt", claim.Attempt)
+
+	res := inv.call(ctx, obj, key)
+
+	// The outcome is recorded even if the invocation's deadline passed
+	// during the call: a paid result must not be lost to a cancelled context.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if res.err != nil {
+		return inv.fail(fctx, obj, claim, res, budget)
+	}
+	budget.settle(fctx, res.out.CreditsConsumed)
+	return inv.complete(fctx, obj, claim, res)
+}
+
+// callResult is the outcome of the paid call, fallback and key refresh
+// included.
+type callResult struct {
+	out              *geoapi.PredictOutput
+	err              error
+	requestedModelID string // the configured model, "" when none
+	fallback         bool   // the default model ran instead of the retired configured one
+}
+
+// call makes the prediction call: a 401 refreshes the key and retries once;
+// a 422 naming the configured model as retired falls back to the default
+// model when enabled (a 422 is not charged).
+func (inv *invocation) call(ctx context.Context, obj *object, key string) callResult {
+	cfg := inv.h.cfg
+	in := &geoapi.PredictInput{
+		APIKey:      key,
+		Image:       imageSource(inv.h.deps.Objects, obj.upload),
+		Size:        obj.Size,
+		ContentType: obj.contentType,
+		TopN:        cfg.TopN,
+	}
+	res := callResult{requestedModelID: cfg.ModelID}
+	if cfg.ModelID != "" {
+		if cfg.ModelFallback && inv.h.modelRetired.Load() {
+			res.fallback = true
+		} else {
+			in.ModelID = cfg.ModelID
+		}
+	}
+	res.out, res.err = inv.predictRefreshingKey(ctx, obj, in)
+	if in.ModelID != "" && retiredModel(res.err, in.ModelID) {
+		inv.h.modelRetired.Store(true)
+		if !cfg.ModelFallback {
+			return res
+		}
+		obj.logger.Warn("configured model is retired: falling back to the default model",
+			"requested_model_id", in.ModelID)
+		in.ModelID = ""
+		res.fallback = true
+		if err := inv.waitForRate(ctx); err != nil {
+			res.out, res.err = nil, err
+			return res
+		}
+		res.out, res.err = inv.predictRefreshingKey(ctx, obj, in)
+	}
+	if res.fallback {
+		inv.metrics.count(metricModelFallbacks)
+	}
+	return res
+}
+
+// predictRefreshingKey calls the service; on a 401 it fetches the current
+// secret and, if the key changed (it was regenerated), retries once.
+func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in *geoapi.PredictInput) (*geoapi.PredictOutput, error) {
+	withLogger := func(o *geoapi.Options) { o.Logger = obj.logger }
+	out, err := inv.h.deps.Service.Predict(ctx, in, withLogger)
+	var unauthorized *geoapi.UnauthorizedError
+	if !errors.As(err, &unauthorized) {
+		return out, err
+	}
+	fresh, rerr := inv.h.deps.Keys.Refresh(ctx)
+	if rerr != nil {
+		obj.logger.Error("API key refused and refreshing it failed", "error", rerr)
+		return nil, err
+	}
+	if fresh == in.APIKey {
+		obj.logger.Error("API key refused and the secret still holds the same key")
+		return nil, err
+	}
+	obj.logger.Warn("API key refused: retrying once with the refreshed key")
+	in.APIKey = fresh
+	if werr := inv.waitForRate(ctx); werr != nil {
+		return nil, werr
+	}
+	return inv.h.deps.Service.Predict(ctx, in, withLogger)
+}
+
+// waitForRate takes a token from the instance's limiter, waiting at most
+// until CallReserve before the invocation's deadline.
+func (inv *invocation) waitForRate(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-inv.h.opts.CallReserve))
+		defer cancel()
+	}
+	if err := inv.h.limiter.Wait(ctx); err != nil {
+		return errors.Join(errRateWait, err)
+	}
+	return nil
+}
+
+// fail records a failed call: retryable failures free the object for a
+// later delivery and return the message; final ones are acknowledged.
+func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Claim, res callResult, budget *reservation) outcome {
+	f := classifyFailure(res.err)
+	if !f.maybeCharged {
+		budget.settle(ctx, 0)
+	}
+	switch f.code {
+	case CodeOutOfCredits:
+		if inv.outOfCredits.CompareAndSwap(false, true) {
+			obj.logger.Error("out of credits: no more calls in this batch; the remaining messages wait for a top-up")
+		}
+		inv.metrics.count(metricOutOfCredits)
+	case CodeRateLimited:
+		inv.metrics.count(metricRateLimited)
+	}
+	err := inv.h.deps.Ledger.Fail(ctx, claim, f.code, res.err.Error(), f.retryable)
+	if errors.Is(err, ledger.ErrClaimLost) {
+		obj.logger.Error("failure not recorded: another attempt took the object over", "code", f.code, "error", res.err)
+		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
+	}
+	if err != nil {
+		// The record stays in progress until its lease expires; the
+		// redelivery then finalises it as outcome_unknown.
+		obj.logger.Error("record failure failed: message returned for retry", "code", f.code,
+			"call_error", res.err, "error", err)
+		return retryLater(retryLedger)
+	}
+	if f.retryable {
+		obj.logger.Warn("call failed: message returned for retry", "code", f.code, "error", res.err)
+		return retryLater(f.code)
+	}
+	obj.logger.Error("call failed for good", "code", f.code, "error", res.err)
+	inv.metrics.countReason(metricImagesFailed, f.code)
+	inv.logRecorded(obj, ledger.StatusFailed, nil)
+	return outcome{kind: outcomeFailed, reason: f.code}
+}
+
+// complete records a successful call.
+func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.Claim, res callResult) outcome {
+	rec := resultRecord(obj, res)
+	inv.metrics.count(metricImagesSucceeded)
+	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
+	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)
+
+	err := inv.h.deps.Ledger.Complete(ctx, claim, rec)
+	if errors.Is(err, ledger.ErrClaimLost) {
+		obj.logger.Error("result not recorded: another attempt took the object over after this one's lease expired",
+			"prediction_id", rec.PredictionID, "place", rec.Place, "credits", rec.CreditsConsumed)
+		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
+	}
+	if err != nil {
+		// Paid but unrecorded: the record stays in progress and is never
+		// called again (its lease expires into outcome_unknown). The result
+		// survives in this log line.
+		obj.logger.Error("result not recorded: message returned for retry", "error", err,
+			"prediction_id", rec.PredictionID, "place", rec.Place, "country", rec.CountryCode,
+			"latitude", rec.Latitude, "longitude", rec.Longitude, "credits", rec.CreditsConsumed)
+		return retryLater(retryLedger)
+	}
+	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
+	return outcome{kind: outcomeSucceeded}
+}
+
+// reservation is credits reserved against the daily budget for one call;
+// nil when no budget is configured.
+type reservation struct {
+	inv     *invocation
+	obj     *object
+	day     string
+	credits int
+}
+
+// reserveBudget reserves the call's expected cost. Past the budget the
+// message waits (returned for retry, its redelivery delayed when possible).
+func (inv *invocation) reserveBudget(ctx context.Context, obj *object) (*reservation, outcome, bool) {
+	cfg := inv.h.cfg
+	if cfg.DailyBudget <= 0 {
+		return nil, outcome{}, true
+	}
+	credits := cfg.ExpectedCost()
+	if cfg.ModelFallback && inv.h.modelRetired.Load() {
+		credits = 1 // the default model will run
+	}
+	now := inv.h.opts.Clock()
+	day := ledger.Day(now)
+	ok, err := inv.h.deps.Ledger.ReserveCredits(ctx, day, credits, cfg.DailyBudget)
+	if err != nil {
+		obj.logger.Error("budget reservation failed: message returned for retry", "error", err)
+		return nil, retryLater(retryLedger), false
+	}
+	if !ok {
+		inv.metrics.count(metricBudgetDeferred)
+		delay := untilNextDay(now)
+		obj.logger.Warn("daily credit budget reached: message waits", "budget", cfg.DailyBudget, "day", day)
+		inv.delayMessage(ctx, obj, delay)
+		return nil, retryLater(retryBudget), false
+	}
+	return &reservation{inv: inv, obj: obj, day: day, credits: credits}, outcome{}, true
+}
+
+// settle gives back what was reserved and not charged, or records an
+// overspend (a model dearer than expected) so the counter stays true.
+func (r *reservation) settle(ctx context.Context, charged int) {
+	if r == nil {
+		return
+	}
+	ledgerAPI := r.inv.h.deps.Ledger
+	var err error
+	switch diff := r.credits - charged; {
+	case diff > 0:
+		err = ledgerAPI.ReleaseCredits(ctx, r.day, diff)
+	case diff < 0:
+		_, err = ledgerAPI.ReserveCredits(ctx, r.day, -diff, 1<<31-1)
+	}
+	if err != nil {
+		r.obj.logger.Error("settle daily budget failed", "reserved", r.credits, "charged", charged, "error", err)
+	}
+	r.credits = charged
+}
+
+// untilNextDay is the time left in now's UTC day, when the budget resets,
+// capped at SQS's 12-hour visibility limit.
+func untilNextDay(now time.Time) time.Duration {
+	now = now.UTC()
+	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	return min(next.Sub(now), 12*time.Hour)
+}
+
+// delayMessage hides a message from the queue for d when a
+// VisibilityChanger is configured.
+func (inv *invocation) delayMessage(ctx context.Context, obj *object, d time.Duration) {
+	if obj.msg == nil || inv.h.deps.Visibility == nil {
+		return
+	}
+	if err := inv.h.deps.Visibility.ChangeVisibility(ctx, *obj.msg, d); err != nil {
+		obj.logger.Warn("delay message failed; it returns after the queue's visibility timeout", "error", err)
+	}
+}

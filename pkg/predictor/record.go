@@ -1,0 +1,73 @@
+package predictor
+
+import (
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+)
+
+// resultRecord flattens a successful call into the record's result fields;
+// identity and bookkeeping fields are the ledger's.
+func resultRecord(obj *object, res callResult) ledger.Record {
+	out := res.out
+	rec := ledger.Record{
+		Size:            obj.Size,
+		ContentType:     obj.contentType,
+		ModelID:         out.ModelID,
+		Fallback:        res.fallback,
+		PredictionID:    out.PredictionID.String(),
+		CreditsConsumed: out.CreditsConsumed,
+		ResultType:      out.Result.Type,
+		ProcessingMS:    out.Result.ProcessingTimeMS,
+		RoundTripMS:     out.RoundTrip.Milliseconds(),
+	}
+	if res.requestedModelID != "" {
+		rec.RequestedModelID = res.requestedModelID
+	}
+	if top, ok := out.Result.Top(); ok {
+		rec.Place, rec.Admin1, rec.Admin2, rec.CountryCode = top.Name, top.Admin1, top.Admin2, top.CountryCode
+		rec.Latitude, rec.Longitude = ptr(top.Latitude), ptr(top.Longitude)
+		rec.RadiusKM, rec.Confidence = top.RadiusKM, top.Confidence
+	}
+	for _, c := range out.Result.Clusters {
+		rec.Clusters = append(rec.Clusters, ledger.Cluster{
+			Latitude: c.Center.Latitude, Longitude: c.Center.Longitude,
+			Name: c.Location.Name, Admin1: c.Location.Admin1, CountryCode: c.Location.CountryCode,
+			RadiusKM: ptr(c.RadiusKM),
+		})
+	}
+	for _, p := range out.Result.Predictions {
+		rec.Predictions = append(rec.Predictions, ledger.Prediction{
+			Rank: p.Rank, Latitude: p.Latitude, Longitude: p.Longitude, Confidence: p.Confidence,
+			Name: p.Location.Name, Admin1: p.Location.Admin1, Admin2: p.Location.Admin2,
+			CountryCode: p.Location.CountryCode, HeadingDeg: p.HeadingDeg,
+		})
+	}
+	switch out.Result.Type {
+	case geoapi.ResultTypeCoordinates, geoapi.ResultTypeAccuracy:
+	default:
+		// A result shape the pipeline does not know is still a success:
+		// keep it verbatim for whoever can read it.
+		rec.RawResult = string(out.Result.Raw)
+	}
+	return rec
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// logRecorded writes the one line per recorded object that the dashboard's
+// Logs Insights table reads: bucket and key come from the object's logger.
+func (inv *invocation) logRecorded(obj *object, status string, rec *ledger.Record) {
+	if rec == nil {
+		rec = &ledger.Record{}
+	}
+	obj.logger.Info("prediction recorded",
+		"status", status,
+		"place", rec.Place,
+		"admin1", rec.Admin1,
+		"country", rec.CountryCode,
+		"latitude", rec.Latitude,
+		"longitude", rec.Longitude,
+		"credits", rec.CreditsConsumed,
+		"model_id", rec.ModelID,
+	)
+}
