@@ -13,11 +13,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
+	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
 
 // The monitor runs every few minutes: a short retry budget keeps one slow
@@ -71,7 +73,13 @@ func build(ctx context.Context, getenv func(string) string, metrics io.Writer, l
 		return *awsCfg, nil
 	}
 
-	keys, err := keyProvider(cfg, loadAWS)
+	keys, err := secretkey.FromSettings(cfg.SecretID, cfg.APIKey, func() (secretkey.SecretsManagerAPI, error) {
+		c, err := loadAWS()
+		if err != nil {
+			return nil, err
+		}
+		return secretsmanager.NewFromConfig(c), nil
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -51,15 +51,14 @@ func newHandler(ctx context.Context) (*predictor.Handler, error) {
 		o.RecordTTL = cfg.RecordTTL
 	})
 
-	var keys secretkey.Provider
-	if cfg.SecretID != "" {
-		keys, err = secretkey.NewSecretsManager(secretsmanager.NewFromConfig(awsCfg), cfg.SecretID)
-		if err != nil {
-			return nil, err
-		}
-	} else {
+	if cfg.SecretID == "" {
 		logger.Warn("using the API key from the environment: for local runs only")
-		keys = secretkey.Static(cfg.APIKey)
+	}
+	keys, err := secretkey.FromSettings(cfg.SecretID, cfg.APIKey, func() (secretkey.SecretsManagerAPI, error) {
+		return secretsmanager.NewFromConfig(awsCfg), nil
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	service, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) { o.Logger = logger })

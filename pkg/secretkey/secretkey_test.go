@@ -224,3 +224,24 @@ func TestNewSecretsManagerValidates(t *testing.T) {
 		t.Error("accepted a negative TTL")
 	}
 }
+
+func TestFromSettings(t *testing.T) {
+	calls := 0
+	newClient := func() (secretkey.SecretsManagerAPI, error) {
+		calls++
+		return nil, errors.New("no AWS here")
+	}
+	p, err := secretkey.FromSettings("", "geo_test_fake_key_1", newClient)
+	if err != nil || calls != 0 {
+		t.Fatalf("local key: err = %v, AWS client built %d times", err, calls)
+	}
+	if k, _ := p.Key(context.Background()); k != "geo_test_fake_key_1" {
+		t.Errorf("key = %q", k)
+	}
+	if _, err := secretkey.FromSettings("prod/geo-key", "", newClient); err == nil || calls != 1 {
+		t.Errorf("secret id: err = %v, calls = %d; want the client error", err, calls)
+	}
+	if _, err := secretkey.FromSettings("", "", newClient); !errors.Is(err, secretkey.ErrNoKeySource) {
+		t.Errorf("nothing set: err = %v", err)
+	}
+}
