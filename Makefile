@@ -47,10 +47,11 @@ build: ## build the Lambda bootstrap binaries (linux/arm64, no RPC, trimmed)
 			-ldflags='-s -w' -o $(BUILD_DIR)/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
 
-synth: deps build ## synthesize the CloudFormation template offline (cdk.out/)
-	npx --no-install cdk synth --quiet
+synth: deps build ## synthesize the CloudFormation template offline into cdk.out/ (CDK_ARGS="-c apiUrl=...")
+	npx --no-install cdk synth --quiet $(or $(CDK_ARGS),-c apiUrl=https://geolocation.invalid)
 
-deploy: deps build ## deploy with your own AWS credentials (pass CDK context with CDK_ARGS="-c apiUrl=...")
+deploy: deps build ## deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
+	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\"" >&2; exit 2;; esac
 	npx --no-install cdk deploy $(CDK_ARGS)
 
 destroy: deps ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)

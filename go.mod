@@ -2,6 +2,9 @@ module github.com/geolocate-aws/geolocate
 
 go 1.26.8
 
+// npm packages (the CDK CLI ships Go templates) are not part of the module.
+ignore ./node_modules
+
 require (
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/aws/aws-cdk-go/awscdk/v2 v2.270.0 // indirect

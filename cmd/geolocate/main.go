@@ -29,6 +29,10 @@ var commands = map[string]command{
 	"models":   {"list the models the key may use", runModels},
 	"credits":  {"show the account's remaining credits", runCredits},
 	"simulate": {"run the service simulator on 127.0.0.1", runSimulate},
+	"local":    {"run the whole pipeline on this machine (make run)", runLocal},
+	"results":  {"list prediction records from the results table", runResults},
+	"backfill": {"send existing objects of a bucket through the pipeline", runBackfill},
+	"status":   {"credits, forecast, models and queue depths of a deployed stack", runStatus},
 }
 
 func main() {

@@ -253,7 +253,7 @@ func TestSecretID(t *testing.T) {
 	r := runCLI(t, env, fakeSecrets{err: errors.New("AccessDeniedException")}, "credits", "--secret-id", "geo/test")
 	assertOneLineError(t, r, "credits: read secret geo/test: AccessDeniedException")
 	r = runCLI(t, env, fakeSecrets{value: `{"password":"geo_test_fake_key_1"}`}, "credits", "--secret-id", "geo/test")
-	assertOneLineError(t, r, "credits: secret geo/test: holds neither")
+	assertOneLineError(t, r, "credits: secret geo/test: secret does not hold a geo_ API key")
 }
 
 func TestModels(t *testing.T) {

@@ -1,7 +1,7 @@
 //go:build ignore
 
-// generate writes the sample images of this folder. Run from the repository
-// root: go run testdata/images/generate.go
+// generate_images writes the sample images in testdata/images. Run from the repository
+// root: go run testdata/generate_images.go
 package main
 
 import (

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
+	"github.com/geolocate-aws/geolocate/pkg/monitor"
+)
+
+// runLocal: geolocate local [--images DIR] [--watch] [--json] — the whole
+// pipeline on this machine (what `make run` runs).
+//
+// Exit status: 0 when every upload ended with a record that is final and
+// not failed (succeeded, or rejected as unusable input, which spends
+// nothing); 1 when an upload was lost (no final record and no dead letter:
+// a bug), or when some image failed or was dead-lettered, since then it was
+// not geolocated and someone has to look. The message says which.
+func runLocal(ctx context.Context, c *cli, args []string) error {
+	fs := c.newFlagSet("local", "")
+	var (
+		images  = fs.String("images", "testdata/images", "directory of images to upload")
+		prefix  = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
+		watch   = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
+		asJSON  = fs.Bool("json", false, "print the results and the monitor report as JSON")
+		verbose = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
+	)
+	if rest, err := parseFlags(fs, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
+	}
+	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
+
+	opts := localpipeline.Options{
+		ImagesDir: *images,
+		KeyPrefix: *prefix,
+		Watch:     *watch,
+		Getenv:    c.getenv,
+		Progress:  c.stderr,
+	}
+	if *verbose {
+		opts.FunctionLogs = c.stderr
+	}
+	sum, runErr := localpipeline.Run(ctx, opts)
+	if sum == nil {
+		return runErr
+	}
+	if *asJSON {
+		if err := writeIndentedJSON(c.stdout, localJSON(sum)); err != nil {
+			return err
+		}
+	} else if err := writeLocalReport(c.stdout, sum); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return localVerdict(sum)
+}
+
+// localVerdict turns the summary into the command's exit status.
+func localVerdict(sum *localpipeline.Summary) error {
+	if lost := sum.Lost(); len(lost) > 0 {
+		keys := make([]string, 0, len(lost))
+		for _, r := range lost {
+			keys = append(keys, r.Upload.Key)
+		}
+		return fmt.Errorf("%d upload(s) LOST (no final record, no dead letter): %s", len(lost), strings.Join(keys, ", "))
+	}
+	counts := sum.Counts()
+	if n := counts["failed"] + counts["dead-lettered"]; n > 0 {
+		return fmt.Errorf("%d image(s) not geolocated (failed or dead-lettered); see the table above", n)
+	}
+	return nil
+}
+
+// localRows are the results as printed rows, in upload order.
+func localRows(sum *localpipeline.Summary) []resultRow {
+	rows := make([]resultRow, 0, len(sum.Results))
+	for _, r := range sum.Results {
+		row := resultRow{
+			Object: "s3://" + r.Upload.Bucket + "/" + r.Upload.Key,
+			Bucket: r.Upload.Bucket, Key: r.Upload.Key, VersionID: r.Upload.VersionID,
+		}
+		if r.Record != nil {
+			row = rowFromRecord(r.Record)
+		}
+		row.Status = r.Status()
+		if r.Record == nil && r.DeadLetter != nil {
+			row.Reason = "dead_letter"
+			row.Detail = r.DeadLetter.LastFailure
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func writeLocalReport(w io.Writer, sum *localpipeline.Summary) error {
+	fmt.Fprintln(w)
+	if err := writeResultsTable(w, localRows(sum), false); err != nil {
+		return err
+	}
+	counts := sum.Counts()
+	statuses := make([]string, 0, len(counts))
+	for s := range counts {
+		statuses = append(statuses, s)
+	}
+	sort.Strings(statuses)
+	var parts []string
+	for _, s := range statuses {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+	}
+	fmt.Fprintf(w, "\n%d upload(s): %s; %d credit(s) recorded", len(sum.Results), dash(strings.Join(parts, ", ")), sum.CreditsRecorded())
+	if sum.Simulated {
+		fmt.Fprintf(w, ", %d charged by the simulator in %d call(s)", sum.CreditsCharged, sum.PredictCalls)
+	}
+	fmt.Fprintf(w, "; %s\n", sum.Elapsed.Round(100*time.Millisecond))
+	for _, d := range sum.DeadLetters {
+		fmt.Fprintf(w, "dead letter %s after %d receives: %s\n", d.ID, d.ReceiveCount, dash(d.LastFailure))
+	}
+	fmt.Fprintln(w)
+	writeMonitorReport(w, sum.Monitor, sum.MonitorError)
+	return nil
+}
+
+func writeMonitorReport(w io.Writer, rep *monitor.Report, failure string) {
+	if rep == nil {
+		fmt.Fprintf(w, "monitor: %s\n", dash(failure))
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	health := "healthy"
+	if !rep.Healthy {
+		health = "UNHEALTHY: " + strings.Join(rep.Reasons, "; ")
+	}
+	fmt.Fprintf(tw, "monitor\t%s\n", health)
+	if cr := rep.Credits; cr != nil {
+		fmt.Fprintf(tw, "credits remaining\t%g\n", cr.Remaining)
+	}
+	if f := rep.Forecast; f != nil {
+		if f.Reason != "" {
+			fmt.Fprintf(tw, "forecast\t%s\n", f.Reason)
+		} else {
+			fmt.Fprintf(tw, "forecast\t%.1f credits a day, %.1f days left\n", f.BurnPerDay, f.DaysRemaining)
+		}
+	}
+	if m := rep.Models; m != nil {
+		fmt.Fprintf(tw, "models\t%d ready, %d down, %d unknown\n", m.Ready, m.Down, m.Unknown)
+		configured := "default model"
+		if m.ConfiguredModel != "" {
+			configured = m.ConfiguredModel
+		}
+		fmt.Fprintf(tw, "configured model available\t%t (%s)\n", m.ConfiguredAvailable, configured)
+	}
+	for _, warning := range rep.Warnings {
+		fmt.Fprintf(tw, "warning\t%s\n", warning)
+	}
+	_ = tw.Flush()
+}
+
+// localJSONReport is the --json output of local.
+type localJSONReport struct {
+	Service        string          `json:"service"`
+	Results        []resultRow     `json:"results"`
+	Lost           []string        `json:"lost"`
+	DeadLetters    int             `json:"dead_letters"`
+	CreditsCharged *int            `json:"credits_charged,omitempty"` // simulator only
+	Monitor        *monitor.Report `json:"monitor,omitempty"`
+	MonitorError   string          `json:"monitor_error,omitempty"`
+}
+
+func localJSON(sum *localpipeline.Summary) localJSONReport {
+	rep := localJSONReport{
+		Service:      sum.Service,
+		Results:      localRows(sum),
+		Lost:         []string{},
+		DeadLetters:  len(sum.DeadLetters),
+		Monitor:      sum.Monitor,
+		MonitorError: sum.MonitorError,
+	}
+	for _, r := range sum.Lost() {
+		rep.Lost = append(rep.Lost, r.Upload.Key)
+	}
+	if sum.Simulated {
+		rep.CreditsCharged = &sum.CreditsCharged
+	}
+	return rep
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
+	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+)
+
+func TestLocalRunsThePipelineOnADirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{imgJPEG, imgNotImage} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No GEO_API_URL/GEO_API_KEY: the built-in simulator.
+	r := runCLI(t, map[string]string{}, nil, "local", "--images", dir, "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var rep localJSONReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Results) != 2 || len(rep.Lost) != 0 || rep.Monitor == nil || rep.CreditsCharged == nil || *rep.CreditsCharged != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	byKey := map[string]resultRow{}
+	for _, row := range rep.Results {
+		byKey[row.Key] = row
+	}
+	if got := byKey[filepath.Base(imgJPEG)]; got.Status != "succeeded" || got.Place == "" || got.Latitude == nil || got.Credits != 1 {
+		t.Errorf("image row = %+v", got)
+	}
+	if got := byKey[filepath.Base(imgNotImage)]; got.Status != "rejected" || got.Reason != "not_an_image" || got.Credits != 0 {
+		t.Errorf("text file row = %+v", got)
+	}
+	if !strings.Contains(r.stderr, "uploaded") || !strings.Contains(r.stderr, "done") {
+		t.Errorf("no progress on stderr:\n%s", r.stderr)
+	}
+}
+
+func TestLocalVerdict(t *testing.T) {
+	final := func(status string) *ledger.Record { return &ledger.Record{Status: status} }
+	tests := []struct {
+		name    string
+		results []localpipeline.Result
+		wantErr string
+	}{
+		{"all succeeded or rejected", []localpipeline.Result{
+			{Record: final(ledger.StatusSucceeded)}, {Record: final(ledger.StatusRejected)},
+		}, ""},
+		{"lost: acked without a final record", []localpipeline.Result{
+			{Upload: localpipeline.Upload{Key: "a.jpg"}, Record: &ledger.Record{Status: ledger.StatusFailed, Retryable: true}},
+		}, "1 upload(s) LOST"},
+		{"lost: no record at all", []localpipeline.Result{
+			{Upload: localpipeline.Upload{Key: "b.jpg"}},
+		}, "LOST (no final record, no dead letter): b.jpg"},
+		{"failed for good", []localpipeline.Result{
+			{Record: final(ledger.StatusSucceeded)}, {Record: final(ledger.StatusFailed)},
+		}, "1 image(s) not geolocated"},
+		{"dead-lettered", []localpipeline.Result{
+			{DeadLetter: &localqueue.Message{ID: "m"}},
+		}, "1 image(s) not geolocated"},
+		{"still queued at Ctrl-C is not lost", []localpipeline.Result{
+			{Queued: true},
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := localVerdict(&localpipeline.Summary{Results: tt.results})
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("err = %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+)
+
+// runResults: geolocate results [--status S] [--since T] [--limit N]
+// [--json|--geojson] [--table NAME | --stack NAME].
+func runResults(ctx context.Context, c *cli, args []string) error {
+	fs := c.newFlagSet("results", "")
+	var (
+		status    = fs.String("status", "", "only records with this status: "+strings.Join(ledger.Statuses, ", "))
+		since     = fs.String("since", "24h", "only records updated since this time: a duration ago (90m, 7d), a date (2026-11-22) or RFC 3339")
+		limit     = fs.Int("limit", 100, "at most this many records, newest first (0: no limit)")
+		asJSON    = fs.Bool("json", false, "print the records as a JSON array")
+		asGeoJSON = fs.Bool("geojson", false, "print the succeeded records as a GeoJSON FeatureCollection (opens on a map)")
+		loc       stackLocator
+	)
+	loc.register(fs, true)
+	if rest, err := parseFlags(fs, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
+	}
+	if *asJSON && *asGeoJSON {
+		return usageError{errors.New("--json and --geojson exclude each other")}
+	}
+	if *limit < 0 {
+		return usageError{fmt.Errorf("--limit %d is negative", *limit)}
+	}
+	from, err := parseSince(*since, time.Now())
+	if err != nil {
+		return usageError{fmt.Errorf("--since: %w", err)}
+	}
+	if *status != "" && !isStatus(*status) {
+		return usageError{fmt.Errorf("--status %q is not one of %s", *status, strings.Join(ledger.Statuses, ", "))}
+	}
+
+	clients, err := loadAWS(ctx)
+	if err != nil {
+		return err
+	}
+	table, err := loc.table(ctx, c, clients)
+	if err != nil {
+		return err
+	}
+	records, err := ledger.New(clients.tables, table).Query(ctx, ledger.QueryInput{Status: *status, Since: from, Limit: *limit})
+	if err != nil {
+		return fmt.Errorf("read table %s: %w", table, err)
+	}
+	switch {
+	case *asGeoJSON:
+		return writeGeoJSON(c.stdout, records)
+	case *asJSON:
+		rows := make([]resultRow, 0, len(records))
+		for i := range records {
+			rows = append(rows, rowFromRecord(&records[i]))
+		}
+		return writeIndentedJSON(c.stdout, rows)
+	default:
+		rows := make([]resultRow, 0, len(records))
+		for i := range records {
+			rows = append(rows, rowFromRecord(&records[i]))
+		}
+		if len(rows) == 0 {
+			fmt.Fprintf(c.stderr, "no records in %s since %s\n", table, from.Format(time.RFC3339))
+			return nil
+		}
+		return writeResultsTable(c.stdout, rows, true)
+	}
+}
+
+func isStatus(s string) bool {
+	for _, st := range ledger.Statuses {
+		if s == st {
+			return true
+		}
+	}
+	return false
+}
+
+// parseSince reads a duration ago ("90m", "36h", "7d"), a UTC date, or an
+// RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 7d), a date (2026-11-22) nor an RFC 3339 time", s)
+}
+
+// resultRow is one record as the operator commands print it (results and
+// local share it).
+type resultRow struct {
+	Object     string    `json:"object"` // s3://bucket/key
+	Bucket     string    `json:"bucket"`
+	Key        string    `json:"key"`
+	VersionID  string    `json:"version_id,omitempty"`
+	Status     string    `json:"status"`
+	Reason     string    `json:"reason,omitempty"` // error code of a rejected or failed record
+	Detail     string    `json:"detail,omitempty"`
+	Place      string    `json:"place,omitempty"`
+	Admin1     string    `json:"admin1,omitempty"`
+	Country    string    `json:"country,omitempty"`
+	Latitude   *float64  `json:"latitude,omitempty"`
+	Longitude  *float64  `json:"longitude,omitempty"`
+	RadiusKM   *float64  `json:"radius_km,omitempty"`
+	Confidence *float64  `json:"confidence,omitempty"`
+	Credits    int       `json:"credits"`
+	ModelID    string    `json:"model_id,omitempty"`
+	Fallback   bool      `json:"fallback,omitempty"`
+	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+}
+
+func rowFromRecord(r *ledger.Record) resultRow {
+	return resultRow{
+		Object:     "s3://" + r.Bucket + "/" + r.Key,
+		Bucket:     r.Bucket,
+		Key:        r.Key,
+		VersionID:  r.VersionID,
+		Status:     r.Status,
+		Reason:     r.ErrorCode,
+		Detail:     r.ErrorMessage,
+		Place:      r.Place,
+		Admin1:     r.Admin1,
+		Country:    r.CountryCode,
+		Latitude:   r.Latitude,
+		Longitude:  r.Longitude,
+		RadiusKM:   r.RadiusKM,
+		Confidence: r.Confidence,
+		Credits:    r.CreditsConsumed,
+		ModelID:    r.ModelID,
+		Fallback:   r.Fallback,
+		UpdatedAt:  r.UpdatedAt,
+	}
+}
+
+// writeResultsTable prints rows as an aligned table.
+func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := "OBJECT\tSTATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS"
+	if withTime {
+		header = "UPDATED\t" + header
+	}
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		status := r.Status
+		if r.Reason != "" {
+			status += " (" + r.Reason + ")"
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d",
+			r.Key, status, dash(r.Place), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits)
+		if withTime {
+			line = r.UpdatedAt.UTC().Format("2006-01-02 15:04:05") + "\t" + line
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+func rowCoord(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 4, 64)
+}
+
+// rowSpread is the radius of a global-model result or the confidence of a
+// high-accuracy one.
+func rowSpread(r resultRow) string {
+	switch {
+	case r.RadiusKM != nil:
+		return strconv.FormatFloat(*r.RadiusKM, 'f', 1, 64) + " km"
+	case r.Confidence != nil:
+		return "conf " + strconv.FormatFloat(*r.Confidence, 'f', 2, 64)
+	}
+	return "-"
+}
+
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// GeoJSON (RFC 7946) output: a FeatureCollection of Points, coordinates in
+// longitude, latitude order.
+type (
+	featureCollection struct {
+		Type     string    `json:"type"`
+		Features []feature `json:"features"`
+	}
+	feature struct {
+		Type       string         `json:"type"`
+		Geometry   pointGeometry  `json:"geometry"`
+		Properties map[string]any `json:"properties"`
+	}
+	pointGeometry struct {
+		Type        string     `json:"type"`
+		Coordinates [2]float64 `json:"coordinates"`
+	}
+)
+
+// writeGeoJSON prints the succeeded records that carry coordinates.
+func writeGeoJSON(w io.Writer, records []ledger.Record) error {
+	fc := featureCollection{Type: "FeatureCollection", Features: []feature{}}
+	for i := range records {
+		r := &records[i]
+		if r.Status != ledger.StatusSucceeded || r.Latitude == nil || r.Longitude == nil {
+			continue
+		}
+		props := map[string]any{
+			"object":  "s3://" + r.Bucket + "/" + r.Key,
+			"place":   r.Place,
+			"admin1":  r.Admin1,
+			"country": r.CountryCode,
+			"credits": r.CreditsConsumed,
+		}
+		if r.ModelID != "" {
+			props["model_id"] = r.ModelID
+		}
+		if r.RadiusKM != nil {
+			props["radius_km"] = *r.RadiusKM
+		}
+		if r.Confidence != nil {
+			props["confidence"] = *r.Confidence
+		}
+		if !r.UpdatedAt.IsZero() {
+			props["updated_at"] = r.UpdatedAt.UTC().Format(time.RFC3339)
+		}
+		fc.Features = append(fc.Features, feature{
+			Type:       "Feature",
+			Geometry:   pointGeometry{Type: "Point", Coordinates: [2]float64{*r.Longitude, *r.Latitude}},
+			Properties: props,
+		})
+	}
+	return writeIndentedJSON(w, fc)
+}
+
+// tableFromEnv is the TABLE_NAME fallback of --table.
+func tableFromEnv(c *cli) string { return strings.TrimSpace(c.getenv(envvars.TableName)) }

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Context keys. Their defaults live in cdk.json; `cdk synth -c key=value`
+// overrides one. Keys listed as optional may be empty.
+const (
+	keyStackName                     = "stackName"
+	keyAPIURL                        = "apiUrl"
+	keyExistingBucketName            = "existingBucketName" // optional
+	keyUploadPrefix                  = "uploadPrefix"       // optional
+	keyUploadSuffix                  = "uploadSuffix"       // optional
+	keyExistingSecretName            = "existingSecretName" // optional
+	keyExistingSecretArn             = "existingSecretArn"  // optional
+	keyTopN                          = "topN"               // optional
+	keyModelID                       = "modelId"            // optional
+	keyModelFallback                 = "modelFallback"
+	keyRatePerMinute                 = "ratePerMinute"
+	keyMaxConcurrency                = "maxConcurrency"
+	keyBatchSize                     = "batchSize"
+	keyPredictorTimeoutSeconds       = "predictorTimeoutSeconds"
+	keyPredictorMemoryMB             = "predictorMemoryMb"
+	keyMonitorScheduleMinutes        = "monitorScheduleMinutes"
+	keyDLQMaxReceiveCount            = "dlqMaxReceiveCount"
+	keyLogRetentionDays              = "logRetentionDays"
+	keyLogLevel                      = "logLevel"
+	keyCreditsLowThreshold           = "creditsLowThreshold"
+	keyCreditsForecastDays           = "creditsForecastDays"
+	keyCreditsPath                   = "creditsPath" // optional
+	keyHistoryTTLDays                = "historyTtlDays"
+	keyFailedPredictionRateThreshold = "failedPredictionRateThreshold"
+	keyQueueAgeAlarmSeconds          = "queueAgeAlarmSeconds"
+	keyAlarmEmail                    = "alarmEmail" // optional
+	keyDailyCreditBudget             = "dailyCreditBudget"
+	keyRecordTTLDays                 = "recordTtlDays"
+	keyRemoveOnDestroy               = "removeOnDestroy"
+)
+
+// Config is the validated deployment configuration read from CDK context.
+type Config struct {
+	// StackName names the stack and is the Pipeline dimension of every metric.
+	StackName string
+	// APIURL is the service's base URL (https, no query, no credentials).
+	APIURL string
+
+	// ExistingBucketName, when set, uses that bucket instead of creating one.
+	ExistingBucketName string
+	// UploadPrefix and UploadSuffix filter which new objects are predicted.
+	UploadPrefix string
+	UploadSuffix string
+
+	// ExistingSecretName or ExistingSecretArn (at most one) names a secret that
+	// already holds the geo_ key; when both are empty a new secret is created.
+	ExistingSecretName string
+	ExistingSecretArn  string
+
+	// TopN is the number of clusters requested; 0 leaves the service default.
+	TopN int
+	// ModelID pins a model; empty follows the service's default global model.
+	ModelID string
+	// ModelFallback retries with the default model when ModelID is retired.
+	ModelFallback bool
+
+	RatePerMinute      int
+	MaxConcurrency     int
+	BatchSize          int
+	PredictorTimeout   time.Duration
+	PredictorMemoryMB  int
+	MonitorSchedule    time.Duration
+	DLQMaxReceiveCount int
+	LogRetentionDays   int
+	LogLevel           string
+
+	CreditsLowThreshold float64
+	CreditsForecastDays float64
+	// CreditsPath is the monitor's optional JSON path to "remaining credits".
+	CreditsPath    string
+	HistoryTTLDays int
+	// FailedPredictionRateThreshold is a percentage of the images handled.
+	FailedPredictionRateThreshold float64
+	QueueAgeAlarm                 time.Duration
+	AlarmEmail                    string
+
+	// DailyCreditBudget caps credits spent per UTC day; 0 means no cap.
+	DailyCreditBudget int
+	// RecordTTLDays expires prediction records; 0 keeps them forever.
+	RecordTTLDays int
+	// RemoveOnDestroy deletes stored data with the stack (development only).
+	RemoveOnDestroy bool
+}
+
+// ContextLookup returns the raw context value of key, or nil when unset.
+// In the app it is the root node's TryGetContext; tests pass a map.
+type ContextLookup func(key string) any
+
+var (
+	// stackNamePattern follows CloudFormation's stack name rule; the name is
+	// also used as a dashboard name, which allows the same characters.
+	stackNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,127}$`)
+	// bucketNamePattern is S3's general purpose bucket naming rule.
+	bucketNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	// secretNamePattern is Secrets Manager's allowed name characters.
+	secretNamePattern = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
+	// secretArnPattern is a complete Secrets Manager secret ARN (with the
+	// six-character suffix Secrets Manager appends).
+	secretArnPattern = regexp.MustCompile(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$`)
+	// modelIDPattern keeps model ids to characters safe in a query string.
+	modelIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,200}$`)
+)
+
+// LoadConfig reads and validates every context key. It reports all bad keys
+// at once, each message naming the key and what it accepts.
+func LoadConfig(lookup ContextLookup) (Config, error) {
+	r := &contextReader{lookup: lookup}
+	cfg := Config{
+		StackName:          r.matching(keyStackName, stackNamePattern, "letters, digits and hyphens, starting with a letter, at most 128"),
+		APIURL:             r.apiURL(keyAPIURL),
+		ExistingBucketName: r.optionalMatching(keyExistingBucketName, bucketNamePattern, "an S3 bucket name: 3-63 lowercase letters, digits, dots or hyphens"),
+		UploadPrefix:       r.keyFilter(keyUploadPrefix),
+		UploadSuffix:       r.keyFilter(keyUploadSuffix),
+		ExistingSecretName: r.optionalMatching(keyExistingSecretName, secretNamePattern, "a Secrets Manager secret name"),
+		ExistingSecretArn:  r.optionalMatching(keyExistingSecretArn, secretArnPattern, "a complete secret ARN, arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>"),
+		TopN:               r.optionalInt(keyTopN, 1, 15),
+		ModelID:            r.optionalMatching(keyModelID, modelIDPattern, "a model id from GET /v1/prediction/models"),
+		ModelFallback:      r.boolean(keyModelFallback),
+		RatePerMinute:      r.intIn(keyRatePerMinute, 1, 1_000_000),
+		// Lambda's SQS event source accepts a maximum concurrency of 2 to 1000.
+		MaxConcurrency: r.intIn(keyMaxConcurrency, 2, 1000),
+		// Above 10 Lambda requires a batching window, which would delay images.
+		BatchSize:          r.intIn(keyBatchSize, 1, 10),
+		PredictorTimeout:   time.Duration(r.intIn(keyPredictorTimeoutSeconds, 30, 900)) * time.Second,
+		PredictorMemoryMB:  r.intIn(keyPredictorMemoryMB, 128, 10240),
+		MonitorSchedule:    time.Duration(r.intIn(keyMonitorScheduleMinutes, 1, 1440)) * time.Minute,
+		DLQMaxReceiveCount: r.intIn(keyDLQMaxReceiveCount, 1, 1000),
+		LogRetentionDays:   r.oneOf(keyLogRetentionDays, slices.Sorted(maps.Keys(logRetentions))),
+		LogLevel:           r.logLevel(keyLogLevel),
+
+		CreditsLowThreshold:           r.floatIn(keyCreditsLowThreshold, 0, 1e12),
+		CreditsForecastDays:           r.floatIn(keyCreditsForecastDays, 1, 365),
+		CreditsPath:                   r.str(keyCreditsPath),
+		HistoryTTLDays:                r.intIn(keyHistoryTTLDays, 1, 3650),
+		FailedPredictionRateThreshold: r.floatIn(keyFailedPredictionRateThreshold, 0, 100),
+		// Up to SQS's longest retention (14 days): an older message is gone.
+		QueueAgeAlarm: time.Duration(r.intIn(keyQueueAgeAlarmSeconds, 60, 1_209_600)) * time.Second,
+		AlarmEmail:    r.email(keyAlarmEmail),
+
+		DailyCreditBudget: r.intIn(keyDailyCreditBudget, 0, 1_000_000_000),
+		RecordTTLDays:     r.intIn(keyRecordTTLDays, 0, 36500),
+		RemoveOnDestroy:   r.boolean(keyRemoveOnDestroy),
+	}
+	if cfg.ExistingSecretName != "" && cfg.ExistingSecretArn != "" {
+		r.fail(keyExistingSecretArn, "set either %s or %s, not both", keyExistingSecretName, keyExistingSecretArn)
+	}
+	if len(r.errs) > 0 {
+		return Config{}, fmt.Errorf("invalid CDK context (fix cdk.json or the -c overrides):\n%w", errors.Join(r.errs...))
+	}
+	return cfg, nil
+}
+
+// ClaimLease is how long the predictor's claim on an object blocks other
+// deliveries: longer than any invocation can run, so a live call is never
+// overtaken, yet short enough that a crashed one is retried.
+func (c Config) ClaimLease() time.Duration {
+	return c.PredictorTimeout + time.Minute
+}
+
+// QueueVisibilityTimeout follows Lambda's guidance for SQS event sources:
+// six times the function timeout, so a batch is not redelivered while a
+// (retried) invocation still holds it.
+func (c Config) QueueVisibilityTimeout() time.Duration {
+	return 6 * c.PredictorTimeout
+}
+
+// contextReader parses context values, collecting one error per bad key.
+type contextReader struct {
+	lookup ContextLookup
+	errs   []error
+}
+
+func (r *contextReader) fail(key, format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf("context key %q: %s", key, fmt.Sprintf(format, args...)))
+}
+
+// raw returns the value as text. cdk.json gives JSON numbers and booleans,
+// while -c overrides always arrive as strings; both are accepted.
+func (r *contextReader) raw(key string) (string, bool) {
+	switch v := r.lookup(key).(type) {
+	case nil:
+		return "", false
+	case string:
+		return strings.TrimSpace(v), true
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), true
+	case bool:
+		return strconv.FormatBool(v), true
+	default:
+		return fmt.Sprint(v), true
+	}
+}
+
+// required returns the value of a key that must be set and non-empty.
+func (r *contextReader) required(key, want string) (string, bool) {
+	s, ok := r.raw(key)
+	if !ok || s == "" {
+		r.fail(key, "is missing; want %s (set it in cdk.json or pass -c %s=<value>)", want, key)
+		return "", false
+	}
+	return s, true
+}
+
+func (r *contextReader) str(key string) string {
+	s, _ := r.raw(key)
+	return s
+}
+
+func (r *contextReader) intIn(key string, lo, hi int) int {
+	want := fmt.Sprintf("a whole number from %d to %d", lo, hi)
+	s, ok := r.required(key, want)
+	if !ok {
+		return 0
+	}
+	return r.parseInt(key, s, lo, hi, want)
+}
+
+// optionalInt returns 0 for an empty value.
+func (r *contextReader) optionalInt(key string, lo, hi int) int {
+	s := r.str(key)
+	if s == "" {
+		return 0
+	}
+	return r.parseInt(key, s, lo, hi, fmt.Sprintf("empty or a whole number from %d to %d", lo, hi))
+}
+
+func (r *contextReader) parseInt(key, s string, lo, hi int, want string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		r.fail(key, "%q is not allowed; want %s", s, want)
+		return 0
+	}
+	return n
+}
+
+func (r *contextReader) floatIn(key string, lo, hi float64) float64 {
+	want := fmt.Sprintf("a number from %g to %g", lo, hi)
+	s, ok := r.required(key, want)
+	if !ok {
+		return 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < lo || f > hi {
+		r.fail(key, "%q is not allowed; want %s", s, want)
+		return 0
+	}
+	return f
+}
+
+func (r *contextReader) oneOf(key string, allowed []int) int {
+	list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(allowed)), ", "), "[]")
+	want := "one of " + list
+	s, ok := r.required(key, want)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(s)
+	if err == nil {
+		for _, a := range allowed {
+			if n == a {
+				return n
+			}
+		}
+	}
+	r.fail(key, "%q is not allowed; want %s", s, want)
+	return 0
+}
+
+func (r *contextReader) boolean(key string) bool {
+	s, ok := r.required(key, "true or false")
+	if !ok {
+		return false
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		r.fail(key, "%q is not allowed; want true or false", s)
+	}
+	return b
+}
+
+func (r *contextReader) matching(key string, pattern *regexp.Regexp, want string) string {
+	s, ok := r.required(key, want)
+	if ok && !pattern.MatchString(s) {
+		r.fail(key, "%q is not allowed; want %s", s, want)
+		return ""
+	}
+	return s
+}
+
+func (r *contextReader) optionalMatching(key string, pattern *regexp.Regexp, want string) string {
+	s := r.str(key)
+	if s != "" && !pattern.MatchString(s) {
+		r.fail(key, "%q is not allowed; want empty or %s", s, want)
+		return ""
+	}
+	return s
+}
+
+// keyFilter checks an S3 notification prefix or suffix. S3 keys have no
+// leading slash, so a filter starting with one would never match anything.
+func (r *contextReader) keyFilter(key string) string {
+	s := r.str(key)
+	const want = "empty or an S3 key fragment of at most 1024 characters, not starting with /"
+	if strings.HasPrefix(s, "/") || len(s) > 1024 {
+		r.fail(key, "%q is not allowed; want %s", s, want)
+		return ""
+	}
+	return s
+}
+
+// apiURL requires an absolute https URL without credentials, query or
+// fragment: the key travels in a header, never in the URL.
+func (r *contextReader) apiURL(key string) string {
+	const want = "the service base URL, https://host[/path], e.g. -c apiUrl=https://api.example.com"
+	s, ok := r.required(key, want)
+	if !ok {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "?") {
+		r.fail(key, "%q is not allowed; want %s", s, want)
+		return ""
+	}
+	return strings.TrimSuffix(s, "/")
+}
+
+func (r *contextReader) email(key string) string {
+	s := r.str(key)
+	if s == "" {
+		return ""
+	}
+	addr, err := mail.ParseAddress(s)
+	if err != nil || addr.Address != s {
+		r.fail(key, "%q is not allowed; want empty or a plain e-mail address such as ops@example.com", s)
+		return ""
+	}
+	return s
+}
+
+// logLevel accepts slog's level names, which the functions parse.
+func (r *contextReader) logLevel(key string) string {
+	const want = "DEBUG, INFO, WARN or ERROR"
+	s, ok := r.required(key, want)
+	if !ok {
+		return ""
+	}
+	switch u := strings.ToUpper(s); u {
+	case "DEBUG", "INFO", "WARN", "ERROR":
+		return u
+	}
+	r.fail(key, "%q is not allowed; want %s", s, want)
+	return ""
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeAPIURL is a placeholder service address; nothing is ever called.
+const fakeAPIURL = "https://geo.test.invalid/api"
+
+// cdkJSONContext returns the context block of the project's cdk.json: the
+// defaults every synth starts from, plus CDK feature flags.
+func cdkJSONContext(t testing.TB) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile("../cdk.json")
+	if err != nil {
+		t.Fatalf("read cdk.json: %v", err)
+	}
+	var doc struct {
+		Context map[string]any `json:"context"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("parse cdk.json: %v", err)
+	}
+	return doc.Context
+}
+
+// defaultContext is cdk.json's context with the one value it cannot hold,
+// the service URL, supplied as `-c apiUrl=...` would.
+func defaultContext(t testing.TB) map[string]any {
+	ctx := cdkJSONContext(t)
+	ctx[keyAPIURL] = fakeAPIURL
+	return ctx
+}
+
+func lookupIn(ctx map[string]any) ContextLookup {
+	return func(key string) any { return ctx[key] }
+}
+
+func TestLoadConfigFromCDKJSONDefaults(t *testing.T) {
+	ctx := defaultContext(t)
+	cfg, err := LoadConfig(lookupIn(ctx))
+	if err != nil {
+		t.Fatalf("cdk.json defaults rejected: %v", err)
+	}
+	// JSON numbers in cdk.json become the typed fields.
+	if want := time.Duration(ctx[keyMonitorScheduleMinutes].(float64)) * time.Minute; cfg.MonitorSchedule != want {
+		t.Errorf("MonitorSchedule = %v, want %v", cfg.MonitorSchedule, want)
+	}
+	if want := time.Duration(ctx[keyPredictorTimeoutSeconds].(float64)) * time.Second; cfg.PredictorTimeout != want {
+		t.Errorf("PredictorTimeout = %v, want %v", cfg.PredictorTimeout, want)
+	}
+	if cfg.MonitorSchedule != 5*time.Minute {
+		t.Errorf("default monitor schedule = %v, the issue asks for every 5 minutes", cfg.MonitorSchedule)
+	}
+	if cfg.RemoveOnDestroy {
+		t.Error("removeOnDestroy defaults to true; stored data must be retained by default")
+	}
+	if cfg.TopN != 0 || cfg.ModelID != "" {
+		t.Errorf("TopN = %d, ModelID = %q; the defaults must leave both to the service", cfg.TopN, cfg.ModelID)
+	}
+	if cfg.ClaimLease() <= cfg.PredictorTimeout {
+		t.Errorf("ClaimLease %v must outlast the predictor timeout %v", cfg.ClaimLease(), cfg.PredictorTimeout)
+	}
+	if cfg.QueueVisibilityTimeout() < 6*cfg.PredictorTimeout {
+		t.Errorf("visibility timeout %v is less than six times the timeout %v", cfg.QueueVisibilityTimeout(), cfg.PredictorTimeout)
+	}
+}
+
+func TestLoadConfigRequiresAPIURL(t *testing.T) {
+	// cdk.json deliberately has no service URL: deploying must name one.
+	_, err := LoadConfig(lookupIn(cdkJSONContext(t)))
+	if err == nil || !strings.Contains(err.Error(), `"apiUrl"`) || !strings.Contains(err.Error(), "-c apiUrl=") {
+		t.Fatalf("err = %v, want a missing apiUrl error telling how to pass it", err)
+	}
+}
+
+func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
+	tests := []struct {
+		key   string
+		value any
+		check func(Config) bool
+	}{
+		{keyBatchSize, "10", func(c Config) bool { return c.BatchSize == 10 }}, // -c values arrive as strings
+		{keyBatchSize, 1.0, func(c Config) bool { return c.BatchSize == 1 }},
+		{keyMaxConcurrency, "2", func(c Config) bool { return c.MaxConcurrency == 2 }},
+		{keyMaxConcurrency, 1000.0, func(c Config) bool { return c.MaxConcurrency == 1000 }},
+		{keyTopN, "", func(c Config) bool { return c.TopN == 0 }},
+		{keyTopN, "15", func(c Config) bool { return c.TopN == 15 }},
+		{keyTopN, 1.0, func(c Config) bool { return c.TopN == 1 }},
+		{keyPredictorTimeoutSeconds, "900", func(c Config) bool { return c.PredictorTimeout == 15*time.Minute }},
+		{keyPredictorMemoryMB, "10240", func(c Config) bool { return c.PredictorMemoryMB == 10240 }},
+		{keyMonitorScheduleMinutes, "1440", func(c Config) bool { return c.MonitorSchedule == 24*time.Hour }},
+		{keyLogRetentionDays, "3653", func(c Config) bool { return c.LogRetentionDays == 3653 }},
+		{keyLogLevel, "debug", func(c Config) bool { return c.LogLevel == "DEBUG" }},
+		{keyModelFallback, "false", func(c Config) bool { return !c.ModelFallback }},
+		{keyRemoveOnDestroy, true, func(c Config) bool { return c.RemoveOnDestroy }},
+		{keyAPIURL, "https://geo.test.invalid/", func(c Config) bool { return c.APIURL == "https://geo.test.invalid" }},
+		{keyAlarmEmail, "ops@example.com", func(c Config) bool { return c.AlarmEmail == "ops@example.com" }},
+		{keyExistingBucketName, "my.upload-bucket-1", func(c Config) bool { return c.ExistingBucketName == "my.upload-bucket-1" }},
+		{keyExistingSecretArn, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", func(c Config) bool { return c.ExistingSecretArn != "" }},
+		{keyFailedPredictionRateThreshold, "0.5", func(c Config) bool { return c.FailedPredictionRateThreshold == 0.5 }},
+		{keyQueueAgeAlarmSeconds, "60", func(c Config) bool { return c.QueueAgeAlarm == time.Minute }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
+			ctx := defaultContext(t)
+			ctx[tt.key] = tt.value
+			cfg, err := LoadConfig(lookupIn(ctx))
+			if err != nil {
+				t.Fatalf("rejected: %v", err)
+			}
+			if !tt.check(cfg) {
+				t.Errorf("value not carried into Config: %+v", cfg)
+			}
+		})
+	}
+}
+
+func TestLoadConfigRejectsBadValues(t *testing.T) {
+	tests := []struct {
+		key     string
+		value   any
+		allowed string // the allowed range the message must state
+	}{
+		{keyBatchSize, "0", "from 1 to 10"},
+		{keyBatchSize, 11.0, "from 1 to 10"},
+		{keyBatchSize, 2.5, "whole number"},
+		{keyBatchSize, "five", "from 1 to 10"},
+		{keyMaxConcurrency, "1", "from 2 to 1000"},
+		{keyMaxConcurrency, "1001", "from 2 to 1000"},
+		{keyTopN, "0", "from 1 to 15"},
+		{keyTopN, "16", "from 1 to 15"},
+		{keyRatePerMinute, "0", "from 1 to"},
+		{keyPredictorTimeoutSeconds, "901", "to 900"},
+		{keyPredictorMemoryMB, "127", "from 128 to 10240"},
+		{keyPredictorMemoryMB, "10241", "from 128 to 10240"},
+		{keyMonitorScheduleMinutes, "0", "from 1 to 1440"},
+		{keyMonitorScheduleMinutes, "1441", "from 1 to 1440"},
+		{keyDLQMaxReceiveCount, "0", "from 1 to 1000"},
+		{keyLogRetentionDays, "2", "one of 1, 3, 5, 7, 14"},
+		{keyLogRetentionDays, "", "one of 1, 3"},
+		{keyLogLevel, "verbose", "DEBUG, INFO, WARN or ERROR"},
+		{keyModelFallback, "maybe", "true or false"},
+		{keyRemoveOnDestroy, "yes please", "true or false"},
+		{keyFailedPredictionRateThreshold, "101", "from 0 to 100"},
+		{keyCreditsLowThreshold, "-1", "from 0 to"},
+		{keyCreditsForecastDays, "0", "from 1 to 365"},
+		{keyQueueAgeAlarmSeconds, "59", "from 60 to 1209600"},
+		{keyDailyCreditBudget, "-5", "from 0 to"},
+		{keyRecordTTLDays, "-1", "from 0 to"},
+		{keyAPIURL, "http://geo.test.invalid", "https://"},
+		{keyAPIURL, "https://geo.test.invalid/?key=x", "https://"},
+		{keyAPIURL, "https://user:pw@geo.test.invalid", "https://"},
+		{keyAPIURL, "geo.test.invalid", "https://"},
+		{keyAlarmEmail, "not an address", "e-mail address"},
+		{keyAlarmEmail, "Ops <ops@example.com>", "plain e-mail address"},
+		{keyExistingBucketName, "Bad_Bucket", "S3 bucket name"},
+		{keyExistingSecretArn, "arn:aws:s3:::bucket", "complete secret ARN"},
+		{keyExistingSecretName, "bad name!", "secret name"},
+		{keyUploadPrefix, "/uploads/", "not starting with /"},
+		{keyModelID, "a model", "model id"},
+		{keyStackName, "1stack", "starting with a letter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
+			ctx := defaultContext(t)
+			ctx[tt.key] = tt.value
+			_, err := LoadConfig(lookupIn(ctx))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, `"`+tt.key+`"`) || !strings.Contains(msg, tt.allowed) {
+				t.Errorf("message %q must name %q and state %q", msg, tt.key, tt.allowed)
+			}
+		})
+	}
+}
+
+func TestLoadConfigRejectsBothSecretSources(t *testing.T) {
+	ctx := defaultContext(t)
+	ctx[keyExistingSecretName] = "geo/key"
+	ctx[keyExistingSecretArn] = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123"
+	_, err := LoadConfig(lookupIn(ctx))
+	if err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("err = %v, want a 'not both' error", err)
+	}
+}
+
+func TestLoadConfigReportsEveryBadKeyAtOnce(t *testing.T) {
+	ctx := defaultContext(t)
+	ctx[keyBatchSize] = "0"
+	ctx[keyTopN] = "99"
+	delete(ctx, keyRatePerMinute)
+	_, err := LoadConfig(lookupIn(ctx))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, key := range []string{keyBatchSize, keyTopN, keyRatePerMinute} {
+		if !strings.Contains(err.Error(), `"`+key+`"`) {
+			t.Errorf("error does not name %q: %v", key, err)
+		}
+	}
+	if !strings.Contains(err.Error(), "is missing") {
+		t.Errorf("missing key not reported as missing: %v", err)
+	}
+}
+
+func TestCDKJSONListsEveryKey(t *testing.T) {
+	// Every key LoadConfig reads has its documented default in cdk.json.
+	ctx := cdkJSONContext(t)
+	seen := map[string]bool{}
+	_, _ = LoadConfig(func(key string) any { seen[key] = true; return nil })
+	for _, key := range slices.Sorted(maps.Keys(seen)) {
+		if _, ok := ctx[key]; !ok {
+			t.Errorf("cdk.json context has no default for %q", key)
+		}
+	}
+}
+
+func toText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+)
+
+// latestPredictionsQuery lists the records the predictor logs, one per
+// image, newest first. The fields are those of its "prediction recorded" line.
+var latestPredictionsQuery = strings.Join([]string{
+	"fields @timestamp, bucket, key, status, place, admin1, country, latitude, longitude, credits, model_id",
+	`filter msg = "prediction recorded"`,
+	"sort @timestamp desc",
+	"limit 100",
+}, "\n| ")
+
+// dashboardRef is the dashboard and its console address.
+type dashboardRef struct {
+	dashboard awscloudwatch.Dashboard
+	url       *string
+}
+
+// newDashboard lays out the pipeline from money to images to plumbing.
+func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwatch.Alarm) dashboardRef {
+	m := p.metrics
+	monitorPeriod := minutes(p.cfg.MonitorSchedule.Minutes())
+	flow := minutes(flowPeriodMinutes)
+	graph := func(title string, left []awscloudwatch.IMetric, right []awscloudwatch.IMetric) awscloudwatch.IWidget {
+		return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+			Title: jsii.String(title), Width: jsii.Number(8), Height: jsii.Number(6),
+			Left: &left, Right: &right,
+		})
+	}
+	none := []awscloudwatch.IMetric{}
+
+	name := *stack.StackName()
+	dashboard := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
+		DashboardName: jsii.String(name),
+	})
+	dashboard.AddWidgets(
+		awscloudwatch.NewSingleValueWidget(&awscloudwatch.SingleValueWidgetProps{
+			Title: jsii.String("Credits"), Width: jsii.Number(8), Height: jsii.Number(6),
+			Metrics: &[]awscloudwatch.IMetric{
+				m.labelled(metricnames.CreditsRemaining, "Minimum", "Remaining", monitorPeriod),
+				m.labelled(metricnames.CreditDaysRemaining, "Minimum", "Days left at current burn", monitorPeriod),
+				m.labelled(metricnames.CreditBurnPerDay, "Average", "Burn per day", monitorPeriod),
+			},
+		}),
+		graph("Credits remaining", []awscloudwatch.IMetric{
+			m.labelled(metricnames.CreditsRemaining, "Minimum", "Remaining", monitorPeriod),
+			m.labelled(metricnames.SubscriptionCredits, "Minimum", "Subscription", monitorPeriod),
+			m.labelled(metricnames.TopUpCredits, "Minimum", "Top-up", monitorPeriod),
+		}, none),
+		graph("Credit forecast", []awscloudwatch.IMetric{
+			m.labelled(metricnames.CreditDaysRemaining, "Minimum", "Days remaining", monitorPeriod),
+		}, []awscloudwatch.IMetric{
+			m.labelled(metricnames.CreditBurnPerDay, "Average", "Burn per day", monitorPeriod),
+		}),
+	)
+	dashboard.AddWidgets(
+		graph("Images", []awscloudwatch.IMetric{
+			m.labelled(metricnames.ImagesSucceeded, "Sum", "Succeeded", flow),
+			m.labelled(metricnames.ImagesRejected, "Sum", "Rejected", flow),
+			m.labelled(metricnames.ImagesFailed, "Sum", "Failed", flow),
+			m.labelled(metricnames.ImagesRetried, "Sum", "Retried", flow),
+			m.labelled(metricnames.DuplicatesSkipped, "Sum", "Duplicates skipped", flow),
+		}, none),
+		graph("Credits consumed", []awscloudwatch.IMetric{
+			m.labelled(metricnames.CreditsConsumed, "Sum", "Consumed", flow),
+		}, []awscloudwatch.IMetric{
+			m.labelled(metricnames.BudgetDeferred, "Sum", "Deferred by daily budget", flow),
+		}),
+		graph("Service latency (ms)", []awscloudwatch.IMetric{
+			m.labelled(metricnames.ServiceLatency, "p50", "p50", flow),
+			m.labelled(metricnames.ServiceLatency, "p90", "p90", flow),
+			m.labelled(metricnames.ServiceLatency, "p99", "p99", flow),
+		}, none),
+	)
+	dashboard.AddWidgets(
+		graph("Service refusals", []awscloudwatch.IMetric{
+			m.labelled(metricnames.RateLimited, "Sum", "Rate limited (429)", flow),
+			m.labelled(metricnames.OutOfCredits, "Sum", "Out of credits (402)", flow),
+			m.labelled(metricnames.ModelFallbacks, "Sum", "Retired-model fallbacks", flow),
+		}, none),
+		graph("Models", []awscloudwatch.IMetric{
+			m.labelled(metricnames.ModelsReady, "Minimum", "Ready", monitorPeriod),
+			m.labelled(metricnames.ModelsDown, "Maximum", "Down", monitorPeriod),
+			m.labelled(metricnames.ModelsUnknown, "Maximum", "Unknown", monitorPeriod),
+		}, []awscloudwatch.IMetric{
+			m.labelled(metricnames.ConfiguredModelAvailable, "Minimum", "Configured model available", monitorPeriod),
+			m.labelled(metricnames.MonitorHealthy, "Minimum", "Monitor healthy", monitorPeriod),
+		}),
+		graph("Queue", []awscloudwatch.IMetric{
+			p.queue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Waiting"), Statistic: jsii.String("Maximum"), Period: flow}),
+			p.queue.MetricApproximateNumberOfMessagesNotVisible(&awscloudwatch.MetricOptions{Label: jsii.String("In flight"), Statistic: jsii.String("Maximum"), Period: flow}),
+			p.deadLetters.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Dead letters"), Statistic: jsii.String("Maximum"), Period: flow}),
+		}, []awscloudwatch.IMetric{
+			p.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("Oldest message age (s)"), Statistic: jsii.String("Maximum"), Period: flow}),
+		}),
+	)
+	dashboard.AddWidgets(
+		lambdaGraph("Predictor", p.predictor, flow),
+		lambdaGraph("Monitor", p.monitor, flow),
+		awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
+			Title: jsii.String("Alarms"), Width: jsii.Number(8), Height: jsii.Number(6),
+			Alarms: sortedAlarms(alarms),
+		}),
+	)
+	dashboard.AddWidgets(awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
+		Title:         jsii.String("Latest predictions"),
+		Width:         jsii.Number(24),
+		Height:        jsii.Number(8),
+		LogGroupNames: jsii.Strings(*p.predictorLogs.LogGroupName()),
+		QueryString:   jsii.String(latestPredictionsQuery),
+		View:          awscloudwatch.LogQueryVisualizationType_TABLE,
+	}))
+
+	url := awscdk.Fn_Sub(jsii.String("https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}#dashboards:name=${Name}"),
+		&map[string]*string{"Name": dashboard.DashboardName()})
+	return dashboardRef{dashboard: dashboard, url: url}
+}
+
+// lambdaGraph shows a function's errors and throttles (left) and duration (right).
+func lambdaGraph(name string, fn awslambda.Function, period awscdk.Duration) awscloudwatch.IWidget {
+	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: period}
+	left := []awscloudwatch.IMetric{
+		fn.MetricErrors(sum).With(&awscloudwatch.MetricOptions{Label: jsii.String("Errors")}),
+		fn.MetricThrottles(sum).With(&awscloudwatch.MetricOptions{Label: jsii.String("Throttles")}),
+		fn.MetricInvocations(sum).With(&awscloudwatch.MetricOptions{Label: jsii.String("Invocations")}),
+	}
+	right := []awscloudwatch.IMetric{
+		fn.MetricDuration(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99"), Period: period, Label: jsii.String("Duration p99 (ms)")}),
+		fn.MetricDuration(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: period, Label: jsii.String("Duration max (ms)")}),
+	}
+	return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+		Title: jsii.String(name + " Lambda"), Width: jsii.Number(8), Height: jsii.Number(6),
+		Left: &left, Right: &right,
+	})
+}
+
+// sortedAlarms orders alarms by id so the widget, and the template, are stable.
+func sortedAlarms(alarms map[string]awscloudwatch.Alarm) *[]interfacesawscloudwatch.IAlarmRef {
+	out := make([]interfacesawscloudwatch.IAlarmRef, 0, len(alarms))
+	for _, id := range slices.Sorted(maps.Keys(alarms)) {
+		out = append(out, alarms[id])
+	}
+	return &out
+}

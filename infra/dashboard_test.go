@@ -1,0 +1,59 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+)
+
+func TestDashboard(t *testing.T) {
+	s := synthApp(t).created
+	_, dash := s.onlyResource(t, "AWS::CloudWatch::Dashboard", nil)
+	body := asJSON(dash["DashboardBody"])
+	if dash["DashboardName"] != s.cfg.StackName {
+		t.Errorf("DashboardName = %v, want %s", dash["DashboardName"], s.cfg.StackName)
+	}
+
+	metrics := []string{
+		metricnames.CreditsRemaining, metricnames.CreditDaysRemaining, metricnames.CreditBurnPerDay,
+		metricnames.ImagesSucceeded, metricnames.ImagesRejected, metricnames.ImagesFailed,
+		metricnames.CreditsConsumed, metricnames.ServiceLatency, metricnames.RateLimited,
+		metricnames.OutOfCredits, metricnames.ConfiguredModelAvailable, metricnames.MonitorHealthy,
+		"Errors", "Duration", "Throttles",
+		"ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage",
+	}
+	for _, m := range metrics {
+		// The body is JSON inside a JSON string, hence the escaped quotes.
+		if !strings.Contains(body, `\"`+m+`\"`) {
+			t.Errorf("dashboard does not graph %s", m)
+		}
+	}
+	for _, stat := range []string{"p50", "p90", "p99"} {
+		if !strings.Contains(body, `\"stat\":\"`+stat+`\"`) {
+			t.Errorf("dashboard has no %s latency", stat)
+		}
+	}
+	if !strings.Contains(body, `\"Pipeline\",\"`+s.cfg.StackName+`\"`) {
+		t.Error("pipeline metrics lack the Pipeline dimension")
+	}
+	if !strings.Contains(body, `\"type\":\"alarm\"`) {
+		t.Error("no alarm status widget")
+	}
+	for id := range s.resources("AWS::CloudWatch::Alarm") {
+		if !strings.Contains(body, getAtt(id, "Arn")) {
+			t.Errorf("alarm status widget lacks %s", id)
+		}
+	}
+
+	_, predictor := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
+	predictorLogs := asJSON(predictor["LoggingConfig"].(obj)["LogGroup"])
+	if !strings.Contains(body, `\"type\":\"log\"`) || !strings.Contains(body, predictorLogs) {
+		t.Error("no Logs Insights widget on the predictor's log group")
+	}
+	for _, field := range []string{`msg = \\\"prediction recorded\\\"`, "key", "place", "country", "latitude", "longitude", "sort @timestamp desc"} {
+		if !strings.Contains(body, field) {
+			t.Errorf("latest predictions query lacks %s", field)
+		}
+	}
+}

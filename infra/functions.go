@@ -1,0 +1,200 @@
+package main
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+)
+
+// Asset directories under GeolocationStackProps.AssetsDir, each holding a
+// `bootstrap` binary built for provided.al2023 on arm64.
+const (
+	predictorAssetDir = "predictor"
+	monitorAssetDir   = "monitor"
+)
+
+// monitorTimeoutSeconds covers two service calls with their retries and a
+// few table writes; the monitor does no per-image work.
+const monitorTimeoutSeconds = 60
+
+// The item operations each function performs on the table; nothing more.
+// No Scan and no DeleteItem: nothing reads the whole table or removes records.
+var (
+	// Claims, records and the budget counter (ledger.Store).
+	predictorTableActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+	// Credit history readings (monitor.History).
+	monitorTableActions = []string{"dynamodb:PutItem", "dynamodb:Query"}
+)
+
+// newPredictor creates the function that turns queued upload notifications
+// into paid predictions and records them.
+func newPredictor(stack awscdk.Stack, p *pipeline, assetsDir string) (awslambda.Function, awslogs.LogGroup, awsiam.Role) {
+	cfg := p.cfg
+	env := map[string]*string{
+		envvars.TableName:       p.table.TableName(),
+		envvars.SecretID:        secretID(cfg, p.secret),
+		envvars.APIURL:          jsii.String(cfg.APIURL),
+		envvars.ModelFallback:   jsii.String(strconv.FormatBool(cfg.ModelFallback)),
+		envvars.RatePerMinute:   jsii.String(strconv.Itoa(cfg.RatePerMinute)),
+		envvars.MaxConcurrency:  jsii.String(strconv.Itoa(cfg.MaxConcurrency)),
+		envvars.DailyBudget:     jsii.String(strconv.Itoa(cfg.DailyCreditBudget)),
+		envvars.ClaimLease:      jsii.String(cfg.ClaimLease().String()),
+		envvars.RecordTTLDays:   jsii.String(strconv.Itoa(cfg.RecordTTLDays)),
+		envvars.BucketName:      p.bucket.BucketName(),
+		envvars.MetricNamespace: jsii.String(metricnames.DefaultNamespace),
+		envvars.PipelineName:    stack.StackName(),
+		envvars.LogLevel:        jsii.String(cfg.LogLevel),
+	}
+	// Unset means "service default"; an empty value might not.
+	if cfg.TopN != 0 {
+		env[envvars.TopN] = jsii.String(strconv.Itoa(cfg.TopN))
+	}
+	if cfg.ModelID != "" {
+		env[envvars.ModelID] = jsii.String(cfg.ModelID)
+	}
+
+	role := newFunctionRole(stack, "PredictorRole", "Predictor: reads uploads, the API key secret and the results table")
+	logs := newFunctionLogGroup(stack, "PredictorLogs", cfg, role)
+	fn := newGoFunction(stack, "Predictor", &awslambda.FunctionProps{
+		Description: jsii.String("Geolocates each uploaded image once and records the result"),
+		Code:        awslambda.Code_FromAsset(jsii.String(filepath.Join(assetsDir, predictorAssetDir)), nil),
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(cfg.PredictorTimeout.Seconds())),
+		MemorySize:  jsii.Number(cfg.PredictorMemoryMB),
+		Role:        role,
+		LogGroup:    logs,
+		Environment: &env,
+	})
+
+	// Only objects that can trigger a prediction are readable.
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("s3:GetObject", "s3:GetObjectVersion"),
+		Resources: jsii.Strings(*p.bucket.ArnForObjects(jsii.String(cfg.UploadPrefix + "*"))),
+	}))
+	// Without ListBucket, S3 answers 403 instead of 404 for an object deleted
+	// before processing; with it the predictor can tell the two apart.
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("s3:ListBucket"),
+		Resources: jsii.Strings(*p.bucket.BucketArn()),
+	}))
+	grantTableData(role, p, predictorTableActions)
+	p.secret.GrantRead(role, nil)
+
+	// The event source grants receive/delete/change-visibility on the queue.
+	fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.queue, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(cfg.BatchSize),
+		MaxConcurrency:          jsii.Number(cfg.MaxConcurrency),
+		ReportBatchItemFailures: jsii.Bool(true),
+	}))
+	return fn, logs, role
+}
+
+// newMonitor creates the scheduled function that reads credits and model
+// health and publishes them as metrics.
+func newMonitor(stack awscdk.Stack, p *pipeline, assetsDir string) awslambda.Function {
+	cfg := p.cfg
+	env := map[string]*string{
+		envvars.TableName:       p.table.TableName(),
+		envvars.SecretID:        secretID(cfg, p.secret),
+		envvars.APIURL:          jsii.String(cfg.APIURL),
+		envvars.HistoryTTLDays:  jsii.String(strconv.Itoa(cfg.HistoryTTLDays)),
+		envvars.MetricNamespace: jsii.String(metricnames.DefaultNamespace),
+		envvars.PipelineName:    stack.StackName(),
+		envvars.LogLevel:        jsii.String(cfg.LogLevel),
+	}
+	// The monitor reports whether the model the predictor will use is ready.
+	if cfg.ModelID != "" {
+		env[envvars.ModelID] = jsii.String(cfg.ModelID)
+	}
+	if cfg.CreditsPath != "" {
+		env[envvars.CreditsPath] = jsii.String(cfg.CreditsPath)
+	}
+
+	role := newFunctionRole(stack, "MonitorRole", "Monitor: reads the API key secret and keeps credit history in the results table")
+	logs := newFunctionLogGroup(stack, "MonitorLogs", cfg, role)
+	fn := newGoFunction(stack, "Monitor", &awslambda.FunctionProps{
+		Description: jsii.String("Publishes credit balance, forecast and model health metrics"),
+		Code:        awslambda.Code_FromAsset(jsii.String(filepath.Join(assetsDir, monitorAssetDir)), nil),
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(monitorTimeoutSeconds)),
+		MemorySize:  jsii.Number(128),
+		Role:        role,
+		LogGroup:    logs,
+		Environment: &env,
+		// A failed run is reported by the heartbeat alarm and the next
+		// scheduled run comes soon; retries would only pile up overlapping runs.
+		RetryAttempts: jsii.Number(0),
+	})
+	grantTableData(role, p, monitorTableActions)
+	p.secret.GrantRead(role, nil)
+
+	awsevents.NewRule(stack, jsii.String("MonitorSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("Runs the monitor"),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(cfg.MonitorSchedule.Minutes()))),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+	})
+	return fn
+}
+
+// newGoFunction fills in what both Go functions share.
+func newGoFunction(stack awscdk.Stack, id string, props *awslambda.FunctionProps) awslambda.Function {
+	props.Runtime = awslambda.Runtime_PROVIDED_AL2023()
+	props.Architecture = awslambda.Architecture_ARM_64()
+	props.Handler = jsii.String("bootstrap")
+	return awslambda.NewFunction(stack, jsii.String(id), props)
+}
+
+// newFunctionRole creates an execution role with no managed policy: the
+// grants below and the log group's write grant are all it gets, instead of
+// AWSLambdaBasicExecutionRole's account-wide log permissions.
+func newFunctionRole(stack awscdk.Stack, id, description string) awsiam.Role {
+	return awsiam.NewRole(stack, jsii.String(id), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String(description),
+	})
+}
+
+// newFunctionLogGroup creates a function's log group with the configured
+// retention and lets role write to it, and only to it.
+func newFunctionLogGroup(stack awscdk.Stack, id string, cfg Config, role awsiam.IRole) awslogs.LogGroup {
+	group := awslogs.NewLogGroup(stack, jsii.String(id), &awslogs.LogGroupProps{
+		Retention:     logRetentions[cfg.LogRetentionDays],
+		RemovalPolicy: cfg.removalPolicy(),
+	})
+	group.GrantWrite(role)
+	return group
+}
+
+// grantTableData lets role work on the table's items. Unlike Table.Grant it
+// leaves out the indexes: only the CLI queries them, with its own credentials.
+func grantTableData(role awsiam.IRole, p *pipeline, actions []string) {
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings(actions...),
+		Resources: jsii.Strings(*p.table.TableArn()),
+	}))
+}
+
+// logRetentions maps every retention CloudWatch Logs accepts to CDK's enum;
+// LoadConfig accepts exactly these keys.
+var logRetentions = map[int]awslogs.RetentionDays{
+	1: awslogs.RetentionDays_ONE_DAY, 3: awslogs.RetentionDays_THREE_DAYS,
+	5: awslogs.RetentionDays_FIVE_DAYS, 7: awslogs.RetentionDays_ONE_WEEK,
+	14: awslogs.RetentionDays_TWO_WEEKS, 30: awslogs.RetentionDays_ONE_MONTH,
+	60: awslogs.RetentionDays_TWO_MONTHS, 90: awslogs.RetentionDays_THREE_MONTHS,
+	120: awslogs.RetentionDays_FOUR_MONTHS, 150: awslogs.RetentionDays_FIVE_MONTHS,
+	180: awslogs.RetentionDays_SIX_MONTHS, 365: awslogs.RetentionDays_ONE_YEAR,
+	400: awslogs.RetentionDays_THIRTEEN_MONTHS, 545: awslogs.RetentionDays_EIGHTEEN_MONTHS,
+	731: awslogs.RetentionDays_TWO_YEARS, 1096: awslogs.RetentionDays_THREE_YEARS,
+	1827: awslogs.RetentionDays_FIVE_YEARS, 2192: awslogs.RetentionDays_SIX_YEARS,
+	2557: awslogs.RetentionDays_SEVEN_YEARS, 2922: awslogs.RetentionDays_EIGHT_YEARS,
+	3288: awslogs.RetentionDays_NINE_YEARS, 3653: awslogs.RetentionDays_TEN_YEARS,
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// grants maps each allowed action of a role's inline policies to the
+// resources (as JSON) it is allowed on.
+func (s *synthesized) grants(t *testing.T, roleID string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, policy := range s.resources("AWS::IAM::Policy") {
+		props := policy["Properties"].(obj)
+		if !strings.Contains(asJSON(props["Roles"]), ref(roleID)) {
+			continue
+		}
+		for _, st := range asList(props["PolicyDocument"].(obj)["Statement"]) {
+			st := st.(obj)
+			if st["Effect"] != "Allow" {
+				continue
+			}
+			for _, action := range asList(st["Action"]) {
+				for _, res := range asList(st["Resource"]) {
+					out[action.(string)] = append(out[action.(string)], asJSON(res))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func asList(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return []any{v}
+}
+
+// roleOf returns the logical id of a function's execution role.
+func roleOf(t *testing.T, fn obj) string {
+	t.Helper()
+	att, _ := fn["Role"].(obj)["Fn::GetAtt"].([]any)
+	if len(att) != 2 {
+		t.Fatalf("function role is not a role of this stack: %v", fn["Role"])
+	}
+	return att[0].(string)
+}
+
+func TestFunctionRolesAreLeastPrivilege(t *testing.T) {
+	for name, s := range synthApp(t).scenarios() {
+		t.Run(name, func(t *testing.T) {
+			cfg := s.cfg
+			tableID, _ := s.onlyResource(t, "AWS::DynamoDB::Table", nil)
+			queueID, _ := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
+			_, predictor := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
+			_, monitor := s.onlyResource(t, "AWS::Lambda::Function", isMonitor)
+
+			// The one secret, whether created here or imported.
+			secret := ""
+			if ids := slices.Collect(maps.Keys(s.resources("AWS::SecretsManager::Secret"))); len(ids) == 1 {
+				secret = ref(ids[0])
+			} else {
+				secret = cfg.ExistingSecretName + "-??????" // Secrets Manager's suffix, unknown for a name
+			}
+			// Objects under the upload prefix of the one bucket.
+			var objects, bucketArn string
+			if cfg.ExistingBucketName == "" {
+				bucketID, _ := s.onlyResource(t, "AWS::S3::Bucket", func(p obj) bool { return p["LoggingConfiguration"] != nil })
+				objects = asJSON(obj{"Fn::Join": []any{"", []any{obj{"Fn::GetAtt": []any{bucketID, "Arn"}}, "/" + cfg.UploadPrefix + "*"}}})
+				bucketArn = getAtt(bucketID, "Arn")
+			} else {
+				objects = ":s3:::" + cfg.ExistingBucketName + "/" + cfg.UploadPrefix + "*"
+				bucketArn = ":s3:::" + cfg.ExistingBucketName
+			}
+			table := getAtt(tableID, "Arn")
+
+			tableGrants := func(actions []string) map[string]string {
+				grants := map[string]string{}
+				for _, a := range actions {
+					grants[a] = table
+				}
+				return grants
+			}
+			logsOf := func(fn obj) string {
+				return getAtt(fn["LoggingConfig"].(obj)["LogGroup"].(obj)["Ref"].(string), "Arn")
+			}
+			secretGrants := map[string]string{
+				"secretsmanager:GetSecretValue": secret,
+				"secretsmanager:DescribeSecret": secret,
+			}
+
+			wantPredictor := map[string]string{
+				"logs:CreateLogStream":        logsOf(predictor),
+				"logs:PutLogEvents":           logsOf(predictor),
+				"s3:GetObject":                objects,
+				"s3:GetObjectVersion":         objects,
+				"s3:ListBucket":               bucketArn,
+				"sqs:ReceiveMessage":          getAtt(queueID, "Arn"),
+				"sqs:DeleteMessage":           getAtt(queueID, "Arn"),
+				"sqs:ChangeMessageVisibility": getAtt(queueID, "Arn"),
+				"sqs:GetQueueAttributes":      getAtt(queueID, "Arn"),
+				"sqs:GetQueueUrl":             getAtt(queueID, "Arn"),
+			}
+			maps.Copy(wantPredictor, tableGrants(predictorTableActions))
+			maps.Copy(wantPredictor, secretGrants)
+			wantMonitor := map[string]string{
+				"logs:CreateLogStream": logsOf(monitor),
+				"logs:PutLogEvents":    logsOf(monitor),
+			}
+			maps.Copy(wantMonitor, tableGrants(monitorTableActions))
+			maps.Copy(wantMonitor, secretGrants)
+
+			for fnName, c := range map[string]struct {
+				fn   obj
+				want map[string]string
+			}{"predictor": {predictor, wantPredictor}, "monitor": {monitor, wantMonitor}} {
+				roleID := roleOf(t, c.fn)
+				role := s.resources("AWS::IAM::Role")[roleID]["Properties"].(obj)
+				if role["ManagedPolicyArns"] != nil {
+					t.Errorf("%s role has managed policies: %v", fnName, role["ManagedPolicyArns"])
+				}
+				got := s.grants(t, roleID)
+				for action, resources := range got {
+					wantResource, ok := c.want[action]
+					if !ok {
+						t.Errorf("%s may %s on %v, which it does not need", fnName, action, resources)
+						continue
+					}
+					for _, r := range resources {
+						// Resources are CloudFormation expressions; the wanted
+						// fragment must appear, and nothing may be a bare "*".
+						if r == `"*"` || !strings.Contains(r, strings.TrimSuffix(strings.TrimPrefix(wantResource, `"`), `"`)) {
+							t.Errorf("%s may %s on %s, want only %s", fnName, action, r, wantResource)
+						}
+					}
+				}
+				for action := range c.want {
+					if _, ok := got[action]; !ok {
+						t.Errorf("%s lacks %s", fnName, action)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestNoWildcardActions(t *testing.T) {
+	for name, s := range synthApp(t).scenarios() {
+		for id, policy := range s.resources("AWS::IAM::Policy") {
+			for _, st := range asList(policy["Properties"].(obj)["PolicyDocument"].(obj)["Statement"]) {
+				for _, action := range asList(st.(obj)["Action"]) {
+					if strings.Contains(action.(string), "*") {
+						t.Errorf("%s: %s allows wildcard action %s", name, id, action)
+					}
+				}
+			}
+		}
+	}
+}

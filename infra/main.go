@@ -1,0 +1,60 @@
+// Command infra is the CDK app of the geolocation pipeline. The CDK CLI runs
+// it (see cdk.json); it reads configuration from CDK context, validates it,
+// and synthesizes one stack.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// defaultAssetsDir is where `make build` puts the function binaries,
+// relative to the project root, where the CDK CLI runs the app.
+const defaultAssetsDir = "build"
+
+func main() {
+	defer jsii.Close()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	app := awscdk.NewApp(nil)
+	cfg, err := LoadConfig(func(key string) any { return app.Node().TryGetContext(jsii.String(key)) })
+	if err != nil {
+		return err
+	}
+	if err := checkAssets(defaultAssetsDir); err != nil {
+		return err
+	}
+	NewGeolocationStack(app, cfg.StackName, &GeolocationStackProps{
+		StackProps: awscdk.StackProps{
+			Description: jsii.String("Image geolocation pipeline: S3 uploads -> SQS -> predictor Lambda -> DynamoDB, with credit monitoring"),
+		},
+		Config:    cfg,
+		AssetsDir: defaultAssetsDir,
+	})
+	// A deployment that fails AWS Solutions checks stops at synth, not in review.
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	app.Synth(nil)
+	return nil
+}
+
+// checkAssets fails early when the function binaries have not been built:
+// CDK would otherwise package an empty directory and deploy broken functions.
+func checkAssets(dir string) error {
+	for _, fn := range []string{predictorAssetDir, monitorAssetDir} {
+		path := filepath.Join(dir, fn, "bootstrap")
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("function binary %s is missing: run `make build` first: %w", path, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// GeolocationStackProps configures NewGeolocationStack.
+type GeolocationStackProps struct {
+	awscdk.StackProps
+	// Config is the validated context (see LoadConfig).
+	Config Config
+	// AssetsDir holds predictor/bootstrap and monitor/bootstrap, the prebuilt
+	// linux/arm64 function binaries (`make build` writes them to build/).
+	AssetsDir string
+}
+
+// pipeline holds the resources the alarms, dashboard and outputs refer to.
+type pipeline struct {
+	cfg           Config
+	bucket        awss3.IBucket
+	queue         awssqs.Queue
+	deadLetters   awssqs.Queue
+	table         awsdynamodb.Table
+	secret        awssecretsmanager.ISecret
+	createdSecret awssecretsmanager.Secret // nil when the secret is imported
+	predictor     awslambda.Function
+	predictorLogs awslogs.LogGroup
+	predictorRole awsiam.Role
+	monitor       awslambda.Function
+	topic         awssns.Topic
+	metrics       pipelineMetrics
+}
+
+// NewGeolocationStack provisions the whole pipeline: uploads bucket, queue
+// and dead-letter queue, results table, API key secret, predictor and
+// monitor functions, alarms to an SNS topic, and a dashboard.
+func NewGeolocationStack(scope constructs.Construct, id string, props *GeolocationStackProps) awscdk.Stack {
+	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+	cfg := props.Config
+
+	p := &pipeline{cfg: cfg, metrics: newPipelineMetrics(*stack.StackName())}
+	p.bucket = newUploadBucket(stack, cfg)
+	p.queue, p.deadLetters = newUploadQueues(stack, cfg)
+	subscribeQueueToUploads(p.bucket, p.queue, cfg)
+	p.table = newResultsTable(stack, cfg)
+	p.secret, p.createdSecret = apiKeySecret(stack, cfg)
+	p.predictor, p.predictorLogs, p.predictorRole = newPredictor(stack, p, props.AssetsDir)
+	p.monitor = newMonitor(stack, p, props.AssetsDir)
+
+	p.topic = newAlarmTopic(stack, cfg)
+	alarms := newAlarms(stack, p)
+	dashboard := newDashboard(stack, p, alarms)
+
+	addOutputs(stack, p, dashboard)
+	suppressJustifiedFindings(stack, p)
+	return stack
+}
+
+func addOutputs(stack awscdk.Stack, p *pipeline, dashboard dashboardRef) {
+	output := func(id, description string, value *string) {
+		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{
+			Description: jsii.String(description),
+			Value:       value,
+		})
+	}
+	output("BucketName", "Upload images here (within the prefix/suffix filters) to have them geolocated", p.bucket.BucketName())
+	output("TableName", "Prediction records", p.table.TableName())
+	output("SecretArn", "Put the geo_ API key here: aws secretsmanager put-secret-value --secret-id <this> --secret-string ...", p.secret.SecretArn())
+	output("QueueUrl", "Upload notifications waiting for the predictor", p.queue.QueueUrl())
+	output("DeadLetterQueueUrl", "Uploads that failed repeatedly; inspect, then redrive to the queue", p.deadLetters.QueueUrl())
+	output("DashboardUrl", "CloudWatch dashboard of the pipeline", dashboard.url)
+	output("AlarmTopicArn", "SNS topic that receives every alarm; subscribe to it", p.topic.TopicArn())
+}
+
+// removalPolicy keeps stored data when the stack is deleted unless the
+// removeOnDestroy context switch is set (development stacks).
+func (c Config) removalPolicy() awscdk.RemovalPolicy {
+	if c.RemoveOnDestroy {
+		return awscdk.RemovalPolicy_DESTROY
+	}
+	return awscdk.RemovalPolicy_RETAIN
+}

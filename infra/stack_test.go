@@ -1,0 +1,301 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+)
+
+type obj = map[string]any
+
+func like(pattern obj) assertions.Matcher { return assertions.Match_ObjectLike(&pattern) }
+func arrayWith(items ...any) assertions.Matcher {
+	return assertions.Match_ArrayWith(&items)
+}
+
+// denyInsecureTransport matches the policy statement EnforceSSL adds.
+var denyInsecureTransport = obj{
+	"Effect":    "Deny",
+	"Condition": obj{"Bool": obj{"aws:SecureTransport": "false"}},
+}
+
+func TestUploadBucketIsPrivateEncryptedAndLogged(t *testing.T) {
+	s := synthApp(t).created
+	uploadID, props := s.onlyResource(t, "AWS::S3::Bucket", func(p obj) bool { return p["LoggingConfiguration"] != nil })
+	logsID, _ := s.onlyResource(t, "AWS::S3::Bucket", func(p obj) bool { return p["LoggingConfiguration"] == nil })
+
+	if got := asJSON(props["LoggingConfiguration"].(obj)["DestinationBucketName"]); got != ref(logsID) {
+		t.Errorf("access logs go to %s, want the access-log bucket %s", got, logsID)
+	}
+	for _, id := range []string{uploadID, logsID} {
+		check(t, id+" private and encrypted", func() {
+			s.template.HasResource(jsii.String("AWS::S3::Bucket"), obj{
+				"DeletionPolicy": "Retain",
+				"Properties": like(obj{
+					"PublicAccessBlockConfiguration": obj{
+						"BlockPublicAcls": true, "BlockPublicPolicy": true,
+						"IgnorePublicAcls": true, "RestrictPublicBuckets": true,
+					},
+					"BucketEncryption": obj{"ServerSideEncryptionConfiguration": []any{
+						obj{"ServerSideEncryptionByDefault": obj{"SSEAlgorithm": "AES256"}},
+					}},
+				}),
+			})
+		})
+		check(t, id+" TLS only", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), obj{
+				"Bucket":         obj{"Ref": id},
+				"PolicyDocument": like(obj{"Statement": arrayWith(like(denyInsecureTransport))}),
+			})
+		})
+	}
+}
+
+func TestUploadsNotifyTheQueue(t *testing.T) {
+	a := synthApp(t)
+	queueID, _ := a.created.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
+	bucketID, _ := a.created.onlyResource(t, "AWS::S3::Bucket", func(p obj) bool { return p["LoggingConfiguration"] != nil })
+	check(t, "created bucket notifies on ObjectCreated with both filters", func() {
+		a.created.template.HasResourceProperties(jsii.String("Custom::S3BucketNotifications"), obj{
+			"BucketName": obj{"Ref": bucketID},
+			"NotificationConfiguration": obj{"QueueConfigurations": []any{obj{
+				"Events":   []any{"s3:ObjectCreated:*"},
+				"QueueArn": obj{"Fn::GetAtt": []any{queueID, "Arn"}},
+				"Filter": obj{"Key": obj{"FilterRules": assertions.Match_ArrayEquals(&[]any{
+					obj{"Name": "suffix", "Value": a.created.cfg.UploadSuffix},
+					obj{"Name": "prefix", "Value": a.created.cfg.UploadPrefix},
+				})}},
+			}}},
+		})
+	})
+	check(t, "only the bucket may send, and only over TLS", func() {
+		a.created.template.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), obj{
+			"Queues": []any{obj{"Ref": queueID}},
+			"PolicyDocument": like(obj{"Statement": arrayWith(
+				like(denyInsecureTransport),
+				like(obj{
+					"Effect":    "Allow",
+					"Principal": obj{"Service": "s3.amazonaws.com"},
+					"Condition": obj{"ArnLike": obj{"aws:SourceArn": obj{"Fn::GetAtt": []any{bucketID, "Arn"}}}},
+				}),
+			)}),
+		})
+	})
+	check(t, "imported bucket keeps its other notifications and is not filtered", func() {
+		a.imported.template.HasResourceProperties(jsii.String("Custom::S3BucketNotifications"), obj{
+			"BucketName": a.imported.cfg.ExistingBucketName,
+			"Managed":    false,
+			"NotificationConfiguration": obj{"QueueConfigurations": []any{obj{
+				"Events": []any{"s3:ObjectCreated:*"},
+				"Filter": assertions.Match_Absent(),
+			}}},
+		})
+	})
+	if n := len(a.imported.resources("AWS::S3::Bucket")); n != 0 {
+		t.Errorf("imported scenario created %d buckets, want none", n)
+	}
+}
+
+func TestQueuesRetryThenKeepFailures(t *testing.T) {
+	for name, s := range synthApp(t).scenarios() {
+		t.Run(name, func(t *testing.T) {
+			dlqID, _ := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] == nil })
+			queueID, props := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
+
+			// Lambda's guidance: at least six times the function timeout.
+			if got, min := props["VisibilityTimeout"].(float64), 6*s.cfg.PredictorTimeout.Seconds(); got < min {
+				t.Errorf("VisibilityTimeout = %v s, want at least %v s", got, min)
+			}
+			check(t, "redrive to the dead-letter queue", func() {
+				s.template.HasResourceProperties(jsii.String("AWS::SQS::Queue"), obj{
+					"RedrivePolicy": obj{
+						"deadLetterTargetArn": obj{"Fn::GetAtt": []any{dlqID, "Arn"}},
+						"maxReceiveCount":     s.cfg.DLQMaxReceiveCount,
+					},
+				})
+			})
+			for _, id := range []string{queueID, dlqID} {
+				q := s.resources("AWS::SQS::Queue")[id]["Properties"].(obj)
+				if q["SqsManagedSseEnabled"] != true {
+					t.Errorf("%s is not encrypted: %v", id, q)
+				}
+				// Fourteen days, SQS's maximum: nothing expires unseen.
+				if q["MessageRetentionPeriod"] != float64(14*24*3600) {
+					t.Errorf("%s retention = %v", id, q["MessageRetentionPeriod"])
+				}
+				check(t, id+" TLS only", func() {
+					s.template.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), obj{
+						"Queues":         []any{obj{"Ref": id}},
+						"PolicyDocument": like(obj{"Statement": arrayWith(like(denyInsecureTransport))}),
+					})
+				})
+			}
+		})
+	}
+}
+
+func TestResultsTable(t *testing.T) {
+	a := synthApp(t)
+	for name, s := range a.scenarios() {
+		t.Run(name, func(t *testing.T) {
+			wantPolicy := "Retain"
+			if s.cfg.RemoveOnDestroy {
+				wantPolicy = "Delete"
+			}
+			check(t, "table", func() {
+				s.template.HasResource(jsii.String("AWS::DynamoDB::Table"), obj{
+					"DeletionPolicy": wantPolicy,
+					"Properties": like(obj{
+						"KeySchema": []any{
+							obj{"AttributeName": tableschema.PartitionKey, "KeyType": "HASH"},
+							obj{"AttributeName": tableschema.SortKey, "KeyType": "RANGE"},
+						},
+						"BillingMode":                      "PAY_PER_REQUEST",
+						"PointInTimeRecoverySpecification": obj{"PointInTimeRecoveryEnabled": true},
+						"SSESpecification":                 obj{"SSEEnabled": true},
+						"TimeToLiveSpecification":          obj{"AttributeName": tableschema.TTLAttribute, "Enabled": true},
+						"DeletionProtectionEnabled":        !s.cfg.RemoveOnDestroy,
+						"GlobalSecondaryIndexes": []any{obj{
+							"IndexName": tableschema.StatusIndex,
+							"KeySchema": []any{
+								obj{"AttributeName": tableschema.StatusIndexPartitionKey, "KeyType": "HASH"},
+								obj{"AttributeName": tableschema.StatusIndexSortKey, "KeyType": "RANGE"},
+							},
+							"Projection": obj{"ProjectionType": "ALL"},
+						}},
+					}),
+				})
+			})
+		})
+	}
+}
+
+func TestSecret(t *testing.T) {
+	a := synthApp(t)
+	if n := len(a.created.resources("AWS::SecretsManager::Secret")); n != 1 {
+		t.Errorf("created scenario has %d secrets, want 1", n)
+	}
+	if n := len(a.imported.resources("AWS::SecretsManager::Secret")); n != 0 {
+		t.Errorf("imported scenario created %d secrets, want none", n)
+	}
+	_, predictor := a.imported.onlyResource(t, "AWS::Lambda::Function", isPredictor)
+	if got := environment(predictor)[envvars.SecretID]; got != a.imported.cfg.ExistingSecretName {
+		t.Errorf("imported %s = %v, want the secret name %q", envvars.SecretID, got, a.imported.cfg.ExistingSecretName)
+	}
+}
+
+func isPredictor(p obj) bool { _, ok := environment(p)[envvars.ClaimLease]; return ok }
+func isMonitor(p obj) bool   { _, ok := environment(p)[envvars.HistoryTTLDays]; return ok }
+
+func environment(fn obj) obj {
+	env, _ := fn["Environment"].(obj)
+	vars, _ := env["Variables"].(obj)
+	return vars
+}
+
+func TestFunctions(t *testing.T) {
+	a := synthApp(t)
+	for name, s := range a.scenarios() {
+		t.Run(name, func(t *testing.T) {
+			cfg := s.cfg
+			tableID, _ := s.onlyResource(t, "AWS::DynamoDB::Table", nil)
+			predictorID, predictor := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
+			monitorID, monitor := s.onlyResource(t, "AWS::Lambda::Function", isMonitor)
+
+			for id, fn := range map[string]obj{predictorID: predictor, monitorID: monitor} {
+				if fn["Runtime"] != "provided.al2023" || fn["Handler"] != "bootstrap" || asJSON(fn["Architectures"]) != `["arm64"]` {
+					t.Errorf("%s: runtime %v handler %v architectures %v", id, fn["Runtime"], fn["Handler"], fn["Architectures"])
+				}
+				logGroup := fn["LoggingConfig"].(obj)["LogGroup"].(obj)["Ref"].(string)
+				if got := s.resources("AWS::Logs::LogGroup")[logGroup]["Properties"].(obj)["RetentionInDays"]; got != float64(cfg.LogRetentionDays) {
+					t.Errorf("%s logs to %s with retention %v, want %d", id, logGroup, got, cfg.LogRetentionDays)
+				}
+				for k, v := range environment(fn) {
+					if k == envvars.APIKey || strings.Contains(asJSON(v), "geo_") {
+						t.Errorf("%s environment carries a key: %s", id, k)
+					}
+				}
+			}
+			if predictor["Timeout"] != cfg.PredictorTimeout.Seconds() || predictor["MemorySize"] != float64(cfg.PredictorMemoryMB) {
+				t.Errorf("predictor timeout %v memory %v", predictor["Timeout"], predictor["MemorySize"])
+			}
+
+			env := environment(predictor)
+			want := map[string]any{
+				envvars.TableName:       obj{"Ref": tableID},
+				envvars.APIURL:          cfg.APIURL,
+				envvars.ModelFallback:   strconv.FormatBool(cfg.ModelFallback),
+				envvars.RatePerMinute:   strconv.Itoa(cfg.RatePerMinute),
+				envvars.MaxConcurrency:  strconv.Itoa(cfg.MaxConcurrency),
+				envvars.DailyBudget:     strconv.Itoa(cfg.DailyCreditBudget),
+				envvars.ClaimLease:      cfg.ClaimLease().String(),
+				envvars.RecordTTLDays:   strconv.Itoa(cfg.RecordTTLDays),
+				envvars.MetricNamespace: metricnames.DefaultNamespace,
+				envvars.PipelineName:    cfg.StackName,
+				envvars.LogLevel:        cfg.LogLevel,
+			}
+			if cfg.TopN != 0 {
+				want[envvars.TopN] = strconv.Itoa(cfg.TopN)
+			}
+			if cfg.ModelID != "" {
+				want[envvars.ModelID] = cfg.ModelID
+			}
+			for k, v := range want {
+				if asJSON(env[k]) != asJSON(v) {
+					t.Errorf("predictor %s = %v, want %v", k, asJSON(env[k]), asJSON(v))
+				}
+			}
+			wantKeys := append(slices.Collect(maps.Keys(want)), envvars.SecretID, envvars.BucketName)
+			for k := range env {
+				if !slices.Contains(wantKeys, k) {
+					t.Errorf("predictor has unexpected variable %s", k)
+				}
+			}
+			if lease, err := time.ParseDuration(fmt.Sprint(env[envvars.ClaimLease])); err != nil || lease <= cfg.PredictorTimeout {
+				t.Errorf("CLAIM_LEASE %v must parse and outlast the %v timeout (%v)", env[envvars.ClaimLease], cfg.PredictorTimeout, err)
+			}
+			if environment(monitor)[envvars.PipelineName] != cfg.StackName {
+				t.Errorf("monitor %s = %v", envvars.PipelineName, environment(monitor)[envvars.PipelineName])
+			}
+
+			queueID, _ := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
+			check(t, "SQS event source", func() {
+				s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+					"FunctionName":          obj{"Ref": predictorID},
+					"EventSourceArn":        obj{"Fn::GetAtt": []any{queueID, "Arn"}},
+					"BatchSize":             cfg.BatchSize,
+					"ScalingConfig":         obj{"MaximumConcurrency": cfg.MaxConcurrency},
+					"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+				})
+			})
+			check(t, "monitor schedule", func() {
+				s.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
+					"ScheduleExpression": "rate(" + strconv.Itoa(int(cfg.MonitorSchedule.Minutes())) + " minutes)",
+					"Targets":            []any{like(obj{"Arn": obj{"Fn::GetAtt": []any{monitorID, "Arn"}}})},
+				})
+			})
+		})
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	s := synthApp(t).created
+	for _, id := range []string{"BucketName", "TableName", "SecretArn", "QueueUrl", "DeadLetterQueueUrl", "DashboardUrl", "AlarmTopicArn"} {
+		check(t, "output "+id, func() { s.template.HasOutput(jsii.String(id), obj{"Value": assertions.Match_AnyValue()}) })
+	}
+	url := asJSON(s.doc["Outputs"].(obj)["DashboardUrl"])
+	if !strings.Contains(url, "#dashboards:name=") {
+		t.Errorf("DashboardUrl = %s", url)
+	}
+}

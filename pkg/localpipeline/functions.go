@@ -1,0 +1,141 @@
+package localpipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/monitor"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+)
+
+// PipelineName is the Pipeline metric dimension of local runs.
+const PipelineName = "local"
+
+// passThrough are the optional settings a user may set in the shell to tune
+// the local functions as they would tune the stack through CDK context.
+var passThrough = []string{
+	envvars.TopN, envvars.ModelID, envvars.ModelFallback, envvars.RatePerMinute,
+	envvars.DailyBudget, envvars.RecordTTLDays, envvars.CreditsPath, envvars.LogLevel,
+}
+
+// functionEnv is the environment the stack would give the functions, with
+// the key itself (GEO_API_KEY) in place of the secret id.
+func functionEnv(opts Options, svc *service) map[string]string {
+	env := map[string]string{
+		envvars.TableName:      opts.Table,
+		envvars.APIURL:         svc.url,
+		envvars.APIKey:         svc.key,
+		envvars.BucketName:     opts.Bucket,
+		envvars.MaxConcurrency: strconv.Itoa(opts.Concurrency),
+		envvars.PipelineName:   PipelineName,
+	}
+	if svc.sim != nil {
+		env[envvars.RatePerMinute] = simulatorRatePerMinute
+	}
+	for _, name := range passThrough {
+		if v := opts.Getenv(name); v != "" {
+			env[name] = v
+		}
+	}
+	return env
+}
+
+func getenvFrom(env map[string]string) func(string) string {
+	return func(name string) string { return env[name] }
+}
+
+// newPredictor builds the predictor's handler the way its composition root
+// does, from the environment map, with the AWS clients pointed at the
+// local services.
+func newPredictor(env map[string]string, aws *localAWS, queue *localqueue.Queue, opts Options) (*predictor.Handler, error) {
+	cfg, err := predictor.LoadConfig(getenvFrom(env))
+	if err != nil {
+		return nil, fmt.Errorf("predictor: %w", err)
+	}
+	logger := lambdarun.NewLogger(opts.FunctionLogs, cfg.LogLevel)
+	client, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) { o.Logger = logger })
+	if err != nil {
+		return nil, fmt.Errorf("predictor: %w", err)
+	}
+	store := ledger.New(aws.ddb.Client(), cfg.TableName, func(o *ledger.Options) { o.RecordTTL = cfg.RecordTTL })
+	h, err := predictor.New(cfg, predictor.Deps{
+		Objects:    aws.s3.Client(),
+		Ledger:     store,
+		Service:    client,
+		Keys:       secretkey.Static(cfg.APIKey),
+		Visibility: queueVisibility{queue},
+		Logger:     logger,
+		Metrics:    opts.FunctionLogs,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("predictor: %w", err)
+	}
+	return h, nil
+}
+
+// queueVisibility lets the predictor delay a message on the local queue, as
+// ChangeMessageVisibility does on SQS.
+type queueVisibility struct{ q *localqueue.Queue }
+
+func (v queueVisibility) ChangeVisibility(_ context.Context, msg events.SQSMessage, timeout time.Duration) error {
+	return v.q.ChangeVisibility(msg.ReceiptHandle, timeout)
+}
+
+// newMonitor builds the monitor's handler from the same environment.
+func newMonitor(env map[string]string, aws *localAWS, opts Options) (*monitor.Monitor, error) {
+	cfg, err := monitor.ConfigFromEnv(getenvFrom(env))
+	if err != nil {
+		return nil, err
+	}
+	client, err := geoapi.New(cfg.APIURL)
+	if err != nil {
+		return nil, fmt.Errorf("monitor: %w", err)
+	}
+	return monitor.New(cfg, monitor.Options{
+		Service: client,
+		Keys:    secretkey.Static(cfg.APIKey),
+		History: monitor.NewHistory(aws.ddb.Client(), cfg.TableName, cfg.PipelineName, cfg.HistoryTTL),
+		Metrics: opts.FunctionLogs,
+		Logger:  lambdarun.NewLogger(opts.FunctionLogs, cfg.LogLevel),
+	})
+}
+
+// runMonitor invokes the monitor once on a scheduled event, through the
+// Lambda adapter like the predictor.
+func runMonitor(ctx context.Context, m *monitor.Monitor) (*monitor.Report, error) {
+	payload, err := json.Marshal(events.EventBridgeEvent{
+		Version:    "0",
+		ID:         uuid.NewString(),
+		DetailType: "Scheduled Event",
+		Source:     "aws.events",
+		AccountID:  localqueue.DefaultAccountID,
+		Time:       time.Now().UTC(),
+		Region:     localqueue.DefaultRegion,
+		Resources:  []string{"arn:aws:events:" + localqueue.DefaultRegion + ":" + localqueue.DefaultAccountID + ":rule/geolocate-local-monitor"},
+		Detail:     json.RawMessage(`{}`),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("monitor event: %w", err)
+	}
+	out, err := lambdarun.Invoke(ctx, m.Handle, payload, time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("monitor: %w", err)
+	}
+	var rep monitor.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return nil, fmt.Errorf("monitor: decode report: %w", err)
+	}
+	return &rep, nil
+}
