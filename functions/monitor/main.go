@@ -9,25 +9,16 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"time"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
-)
-
-// The monitor runs every few minutes: a short retry budget keeps one slow
-// service response from overlapping the next run.
-const (
-	attemptTimeout = 15 * time.Second
-	maxAttempts    = 3
-	maxBackoff     = 5 * time.Second
 )
 
 func main() {
@@ -51,51 +42,21 @@ func build(ctx context.Context, getenv func(string) string, metrics io.Writer, l
 	if err != nil {
 		return nil, err
 	}
-	client, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) {
-		o.Logger = logger
-		o.AttemptTimeout = attemptTimeout
-		o.MaxAttempts = maxAttempts
-		o.MaxBackoff = maxBackoff
-	})
-	if err != nil {
-		return nil, err
-	}
-
-	var awsCfg *aws.Config
-	loadAWS := func() (aws.Config, error) {
-		if awsCfg == nil {
-			c, err := lambdarun.LoadAWSConfig(ctx)
+	loadAWS := sync.OnceValues(func() (aws.Config, error) { return lambdarun.LoadAWSConfig(ctx) })
+	return monitor.Assemble(cfg, monitor.AWSClients{
+		DynamoDB: func() (monitor.DynamoDBAPI, error) {
+			c, err := loadAWS()
 			if err != nil {
-				return aws.Config{}, err
+				return nil, err
 			}
-			awsCfg = &c
-		}
-		return *awsCfg, nil
-	}
-
-	keys, err := secretkey.FromSettings(cfg.SecretID, cfg.APIKey, func() (secretkey.SecretsManagerAPI, error) {
-		c, err := loadAWS()
-		if err != nil {
-			return nil, err
-		}
-		return secretsmanager.NewFromConfig(c), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var history *monitor.History
-	if cfg.TableName != "" {
-		c, err := loadAWS()
-		if err != nil {
-			return nil, err
-		}
-		history = monitor.NewHistory(dynamodb.NewFromConfig(c), cfg.TableName, cfg.PipelineName, cfg.HistoryTTL)
-	} else {
-		logger.Warn("credit history disabled: no burn rate or days remaining", "variable", envvars.TableName)
-	}
-
-	logger.Info("monitor configured", "config", cfg.String())
-	return monitor.New(cfg, monitor.Options{
-		Service: client, Keys: keys, History: history, Metrics: metrics, Logger: logger,
-	})
+			return dynamodb.NewFromConfig(c), nil
+		},
+		SecretsManager: func() (secretkey.SecretsManagerAPI, error) {
+			c, err := loadAWS()
+			if err != nil {
+				return nil, err
+			}
+			return secretsmanager.NewFromConfig(c), nil
+		},
+	}, logger, metrics)
 }

@@ -18,9 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
-	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
@@ -47,34 +45,14 @@ func newHandler(ctx context.Context) (*predictor.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := ledger.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName, func(o *ledger.Options) {
-		o.RecordTTL = cfg.RecordTTL
-	})
-
-	if cfg.SecretID == "" {
-		logger.Warn("using the API key from the environment: for local runs only")
-	}
-	keys, err := secretkey.FromSettings(cfg.SecretID, cfg.APIKey, func() (secretkey.SecretsManagerAPI, error) {
-		return secretsmanager.NewFromConfig(awsCfg), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-
-	service, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) { o.Logger = logger })
-	if err != nil {
-		return nil, err
-	}
-
-	return predictor.New(cfg, predictor.Deps{
-		Objects:    s3.NewFromConfig(awsCfg, lambdarun.S3Options),
-		Ledger:     store,
-		Service:    service,
-		Keys:       keys,
+	return predictor.Assemble(cfg, predictor.AWSClients{
+		S3:       s3.NewFromConfig(awsCfg, lambdarun.S3Options),
+		DynamoDB: dynamodb.NewFromConfig(awsCfg),
+		SecretsManager: func() (secretkey.SecretsManagerAPI, error) {
+			return secretsmanager.NewFromConfig(awsCfg), nil
+		},
 		Visibility: predictor.NewSQSVisibility(sqs.NewFromConfig(awsCfg)),
-		Logger:     logger,
-		Metrics:    metricsWriter(logger),
-	})
+	}, logger, metricsWriter(logger))
 }
 
 // metricsWriter is stdout under Lambda, where CloudWatch extracts Embedded

@@ -3,6 +3,7 @@ package localpipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,9 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
-	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/localqueue"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
@@ -64,25 +63,22 @@ func newPredictor(env map[string]string, aws *localAWS, queue *localqueue.Queue,
 	if err != nil {
 		return nil, fmt.Errorf("predictor: %w", err)
 	}
-	logger := lambdarun.NewLogger(opts.FunctionLogs, cfg.LogLevel)
-	client, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) { o.Logger = logger })
-	if err != nil {
-		return nil, fmt.Errorf("predictor: %w", err)
-	}
-	store := ledger.New(aws.ddb.Client(), cfg.TableName, func(o *ledger.Options) { o.RecordTTL = cfg.RecordTTL })
-	h, err := predictor.New(cfg, predictor.Deps{
-		Objects:    aws.s3.Client(),
-		Ledger:     store,
-		Service:    client,
-		Keys:       secretkey.Static(cfg.APIKey),
-		Visibility: queueVisibility{queue},
-		Logger:     logger,
-		Metrics:    opts.FunctionLogs,
-	})
+	h, err := predictor.Assemble(cfg, predictor.AWSClients{
+		S3:             aws.s3.Client(),
+		DynamoDB:       aws.ddb.Client(),
+		SecretsManager: noSecretsManager,
+		Visibility:     queueVisibility{queue},
+	}, lambdarun.NewLogger(opts.FunctionLogs, cfg.LogLevel), opts.FunctionLogs)
 	if err != nil {
 		return nil, fmt.Errorf("predictor: %w", err)
 	}
 	return h, nil
+}
+
+// noSecretsManager: local runs hand the functions the key itself; there is
+// no Secrets Manager emulator here.
+func noSecretsManager() (secretkey.SecretsManagerAPI, error) {
+	return nil, errors.New("no Secrets Manager in local runs: the key comes from " + envvars.APIKey)
 }
 
 // queueVisibility lets the predictor delay a message on the local queue, as
@@ -99,17 +95,10 @@ func newMonitor(env map[string]string, aws *localAWS, opts Options) (*monitor.Mo
 	if err != nil {
 		return nil, err
 	}
-	client, err := geoapi.New(cfg.APIURL)
-	if err != nil {
-		return nil, fmt.Errorf("monitor: %w", err)
-	}
-	return monitor.New(cfg, monitor.Options{
-		Service: client,
-		Keys:    secretkey.Static(cfg.APIKey),
-		History: monitor.NewHistory(aws.ddb.Client(), cfg.TableName, cfg.PipelineName, cfg.HistoryTTL),
-		Metrics: opts.FunctionLogs,
-		Logger:  lambdarun.NewLogger(opts.FunctionLogs, cfg.LogLevel),
-	})
+	return monitor.Assemble(cfg, monitor.AWSClients{
+		DynamoDB:       func() (monitor.DynamoDBAPI, error) { return aws.ddb.Client(), nil },
+		SecretsManager: noSecretsManager,
+	}, lambdarun.NewLogger(opts.FunctionLogs, cfg.LogLevel), opts.FunctionLogs)
 }
 
 // runMonitor invokes the monitor once on a scheduled event, through the

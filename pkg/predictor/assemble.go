@@ -1,0 +1,50 @@
+package predictor
+
+import (
+	"io"
+	"log/slog"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+)
+
+// AWSClients are the AWS clients behind the handler. The Lambda function
+// builds them from the default configuration; local runs point them at local
+// parts. Either way Assemble wires the rest identically.
+type AWSClients struct {
+	S3       ObjectStore
+	DynamoDB ledger.DynamoDBAPI
+	// SecretsManager is called only when the key comes from a secret
+	// (Config.SecretID), so a local run with a plain key needs no AWS.
+	SecretsManager func() (secretkey.SecretsManagerAPI, error)
+	// Visibility delays messages held back by the daily budget; optional.
+	Visibility VisibilityChanger
+}
+
+// Assemble builds the handler from its configuration and AWS clients: the
+// ledger, the cached key provider and the service client. It is the one
+// composition of the predictor, shared by the function and local runs.
+func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Writer, optFns ...func(*Options)) (*Handler, error) {
+	store := ledger.New(clients.DynamoDB, cfg.TableName, func(o *ledger.Options) { o.RecordTTL = cfg.RecordTTL })
+	if cfg.SecretID == "" {
+		logger.Warn("using the API key from the environment: for local runs only")
+	}
+	keys, err := secretkey.FromSettings(cfg.SecretID, cfg.APIKey, clients.SecretsManager)
+	if err != nil {
+		return nil, err
+	}
+	service, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) { o.Logger = logger })
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg, Deps{
+		Objects:    clients.S3,
+		Ledger:     store,
+		Service:    service,
+		Keys:       keys,
+		Visibility: clients.Visibility,
+		Logger:     logger,
+		Metrics:    metrics,
+	}, optFns...)
+}
