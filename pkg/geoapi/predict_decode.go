@@ -75,11 +75,14 @@ func decodePredictBody(body []byte) (*PredictOutput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data.prediction_id %q is not a UUID: %w", oneLine(*d.PredictionID, 64), err)
 	}
-	credits := 0
-	if d.CreditsConsumed != nil {
-		if credits, err = wholeNumber(*d.CreditsConsumed); err != nil {
-			return nil, fmt.Errorf("data.credits_consumed: %w", err)
-		}
+	// The contract puts credits_consumed in every success envelope. Reading
+	// a missing figure as 0 would record a paid call as free.
+	if d.CreditsConsumed == nil {
+		return nil, errors.New("no data.credits_consumed")
+	}
+	credits, err := wholeNumber(*d.CreditsConsumed)
+	if err != nil {
+		return nil, fmt.Errorf("data.credits_consumed: %w", err)
 	}
 	result, err := decodeResult(d.Prediction)
 	if err != nil {

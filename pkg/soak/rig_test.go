@@ -1,0 +1,324 @@
+package soak
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+)
+
+// Obviously fake keys. The simulator accepts firstKey; rotation replaces it
+// with a generated geo_sim_ key.
+const (
+	firstKey = "geo_test_fake_key_1"
+	secretID = "geolocate/soak-test-key"
+	simOrg   = geosim.DefaultOrg
+)
+
+// rig is the predictor wired the way the stack wires it, to real local
+// parts: gofakes3, DynamoDB Local, the service simulator behind HTTP, and
+// the real Secrets Manager key provider over a fake Secrets Manager.
+type rig struct {
+	t       testing.TB
+	s3      *s3.Client
+	bucket  string
+	ddb     *dynamodb.Client
+	table   string
+	store   *ledger.Store
+	sim     *geosim.Server
+	url     string // the service's base URL
+	secret  *fakeSecretsManager
+	logs    *syncBuffer // every log line: handler, client, simulator, poller
+	metrics *syncBuffer // EMF output
+	cfg     predictor.Config
+	handler *predictor.Handler
+	// predictRequests counts prediction requests that reached the service,
+	// whoever answered them.
+	predictRequests atomic.Int64
+}
+
+// rigOptions adjust a rig. The zero value gives the defaults.
+type rigOptions struct {
+	env      map[string]string // predictor environment overrides ("" deletes)
+	lease    time.Duration     // claim lease; default the predictor's
+	logLevel string            // default debug
+	simOpts  []func(*geosim.Config)
+	// service wraps the simulator, e.g. to answer some calls itself.
+	service func(sim http.Handler) http.Handler
+	// secretValue is the secret's first value; default firstKey.
+	secretValue *string
+	// ledger wraps the ledger the handler uses (crash simulation).
+	ledger func(predictor.Ledger) predictor.Ledger
+	client func(*geoapi.Options)
+	opts   []func(*predictor.Options)
+}
+
+func newRig(t testing.TB, o rigOptions) *rig {
+	t.Helper()
+	s3c, bucket := localawstest.S3(t)
+	ddb, table := localawstest.DynamoDB(t)
+	r := &rig{
+		t: t, s3: s3c, bucket: bucket, ddb: ddb, table: table,
+		store:   ledger.New(ddb, table),
+		logs:    &syncBuffer{},
+		metrics: &syncBuffer{},
+	}
+	level := o.logLevel
+	if level == "" {
+		level = "debug"
+	}
+	logger := lambdarun.NewLogger(r.logs, level)
+
+	simOpts := append([]func(*geosim.Config){
+		func(c *geosim.Config) { c.DemoKey = firstKey; c.Logger = logger },
+	}, o.simOpts...)
+	r.sim = geosim.New(simOpts...)
+	var service http.Handler = r.sim
+	if o.service != nil {
+		service = o.service(r.sim)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost && req.URL.Path == geosim.PathPredict {
+			r.predictRequests.Add(1)
+		}
+		service.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.url = srv.URL
+
+	value := firstKey
+	if o.secretValue != nil {
+		value = *o.secretValue
+	}
+	r.secret = &fakeSecretsManager{versions: []string{value}}
+
+	// The configuration comes from an environment, exactly as the stack
+	// sets it, through the predictor's own parser.
+	env := map[string]string{
+		envvars.TableName:      table,
+		envvars.SecretID:       secretID,
+		envvars.APIURL:         srv.URL,
+		envvars.BucketName:     bucket,
+		envvars.RatePerMinute:  "600000",
+		envvars.MaxConcurrency: "4",
+		envvars.PipelineName:   "soak",
+		envvars.LogLevel:       level,
+	}
+	for k, v := range o.env {
+		env[k] = v
+	}
+	cfg, err := predictor.LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("load predictor config: %v", err)
+	}
+	if o.lease > 0 {
+		// Below the predictor's 30 s minimum on purpose: crashed attempts
+		// must expire within the test.
+		cfg.ClaimLease = o.lease
+	}
+	r.cfg = cfg
+
+	keys, err := secretkey.NewSecretsManager(r.secret, secretID, func(so *secretkey.SecretsManagerOptions) {
+		so.MinRefreshInterval = 50 * time.Millisecond
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := geoapi.New(cfg.APIURL, func(co *geoapi.Options) {
+		co.Logger = logger
+		co.MaxAttempts = 3
+		co.AttemptTimeout = 2 * time.Second
+		co.BaseBackoff, co.MaxBackoff = 2*time.Millisecond, 20*time.Millisecond
+		if o.client != nil {
+			o.client(co)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var store predictor.Ledger = r.store
+	if o.ledger != nil {
+		store = o.ledger(store)
+	}
+	r.handler, err = predictor.New(cfg, predictor.Deps{
+		Objects: s3c, Ledger: store, Service: client, Keys: keys,
+		Logger: logger, Metrics: r.metrics,
+	}, o.opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.assertNoKeyLeaked)
+	return r
+}
+
+// keys returns every key value the rig's secret has held.
+func (r *rig) keys() []string { return r.secret.values() }
+
+// assertNoKeyLeaked greps everything the rig's test produced, every log line
+// and metric and every record in the table, for every key the secret held.
+func (r *rig) assertNoKeyLeaked() {
+	r.t.Helper()
+	items := r.scanTable()
+	for _, k := range r.keys() {
+		if !strings.HasPrefix(k, "geo_") || len(k) < 8 {
+			continue // an invalid secret value (empty, no prefix) is no key
+		}
+		if strings.Contains(r.logs.String(), k) {
+			r.t.Errorf("an API key appears in the logs")
+		}
+		if strings.Contains(r.metrics.String(), k) {
+			r.t.Errorf("an API key appears in the metrics")
+		}
+		if strings.Contains(items, k) {
+			r.t.Errorf("an API key appears in a record")
+		}
+	}
+}
+
+// scanTable returns every item of the table as JSON text.
+func (r *rig) scanTable() string {
+	r.t.Helper()
+	var b strings.Builder
+	p := dynamodb.NewScanPaginator(r.ddb, &dynamodb.ScanInput{TableName: aws.String(r.table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			r.t.Errorf("scan table: %v", err)
+			return b.String()
+		}
+		for _, item := range page.Items {
+			raw, err := json.Marshal(item)
+			if err != nil {
+				r.t.Errorf("marshal item: %v", err)
+			}
+			b.Write(raw)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// put stores body under key and returns the object as its notification
+// describes it.
+func (r *rig) put(key string, body []byte) object {
+	r.t.Helper()
+	obj, err := r.putObject(key, body)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return obj
+}
+
+// putObject is put for any goroutine.
+func (r *rig) putObject(key string, body []byte) (object, error) {
+	out, err := r.s3.PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String(r.bucket), Key: aws.String(key), Body: bytes.NewReader(body),
+	})
+	if err != nil {
+		return object{}, fmt.Errorf("put %q: %w", key, err)
+	}
+	return object{
+		Bucket: r.bucket, Key: key, Size: int64(len(body)),
+		ETag: strings.Trim(aws.ToString(out.ETag), `"`), VersionID: aws.ToString(out.VersionId),
+	}, nil
+}
+
+// deleteVersion removes one object version for good.
+func (r *rig) deleteVersion(obj object) {
+	r.t.Helper()
+	if err := r.deleteObject(obj); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) deleteObject(obj object) error {
+	in := &s3.DeleteObjectInput{Bucket: aws.String(obj.Bucket), Key: aws.String(obj.Key)}
+	if obj.VersionID != "" && obj.VersionID != "null" {
+		in.VersionId = aws.String(obj.VersionID)
+	}
+	if _, err := r.s3.DeleteObject(context.Background(), in); err != nil {
+		return fmt.Errorf("delete %q: %w", obj.Key, err)
+	}
+	return nil
+}
+
+// record is the ledger's record of obj, nil when there is none.
+func (r *rig) record(obj object) *ledger.Record {
+	r.t.Helper()
+	rec, err := r.store.Lookup(context.Background(), obj.ref())
+	if err != nil {
+		r.t.Fatalf("lookup %q: %v", obj.Key, err)
+	}
+	return rec
+}
+
+// predictCalls returns the simulator's prediction calls.
+func (r *rig) predictCalls() []geosim.Call {
+	var calls []geosim.Call
+	for _, c := range r.sim.Calls() {
+		if c.Endpoint == geosim.PathPredict {
+			calls = append(calls, c)
+		}
+	}
+	return calls
+}
+
+// rotateKey regenerates the service key and stores the new value in the
+// secret, the way an operator rotates a compromised key.
+func (r *rig) rotateKey() {
+	r.t.Helper()
+	values := r.secret.values()
+	fresh := r.sim.RegenerateKey(values[len(values)-1])
+	if fresh == "" {
+		r.t.Fatal("rotate key: the simulator does not know the current key")
+	}
+	r.secret.set(fresh)
+}
+
+// object is one uploaded object version.
+type object struct {
+	Bucket, Key, ETag, VersionID string
+	Size                         int64
+}
+
+func (o object) ref() ledger.ObjectRef {
+	return ledger.ObjectRef{Bucket: o.Bucket, Key: o.Key, VersionID: o.VersionID, ETag: o.ETag}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
