@@ -3,7 +3,6 @@ package geoapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -189,13 +188,4 @@ type countingSource struct {
 func (s *countingSource) open(context.Context) (io.ReadCloser, error) {
 	s.opens.Add(1)
 	return io.NopCloser(struct{ io.Reader }{bytes.NewReader(s.data)}), nil
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -139,7 +139,7 @@ func decodeResult(raw json.RawMessage) (Result, error) {
 }
 
 func (l wireLocation) toLocation() Location {
-	return Location{Name: l.Name, Admin1: l.Admin1, Admin2: l.Admin2, CountryCode: l.CountryCode}
+	return Location(l)
 }
 
 func (p wirePoint) toPoint() PointPrediction {

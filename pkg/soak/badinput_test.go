@@ -27,9 +27,6 @@ type badInput struct {
 	before  func(r *rig, obj object) // runs after the upload, before delivery
 	edit    func(*object)            // adjusts what the event says about the object
 	rig     rigOptions
-	// respond, when set, answers every prediction request with a 200 and
-	// this body instead of the simulator (a service misbehaving).
-	respond func() []byte
 
 	// configErr: the configuration must be refused at cold start with an
 	// error naming this variable; nothing else runs.

@@ -21,7 +21,7 @@ func TestDynamoDBGivesEachCallAFreshTable(t *testing.T) {
 	if first == second {
 		t.Fatalf("two calls returned the same table %q", first)
 	}
-	if localawstest.SharedDynamoDB(t) != localawstest.SharedDynamoDB(t) {
+	if a, b := localawstest.SharedDynamoDB(t), localawstest.SharedDynamoDB(t); a != b {
 		t.Error("SharedDynamoDB started a second instance")
 	}
 	for _, table := range []string{first, second} {
