@@ -43,15 +43,8 @@ func (c *Client) Credits(ctx context.Context, in *CreditsInput, optFns ...func(*
 	if in == nil {
 		in = &CreditsInput{}
 	}
-	o, base, err := c.resolveOptions(optFns)
+	o, base, key, err := c.prepare(optFns, in.APIKey, true)
 	if err != nil {
-		return nil, err
-	}
-	key := in.APIKey
-	if key == "" {
-		key = o.APIKey
-	}
-	if err := validateKey(key, true); err != nil {
 		return nil, err
 	}
 	resp, err := c.invoke(ctx, &o, base, &operation{

@@ -70,15 +70,8 @@ func (c *Client) Models(ctx context.Context, in *ModelsInput, optFns ...func(*Op
 	if in == nil {
 		in = &ModelsInput{}
 	}
-	o, base, err := c.resolveOptions(optFns)
+	o, base, key, err := c.prepare(optFns, in.APIKey, false)
 	if err != nil {
-		return nil, err
-	}
-	key := in.APIKey
-	if key == "" {
-		key = o.APIKey
-	}
-	if err := validateKey(key, false); err != nil {
 		return nil, err
 	}
 	resp, err := c.invoke(ctx, &o, base, &operation{

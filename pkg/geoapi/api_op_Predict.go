@@ -66,15 +66,8 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 	if in == nil {
 		return nil, &InputError{Field: "PredictInput", Reason: "is nil", Err: ErrInvalidInput}
 	}
-	o, base, err := c.resolveOptions(optFns)
+	o, base, key, err := c.prepare(optFns, in.APIKey, true)
 	if err != nil {
-		return nil, err
-	}
-	key := in.APIKey
-	if key == "" {
-		key = o.APIKey
-	}
-	if err := validateKey(key, true); err != nil {
 		return nil, err
 	}
 	if in.TopN != 0 && (in.TopN < MinTopN || in.TopN > MaxTopN) {

@@ -90,6 +90,23 @@ func (c *Client) resolveOptions(optFns []func(*Options)) (Options, *url.URL, err
 	return o, base, nil
 }
 
+// prepare resolves the per-call options and the key every operation sends:
+// the input's own key, else the client's, validated before any call.
+func (c *Client) prepare(optFns []func(*Options), inputKey string, keyRequired bool) (Options, *url.URL, string, error) {
+	o, base, err := c.resolveOptions(optFns)
+	if err != nil {
+		return o, nil, "", err
+	}
+	key := inputKey
+	if key == "" {
+		key = o.APIKey
+	}
+	if err := validateKey(key, keyRequired); err != nil {
+		return o, nil, "", err
+	}
+	return o, base, key, nil
+}
+
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
