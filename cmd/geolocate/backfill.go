@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,7 +39,9 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 		prefix   = fs.String("prefix", "", "only objects whose key starts with this prefix")
 		queueURL = fs.String("queue-url", "", "queue to send to (default: the stack's "+outputQueueURL+" output)")
 		dryRun   = fs.Bool("dry-run", false, "list what would be sent, send nothing")
-		loc      stackLocator
+		requeue  = fs.Bool("requeue-unknown", false, "also send objects recorded as failed/"+ledger.ErrorCodeOutcomeUnknown+
+			" (their answer was lost after the upload; the service may have charged once already)")
+		loc stackLocator
 	)
 	loc.register(fs, true)
 	if rest, err := parseFlags(fs, args); err != nil {
@@ -69,13 +72,20 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.stderr, "backfill: results table unknown (%v); sending every object, the predictor skips finished ones\n", err)
 	}
 
-	b := &backfill{c: c, clients: clients, store: store, bucket: *bucket, queueURL: *queueURL, dryRun: *dryRun}
+	if *requeue && store == nil {
+		return errors.New("--requeue-unknown needs the results table (--table or --stack)")
+	}
+	b := &backfill{c: c, clients: clients, store: store, bucket: *bucket, queueURL: *queueURL, dryRun: *dryRun, requeueUnknown: *requeue}
 	err = b.run(ctx, *prefix)
 	verb := "sent"
 	if *dryRun {
 		verb = "would send"
 	}
-	fmt.Fprintf(c.stderr, "backfill: %d listed, %s %d, %d already processed\n", b.listed, verb, b.sent, b.skipped)
+	reopened := ""
+	if *requeue {
+		reopened = fmt.Sprintf(" (%d reopened)", b.reopened)
+	}
+	fmt.Fprintf(c.stderr, "backfill: %d listed, %s %d%s, %d already processed\n", b.listed, verb, b.sent, reopened, b.skipped)
 	return err
 }
 
@@ -86,9 +96,11 @@ type backfill struct {
 	bucket   string
 	queueURL string
 	dryRun   bool
+	// requeueUnknown reopens outcome_unknown records so they are called again.
+	requeueUnknown bool
 
-	pending               []sqstypes.SendMessageBatchRequestEntry
-	listed, sent, skipped int
+	pending                         []sqstypes.SendMessageBatchRequestEntry
+	listed, sent, skipped, reopened int
 }
 
 func (b *backfill) run(ctx context.Context, prefix string) error {
@@ -138,8 +150,10 @@ func (b *backfill) add(ctx context.Context, key, versionID, etag *string, size *
 			return fmt.Errorf("look up %s: %w", obj.Key, err)
 		}
 		if rec != nil && rec.Final() {
-			b.skipped++
-			return nil
+			if !b.reopen(ctx, rec) {
+				b.skipped++
+				return nil
+			}
 		}
 	}
 	body, err := localpipeline.S3EventBody(obj)
@@ -154,6 +168,23 @@ func (b *backfill) add(ctx context.Context, key, versionID, etag *string, size *
 		return b.flush(ctx)
 	}
 	return nil
+}
+
+// reopen makes an outcome_unknown record claimable again when the operator
+// asked for it (not in a dry run), and reports whether the object should be sent.
+func (b *backfill) reopen(ctx context.Context, rec *ledger.Record) bool {
+	if !b.requeueUnknown || rec.Status != ledger.StatusFailed || rec.ErrorCode != ledger.ErrorCodeOutcomeUnknown {
+		return false
+	}
+	if !b.dryRun {
+		ref := ledger.ObjectRef{Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag}
+		if err := b.store.Reopen(ctx, ref, ledger.ErrorCodeOutcomeUnknown); err != nil {
+			fmt.Fprintf(b.c.stderr, "backfill: %s not requeued: %v\n", rec.Key, err)
+			return false
+		}
+	}
+	b.reopened++
+	return true
 }
 
 // flush sends the pending entries in one SendMessageBatch, retrying the

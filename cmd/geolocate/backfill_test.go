@@ -209,6 +209,49 @@ func TestBackfillSkipsFinishedObjectsWhenTheTableIsKnown(t *testing.T) {
 	})
 }
 
+func TestBackfillRequeuesUnknownOutcomesOnlyWhenAsked(t *testing.T) {
+	s3c, bucket := localawstest.S3(t)
+	ddb, table := localawstest.DynamoDB(t)
+	puts := putObjects(t, s3c, bucket, map[string]string{"lost.jpg": "a", "done.jpg": "b"})
+	now := time.Now()
+	store := ledger.New(ddb, table, func(o *ledger.Options) { o.Clock = func() time.Time { return now } })
+	ref := func(key string) ledger.ObjectRef {
+		return ledger.ObjectRef{Bucket: bucket, Key: key, VersionID: aws.ToString(puts[key].VersionId)}
+	}
+	ctx := context.Background()
+	if err := store.Reject(ctx, ref("done.jpg"), "not_an_image", "", ledger.ObjectInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	// An attempt claimed lost.jpg and vanished; its lease expired.
+	if _, _, err := store.Claim(ctx, ref("lost.jpg"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	expired, _, err := store.Claim(ctx, ref("lost.jpg"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.MarkOutcomeUnknown(ctx, expired.Record); err != nil {
+		t.Fatal(err)
+	}
+
+	queues := &fakeQueues{}
+	useAWS(t, &awsClients{objects: s3c, queues: queues, tables: ddb, stacks: fakeStacks{name: "Geo"}})
+	if r := runCLI(t, nil, nil, "backfill", "--bucket", bucket, "--queue-url", "q", "--table", table); r.code != 0 || len(queues.sent) != 0 {
+		t.Fatalf("without the flag: exit %d, sent %d: %s", r.code, len(queues.sent), r.stderr)
+	}
+	r := runCLI(t, nil, nil, "backfill", "--bucket", bucket, "--queue-url", "q", "--table", table, "--requeue-unknown")
+	if r.code != 0 || len(queues.sent) != 1 || decoded(t, queues.sent[0]).S3.Object.URLDecodedKey != "lost.jpg" {
+		t.Fatalf("with the flag: exit %d, sent %v: %s", r.code, queues.sent, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "sent 1 (1 reopened), 1 already processed") {
+		t.Errorf("summary missing:\n%s", r.stderr)
+	}
+	if rec, err := store.Lookup(ctx, ref("lost.jpg")); err != nil || !rec.Retryable {
+		t.Errorf("record = %+v, %v; want reopened (retryable)", rec, err)
+	}
+}
+
 func TestBackfillReportsRefusedMessages(t *testing.T) {
 	s3c, bucket := localawstest.S3(t)
 	putObjects(t, s3c, bucket, map[string]string{"a.jpg": "a", "poison.jpg": "b"})

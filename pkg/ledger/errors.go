@@ -23,6 +23,10 @@ var (
 	// ErrReleaseExceedsReserved means ReleaseCredits was asked to give back
 	// more credits than the day's counter holds.
 	ErrReleaseExceedsReserved = errors.New("ledger: release exceeds reserved credits")
+
+	// ErrNotReopenable means Reopen found no final failure with the given
+	// error code (absent, succeeded, rejected, in progress, or another code).
+	ErrNotReopenable = errors.New("ledger: record is not a final failure with that code")
 )
 
 // conditionFailed reports whether err is a failed condition and returns the

@@ -232,3 +232,27 @@ func (s *Store) updateKey(ctx context.Context, pk, sk string, cond expression.Co
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 }
+
+// Reopen makes a final failed record with error code code retryable again,
+// so the next delivery may claim and call. It is an operator's deliberate
+// choice (geolocate backfill --requeue-unknown): for an outcome_unknown
+// record the service may already have charged once. It returns
+// ErrNotReopenable when the record is not a final failure with that code.
+func (s *Store) Reopen(ctx context.Context, ref ObjectRef, code string) error {
+	if err := ref.validate(); err != nil {
+		return err
+	}
+	cond := expression.Name("status").Equal(expression.Value(StatusFailed)).
+		And(expression.Name("retryable").Equal(expression.Value(false))).
+		And(expression.Name("error_code").Equal(expression.Value(code)))
+	update := s.setTimestamps(expression.UpdateBuilder{}, StatusFailed, s.now()).
+		Set(expression.Name("retryable"), expression.Value(true))
+	_, err := s.updateKey(ctx, ref.PartitionKey(), ref.SortKey(), cond, update)
+	if _, failed := conditionFailed(err); failed {
+		return fmt.Errorf("reopen %s: %w", ref, ErrNotReopenable)
+	}
+	if err != nil {
+		return fmt.Errorf("reopen %s: %w", ref, err)
+	}
+	return nil
+}

@@ -481,3 +481,41 @@ func TestRecordTTL(t *testing.T) {
 		t.Errorf("without RecordTTL expires_at = %s, want none", rec.ExpiresAt)
 	}
 }
+
+func TestReopenOnlyAFinalFailureWithThatCode(t *testing.T) {
+	s, clk, _, _ := newStore(t)
+	ctx := context.Background()
+
+	// Absent, in progress and succeeded records cannot be reopened.
+	if err := s.Reopen(ctx, ref("absent.jpg"), ledger.ErrorCodeOutcomeUnknown); !errors.Is(err, ledger.ErrNotReopenable) {
+		t.Errorf("absent: err = %v, want ErrNotReopenable", err)
+	}
+	done := mustClaim(t, s, ref("done.jpg"), ledger.ClaimAcquired)
+	if err := s.Reopen(ctx, ref("done.jpg"), ledger.ErrorCodeOutcomeUnknown); !errors.Is(err, ledger.ErrNotReopenable) {
+		t.Errorf("in progress: err = %v, want ErrNotReopenable", err)
+	}
+	if err := s.Complete(ctx, done, ledger.Record{PredictionID: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reopen(ctx, ref("done.jpg"), ledger.ErrorCodeOutcomeUnknown); !errors.Is(err, ledger.ErrNotReopenable) {
+		t.Errorf("succeeded: err = %v, want ErrNotReopenable", err)
+	}
+
+	// An outcome_unknown record becomes claimable once, by deliberate choice.
+	mustClaim(t, s, ref("lost.jpg"), ledger.ClaimAcquired)
+	clk.Advance(time.Hour)
+	expired := mustClaim(t, s, ref("lost.jpg"), ledger.ClaimExpired)
+	if err := s.MarkOutcomeUnknown(ctx, expired.Record); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reopen(ctx, ref("lost.jpg"), "malformed_response"); !errors.Is(err, ledger.ErrNotReopenable) {
+		t.Errorf("other code: err = %v, want ErrNotReopenable", err)
+	}
+	if err := s.Reopen(ctx, ref("lost.jpg"), ledger.ErrorCodeOutcomeUnknown); err != nil {
+		t.Fatalf("Reopen: %v", err)
+	}
+	if rec := mustLookup(t, s, ref("lost.jpg")); rec.Status != ledger.StatusFailed || !rec.Retryable {
+		t.Fatalf("record = %+v, want failed and retryable", rec)
+	}
+	mustClaim(t, s, ref("lost.jpg"), ledger.ClaimAcquired)
+}

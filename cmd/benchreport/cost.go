@@ -1,0 +1,46 @@
+package main
+
+import (
+	"math"
+
+	"github.com/geolocate-aws/geolocate/pkg/bench"
+)
+
+// platformLogBytes estimates the lines Lambda itself writes per invocation
+// (START, END, REPORT), which CloudWatch Logs ingests with the function's.
+const platformLogBytes = 350
+
+// secretCacheTTLMinutes is secretkey's default cache lifetime.
+const secretCacheTTLMinutes = 5
+
+// perImageUsage derives one image's consumption from the throughput run:
+// real batching, rate limiting and service latency, so Lambda duration
+// includes the time spent waiting on the service and the limiter, which
+// Lambda bills.
+func perImageUsage(t *throughputResult, st stack) bench.PerImage {
+	n := float64(max(t.Succeeded, 1))
+	u := t.Usage
+	invocationsPerImage := float64(t.Invocations) / n
+	// Secrets Manager: each instance fetches at cold start and then once per
+	// cache lifetime while it runs; 1,000 images at the achieved rate keep N
+	// instances busy for 1000/rate minutes.
+	var secrets float64
+	if t.AchievedPerMinute > 0 {
+		minutes := 1000 / t.AchievedPerMinute
+		secrets = float64(t.Config.Instances) * (1 + math.Ceil(minutes/secretCacheTTLMinutes)) / 1000
+	}
+	return bench.PerImage{
+		Credits:            float64(t.Charged) / n,
+		BilledSeconds:      t.BilledSeconds / n,
+		MemoryMB:           st.MemoryMB,
+		Invocations:        invocationsPerImage,
+		DynamoDBWriteUnits: (u.WriteUnits + float64(u.FailedWrites)) / n,
+		DynamoDBReadUnits:  u.ReadUnits / n,
+		S3Gets:             float64(u.Count("S3.GetObject", "S3.HeadObject")) / n,
+		// S3's SendMessage of the notification, then per batch one receive and
+		// one DeleteMessageBatch by the event source.
+		SQSRequests:  1 + 2*invocationsPerImage,
+		SecretsCalls: secrets,
+		LogBytes:     (float64(t.LogBytes) + platformLogBytes*float64(t.Invocations)) / n,
+	}
+}

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/geolocate-aws/geolocate/pkg/bench"
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/localaws"
+	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
+	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+)
+
+// fakeKey is the simulator's key for every run: obviously not a real one.
+const fakeKey = "geo_bench_fake_key_1"
+
+const (
+	bucketName = "bench-uploads"
+	tableName  = "bench-records"
+)
+
+// localEnv is the local stand-in for the stack: gofakes3, DynamoDB Local and
+// the simulator on 127.0.0.1. Clients made by counted() count their
+// requests; the plain ones are for setup and the floor.
+type localEnv struct {
+	s3srv  *localaws.S3
+	ddbsrv *localaws.DynamoDB
+	s3     *s3.Client
+	ddb    *dynamodb.Client
+	store  *ledger.Store
+
+	sim     *geosim.Server
+	simURL  string
+	stopSim func()
+}
+
+func startEnv(ctx context.Context) (*localEnv, error) {
+	e := &localEnv{}
+	var err error
+	if e.s3srv, err = localaws.StartS3(); err != nil {
+		return nil, fmt.Errorf("start S3: %w", err)
+	}
+	if e.ddbsrv, err = localaws.StartDynamoDB(ctx); err != nil {
+		e.close()
+		return nil, fmt.Errorf("start DynamoDB Local: %w", err)
+	}
+	e.s3, e.ddb = e.s3srv.Client(), e.ddbsrv.Client()
+	if err := e.s3srv.CreateBucket(ctx, bucketName); err != nil {
+		e.close()
+		return nil, err
+	}
+	if err := e.ddbsrv.CreateTable(ctx, tableName); err != nil {
+		e.close()
+		return nil, err
+	}
+	e.store = ledger.New(e.ddb, tableName)
+	e.sim, e.simURL, e.stopSim, err = startSimulator()
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// startSimulator starts a simulator with plenty of credits and the given
+// options (rate limit, latency) on 127.0.0.1.
+func startSimulator(optFns ...func(*geosim.Config)) (*geosim.Server, string, func(), error) {
+	optFns = append([]func(*geosim.Config){func(c *geosim.Config) {
+		c.DemoKey = fakeKey
+		c.Allowance = 1_000_000_000
+	}}, optFns...)
+	sim := geosim.New(optFns...)
+	url, stop, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("start simulator: %w", err)
+	}
+	return sim, url, stop, nil
+}
+
+func (e *localEnv) close() {
+	if e.stopSim != nil {
+		e.stopSim()
+	}
+	if e.ddbsrv != nil {
+		e.ddbsrv.Stop()
+	}
+	if e.s3srv != nil {
+		_ = e.s3srv.Close()
+	}
+}
+
+// counted returns S3 and DynamoDB clients whose requests c counts.
+func (e *localEnv) counted(c *bench.RequestCounter) (*s3.Client, *dynamodb.Client) {
+	return e.s3srv.Client(func(o *s3.Options) { o.APIOptions = append(o.APIOptions, c.Register) }),
+		e.ddbsrv.Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.Register) })
+}
+
+// stack is the part of the deployment configuration (cdk.json context)
+// the measurements depend on.
+type stack struct {
+	MemoryMB       int
+	BatchSize      int
+	Timeout        time.Duration
+	MaxConcurrency int
+	RatePerMinute  int
+	MonitorMinutes int
+}
+
+// readStack reads the defaults from cdk.json, the file `cdk deploy` uses.
+func readStack(root string) (stack, error) {
+	b, err := os.ReadFile(filepath.Join(root, "cdk.json"))
+	if err != nil {
+		return stack{}, fmt.Errorf("read cdk.json: %w", err)
+	}
+	var doc struct {
+		Context struct {
+			Memory         int `json:"predictorMemoryMb"`
+			Batch          int `json:"batchSize"`
+			Timeout        int `json:"predictorTimeoutSeconds"`
+			MaxConcurrency int `json:"maxConcurrency"`
+			Rate           int `json:"ratePerMinute"`
+			Monitor        int `json:"monitorScheduleMinutes"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return stack{}, fmt.Errorf("parse cdk.json: %w", err)
+	}
+	c := doc.Context
+	return stack{MemoryMB: c.Memory, BatchSize: c.Batch, Timeout: time.Duration(c.Timeout) * time.Second,
+		MaxConcurrency: c.MaxConcurrency, RatePerMinute: c.Rate, MonitorMinutes: c.Monitor}, nil
+}
+
+// functionEnv is the environment the stack gives the predictor (see
+// infra/functions.go), with the key itself in place of the secret id.
+func functionEnv(st stack, apiURL string, ratePerMinute float64, concurrency int) map[string]string {
+	return map[string]string{
+		envvars.TableName:       tableName,
+		envvars.APIURL:          apiURL,
+		envvars.APIKey:          fakeKey,
+		envvars.ModelFallback:   "true",
+		envvars.RatePerMinute:   strconv.FormatFloat(ratePerMinute, 'f', -1, 64),
+		envvars.MaxConcurrency:  strconv.Itoa(concurrency),
+		envvars.DailyBudget:     "0",
+		envvars.ClaimLease:      (st.Timeout + time.Minute).String(),
+		envvars.RecordTTLDays:   "0",
+		envvars.BucketName:      bucketName,
+		envvars.MetricNamespace: metricnames.DefaultNamespace,
+		envvars.PipelineName:    "bench",
+		envvars.LogLevel:        "INFO",
+	}
+}
+
+// newHandler builds the predictor's handler as functions/predictor does at
+// cold start, on the given clients; logs and metrics go to out.
+func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client, out io.Writer) (*predictor.Handler, error) {
+	cfg, err := predictor.LoadConfig(func(k string) string { return vars[k] })
+	if err != nil {
+		return nil, err
+	}
+	logger := lambdarun.NewLogger(out, cfg.LogLevel)
+	keys, err := secretkey.FromSettings("", cfg.APIKey, nil)
+	if err != nil {
+		return nil, err
+	}
+	service, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) { o.Logger = logger })
+	if err != nil {
+		return nil, err
+	}
+	return predictor.New(cfg, predictor.Deps{
+		Objects: objects,
+		Ledger:  ledger.New(ddb, cfg.TableName),
+		Service: service,
+		Keys:    keys,
+		Logger:  logger,
+		Metrics: out,
+	})
+}
+
+// put uploads body and returns the object as its notification describes it.
+func (e *localEnv) put(ctx context.Context, key string, body []byte) (localpipeline.ObjectCreated, error) {
+	out, err := e.s3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(bucketName), Key: aws.String(key), Body: bytes.NewReader(body),
+	})
+	if err != nil {
+		return localpipeline.ObjectCreated{}, fmt.Errorf("put object %s: %w", key, err)
+	}
+	return localpipeline.ObjectCreated{Bucket: bucketName, Key: key, Size: int64(len(body)),
+		ETag: aws.ToString(out.ETag), VersionID: aws.ToString(out.VersionId), Time: time.Now()}, nil
+}
+
+func refOf(obj localpipeline.ObjectCreated) ledger.ObjectRef {
+	return ledger.ObjectRef{Bucket: obj.Bucket, Key: obj.Key, VersionID: obj.VersionID, ETag: strings.Trim(obj.ETag, `"`)}
+}
+
+// sqsEvent is the SQS event Lambda would deliver for obj: the S3
+// notification as one message, shaped by the local queue.
+func sqsEvent(ctx context.Context, q *localqueue.Queue, objs ...localpipeline.ObjectCreated) ([]byte, []events.SQSMessage, error) {
+	for _, obj := range objs {
+		body, err := localpipeline.S3EventBody(obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		q.Send(body)
+	}
+	msgs := q.Receive(ctx, len(objs), 0)
+	if len(msgs) != len(objs) {
+		return nil, nil, fmt.Errorf("local queue returned %d of %d messages", len(msgs), len(objs))
+	}
+	payload, err := json.Marshal(events.SQSEvent{Records: msgs})
+	return payload, msgs, err
+}
+
+// batchFailures decodes a handler's SQS response.
+func batchFailures(out []byte) ([]events.SQSBatchItemFailure, error) {
+	var resp events.SQSEventResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		return nil, fmt.Errorf("decode batch response %q: %w", out, err)
+	}
+	return resp.BatchItemFailures, nil
+}
+
+// fakeJPEG returns size random bytes behind a JPEG/JFIF header: the
+// pipeline and the simulator only sniff the header, and random bytes make
+// every image (and its simulated answer) distinct.
+func fakeJPEG(size int, seed uint64) []byte {
+	b := make([]byte, size)
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	for i := 0; i+8 <= size; i += 8 {
+		v := r.Uint64()
+		for j := range 8 {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	copy(b, []byte{0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00, 0x01, 0x01, 0x00})
+	return b
+}
+
+// countingWriter counts bytes written and discards them: the log volume
+// CloudWatch Logs would ingest.
+type countingWriter struct{ n atomic.Int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// moduleRoot walks up from the working directory to the directory of go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}

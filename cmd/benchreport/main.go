@@ -1,0 +1,194 @@
+// Command benchreport measures the pipeline's own cost next to the
+// unavoidable cost (S3, the service, DynamoDB), on local parts, and writes
+// the markdown report the README links (`make bench`).
+//
+// Stages: overhead ratio (handler against the floor, per image), memory
+// (peak RSS of the predictor binary on a 10 MiB image), cold start
+// (bootstrap sizes, time to ready under a fake Runtime API), throughput
+// against a rate-limited simulator, cost per 1,000 images from those
+// figures, and the packages' own Go benchmarks. Everything binds
+// 127.0.0.1 and stops on return or Ctrl-C.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var allStages = []string{"overhead", "memory", "coldstart", "throughput", "gobench"}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == rssLauncherArg {
+		os.Exit(runRSSLauncher(os.Args[2:]))
+	}
+	out := flag.String("out", "cmd/benchreport/REPORT.md", "report `file`, relative to the module root (- for stdout)")
+	stages := flag.String("stages", strings.Join(allStages, ","), "comma-separated stages to run")
+	images := flag.Int("images", 300, "images for the overhead ratio")
+	warmup := flag.Int("warmup", 20, "warm-up images before measuring the overhead")
+	coldStarts := flag.Int("cold-starts", 10, "cold starts to time")
+	rate := flag.Float64("rate", 600, "throughput: the service's rate limit R, requests per minute")
+	burst := flag.Int("sim-burst", 0, "throughput: the simulator's burst (default: the number of instances)")
+	latency := flag.Duration("latency", 200*time.Millisecond, "throughput: the service latency L")
+	instances := flag.Int("instances", 4, "throughput: concurrent function instances N")
+	duration := flag.Duration("duration", time.Minute, "throughput: how long uploads arrive at rate R")
+	retryDelay := flag.Duration("retry-delay", 2*time.Second, "throughput: redelivery delay of failed messages")
+	strict := flag.Duration("strict-duration", 30*time.Second, "throughput: duration of a second run against a simulator with burst 1 (0 skips it)")
+	flag.Parse()
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	tc := throughputConfig{RatePerMinute: *rate, SimBurst: *burst, Latency: *latency, Instances: *instances,
+		Duration: *duration, RetryDelay: *retryDelay}
+	if tc.SimBurst <= 0 {
+		tc.SimBurst = tc.Instances
+	}
+	opts := options{out: *out, stages: strings.Split(*stages, ","), images: *images, warmup: *warmup,
+		coldStarts: *coldStarts, throughput: tc, strictDuration: *strict}
+	if err := run(ctx, opts); err != nil {
+		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	out            string
+	stages         []string
+	images, warmup int
+	coldStarts     int
+	throughput     throughputConfig
+	strictDuration time.Duration
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func run(ctx context.Context, o options) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	st, err := readStack(root)
+	if err != nil {
+		return err
+	}
+	o.throughput.BatchSize = st.BatchSize
+	tmp, err := os.MkdirTemp("", "benchreport-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	r := &results{Machine: describeMachine(), Stack: st, Started: time.Now()}
+	want := func(s string) bool { return slices.Contains(o.stages, s) }
+	fail := func(stage string, err error) {
+		progress("%s failed: %v", stage, err)
+		r.Errors = append(r.Errors, stage+": "+err.Error())
+	}
+	progress("machine: %d CPUs, load %s", r.Machine.CPUs, r.Machine.LoadAvg)
+
+	var bin string
+	if want("memory") || want("coldstart") {
+		progress("building the predictor for %s/%s and the bootstraps' sizes", r.Machine.GOOS, r.Machine.GOARCH)
+		goos, goarch := hostPlatform()
+		if bin, err = buildFunction(ctx, root, tmp, "predictor", goos, goarch); err != nil {
+			fail("build", err)
+		}
+		if r.Sizes, r.SizesSource, err = bootstrapSizes(ctx, root, tmp); err != nil {
+			fail("bootstrap sizes", err)
+		}
+	}
+
+	if want("overhead") || want("memory") || want("coldstart") || want("throughput") {
+		progress("starting gofakes3, DynamoDB Local and the simulator")
+		e, err := startEnv(ctx)
+		if err != nil {
+			return err
+		}
+		stages := []struct {
+			name string
+			fn   func() error
+		}{
+			{"overhead", func() (err error) {
+				r.Overhead, err = measureOverhead(ctx, e, st, o.images, o.warmup, progress)
+				return err
+			}},
+			{"memory", func() (err error) {
+				if bin == "" {
+					return fmt.Errorf("no predictor binary")
+				}
+				r.Memory, err = measureMemory(ctx, e, st, bin, tmp)
+				return err
+			}},
+			{"coldstart", func() (err error) {
+				if bin == "" {
+					return fmt.Errorf("no predictor binary")
+				}
+				r.Cold, err = measureColdStarts(ctx, e, st, bin, o.coldStarts)
+				return err
+			}},
+			{"throughput", func() (err error) {
+				r.Throughput, err = measureThroughput(ctx, e, st, o.throughput, progress)
+				if err != nil || o.strictDuration <= 0 || o.throughput.SimBurst == 1 {
+					return err
+				}
+				strict := o.throughput
+				strict.SimBurst, strict.Duration = 1, o.strictDuration
+				progress("throughput against a strict limiter (burst 1) ...")
+				r.Strict, err = measureThroughput(ctx, e, st, strict, progress)
+				return err
+			}},
+		}
+		for _, s := range stages {
+			if !want(s.name) || ctx.Err() != nil {
+				continue
+			}
+			progress("%s ...", s.name)
+			start := time.Now()
+			if err := s.fn(); err != nil {
+				fail(s.name, err)
+				continue
+			}
+			progress("%s done in %s", s.name, time.Since(start).Round(time.Millisecond))
+		}
+		e.close()
+	}
+	if want("gobench") && ctx.Err() == nil {
+		r.GoBench = runGoBenchmarks(ctx, root, progress)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.Elapsed = time.Since(r.Started)
+
+	report := r.markdown()
+	if o.out == "-" {
+		_, err = os.Stdout.Write(report)
+	} else {
+		path := o.out
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		if err = os.WriteFile(path, report, 0o644); err == nil {
+			progress("wrote %s", path)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, x := range r.headline() {
+		fmt.Printf("%-4s  %s: %s\n", x.verdict, x.figure, x.measured)
+	}
+	if len(r.Errors) > 0 {
+		return fmt.Errorf("%d stage(s) failed; see the report", len(r.Errors))
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
+	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+)
+
+// The stack's configuration is read from the real cdk.json.
+func TestReadStack(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := readStack(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.MemoryMB < 128 || st.BatchSize < 1 || st.BatchSize > 10 || st.Timeout < 30*time.Second || st.MonitorMinutes < 1 {
+		t.Errorf("implausible stack configuration from cdk.json: %+v", st)
+	}
+}
+
+// The environment given to the measured handlers must be one the
+// predictor accepts, with the rate shared among the instances.
+func TestFunctionEnvIsAValidPredictorConfig(t *testing.T) {
+	st := stack{MemoryMB: 256, BatchSize: 5, Timeout: 2 * time.Minute}
+	vars := functionEnv(st, "http://127.0.0.1:9", 600, 4)
+	cfg, err := predictor.LoadConfig(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PerInstanceRate() != 150 || cfg.ClaimLease != 3*time.Minute || cfg.BucketName != bucketName {
+		t.Errorf("config = %+v", cfg)
+	}
+	if !strings.HasPrefix(vars[envvars.APIKey], "geo_") || !strings.Contains(vars[envvars.APIKey], "fake") {
+		t.Errorf("the key must be an obviously fake geo_ key")
+	}
+}
+
+func TestSQSEventCarriesTheUpload(t *testing.T) {
+	obj := localpipeline.ObjectCreated{Bucket: bucketName, Key: "a b/ü.jpg", Size: 42, ETag: `"abc"`, Time: time.Now()}
+	payload, msgs, err := sqsEvent(context.Background(), localqueue.New(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].EventSource != "aws:sqs" {
+		t.Fatalf("messages = %+v", msgs)
+	}
+	body, _ := localpipeline.S3EventBody(obj)
+	if msgs[0].Body != body || !strings.Contains(string(payload), `a+b/%C3%BC.jpg`) {
+		t.Errorf("event does not carry the S3 notification: %s", payload)
+	}
+	failures, err := batchFailures([]byte(`{"batchItemFailures":[{"itemIdentifier":"m1"}]}`))
+	if err != nil || len(failures) != 1 || failures[0] != (events.SQSBatchItemFailure{ItemIdentifier: "m1"}) {
+		t.Errorf("batchFailures = %v, %v", failures, err)
+	}
+}
+
+func TestFakeJPEGIsAnImageAndDistinct(t *testing.T) {
+	a, b := fakeJPEG(1000, 1), fakeJPEG(1000, 2)
+	if f, ok := imageformat.Detect(a); !ok || f.Name != "jpeg" {
+		t.Errorf("Detect = %v, %v; want jpeg", f, ok)
+	}
+	if len(a) != 1000 || string(a) == string(b) || string(a) != string(fakeJPEG(1000, 1)) {
+		t.Errorf("fakeJPEG must have the asked size, differ by seed and repeat for a seed")
+	}
+}
+
+func TestLauncherFigures(t *testing.T) {
+	out := "some child output\n" + rssLauncherPrefix + "maxrss=15000000 hwm=14000000 wall_ns=250000000 cpu_ns=50000000\n"
+	maxRSS, hwm, wall, cpu, err := launcherFigures(out)
+	if err != nil || maxRSS != 15e6 || hwm != 14e6 || wall != 250*time.Millisecond || cpu != 50*time.Millisecond {
+		t.Errorf("launcherFigures = %d %d %v %v %v", maxRSS, hwm, wall, cpu, err)
+	}
+	if _, _, _, _, err := launcherFigures("no report"); err == nil {
+		t.Error("a missing report must be an error")
+	}
+}
+
+func TestHighWaterMarkOfThisProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc")
+	}
+	if hwm := highWaterMark("/proc/self/status"); hwm < 1<<20 {
+		t.Errorf("VmHWM of the test process = %d bytes", hwm)
+	}
+	if hwm := highWaterMark("/proc/0/does-not-exist"); hwm != 0 {
+		t.Errorf("missing file gave %d", hwm)
+	}
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/geolocate-aws/geolocate/pkg/bench"
+	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
+	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+)
+
+// overheadResult compares the handler with the floor, per image.
+type overheadResult struct {
+	Images                 int
+	MinBytes, MaxBytes     int
+	HandlerWall, FloorWall bench.Stats
+	HandlerCPU, FloorCPU   bench.Stats
+	// Allocations per image, in the whole process (the in-process S3 server
+	// and simulator included, on both sides).
+	HandlerAllocs, FloorAllocs         float64
+	HandlerAllocBytes, FloorAllocBytes float64
+	LogBytesPerImage                   float64
+	Usage                              bench.Usage // the handler's AWS requests, all images
+	Charged                            int         // credits the simulator charged the handler
+	// The floor's parts, to explain the difference.
+	FloorGet, FloorPost, FloorPut bench.Stats
+}
+
+// floorParts times the three parts of one floor run.
+type floorParts struct{ get, post, put time.Duration }
+
+// measureOverhead runs images through the handler (one SQS message per
+// invocation, as Lambda delivers it) and through the floor, interleaved so
+// that the load of a shared machine affects both alike.
+func measureOverhead(ctx context.Context, e *localEnv, st stack, images, warmup int, progress func(string, ...any)) (*overheadResult, error) {
+	var counter bench.RequestCounter
+	s3c, ddbc := e.counted(&counter)
+	logs := &countingWriter{}
+	// The limiter is lifted (the simulator has no rate limit here): this
+	// measures cost per image, not pacing.
+	h, err := newHandler(functionEnv(st, e.simURL, 1e6, 1), s3c, ddbc, logs)
+	if err != nil {
+		return nil, err
+	}
+	q := localqueue.New()
+	httpc := &http.Client{Timeout: time.Minute}
+
+	res := &overheadResult{Images: images, MinBytes: 200 << 10, MaxBytes: 500 << 10}
+	var hw, fw, hc, fc, gets, posts, puts []time.Duration
+	var hAllocs, fAllocs, hBytes, fBytes uint64
+	var logBytes int64
+	var usage bench.Usage
+
+	for i := range warmup + images {
+		size := res.MinBytes + int(uint64(i)*7919%uint64(res.MaxBytes-res.MinBytes))
+		img := fakeJPEG(size, uint64(i)+1)
+		obj, err := e.put(ctx, fmt.Sprintf("overhead/%04d.jpg", i), img)
+		if err != nil {
+			return nil, err
+		}
+		payload, msgs, err := sqsEvent(ctx, q, obj)
+		if err != nil {
+			return nil, err
+		}
+		measured := i >= warmup
+
+		runHandler := func() error {
+			c0, l0, u0 := e.sim.Charged(geosim.DefaultOrg), logs.n.Load(), counter.Snapshot()
+			m0 := memStats()
+			start, cpu := time.Now(), bench.CPUTime()
+			out, err := lambdarun.Invoke(ctx, h.Handle, payload, st.Timeout)
+			wall, used := time.Since(start), bench.CPUTime()-cpu
+			m1 := memStats()
+			if err != nil {
+				return fmt.Errorf("handler on %s: %w", obj.Key, err)
+			}
+			if f, err := batchFailures(out); err != nil || len(f) != 0 {
+				return fmt.Errorf("handler on %s: failures %v %v", obj.Key, f, err)
+			}
+			if measured {
+				hw, hc = append(hw, wall), append(hc, used)
+				hAllocs += m1.Mallocs - m0.Mallocs
+				hBytes += m1.TotalAlloc - m0.TotalAlloc
+				logBytes += logs.n.Load() - l0
+				usage = addUsage(usage, counter.Snapshot().Sub(u0))
+				res.Charged += e.sim.Charged(geosim.DefaultOrg) - c0
+			}
+			return nil
+		}
+		runFloor := func() error {
+			m0 := memStats()
+			start, cpu := time.Now(), bench.CPUTime()
+			parts, err := floor(ctx, e, httpc, obj, i)
+			wall, used := time.Since(start), bench.CPUTime()-cpu
+			m1 := memStats()
+			if err != nil {
+				return fmt.Errorf("floor on %s: %w", obj.Key, err)
+			}
+			if measured {
+				fw, fc = append(fw, wall), append(fc, used)
+				gets, posts, puts = append(gets, parts.get), append(posts, parts.post), append(puts, parts.put)
+				fAllocs += m1.Mallocs - m0.Mallocs
+				fBytes += m1.TotalAlloc - m0.TotalAlloc
+			}
+			return nil
+		}
+		first, second := runHandler, runFloor
+		if i%2 == 1 {
+			first, second = runFloor, runHandler
+		}
+		if err := first(); err != nil {
+			return nil, err
+		}
+		if err := second(); err != nil {
+			return nil, err
+		}
+		if err := q.Ack(msgs[0].ReceiptHandle); err != nil {
+			return nil, err
+		}
+		rec, err := e.store.Lookup(ctx, refOf(obj))
+		if err != nil || rec == nil || rec.Status != ledger.StatusSucceeded {
+			return nil, fmt.Errorf("record of %s: %+v %v", obj.Key, rec, err)
+		}
+		if (i+1)%100 == 0 {
+			progress("overhead: %d/%d images", i+1, warmup+images)
+		}
+	}
+	n := float64(images)
+	res.HandlerWall, res.FloorWall = bench.Summarize(hw), bench.Summarize(fw)
+	res.HandlerCPU, res.FloorCPU = bench.Summarize(hc), bench.Summarize(fc)
+	res.HandlerAllocs, res.FloorAllocs = float64(hAllocs)/n, float64(fAllocs)/n
+	res.HandlerAllocBytes, res.FloorAllocBytes = float64(hBytes)/n, float64(fBytes)/n
+	res.LogBytesPerImage = float64(logBytes) / n
+	res.FloorGet, res.FloorPost, res.FloorPut = bench.Summarize(gets), bench.Summarize(posts), bench.Summarize(puts)
+	res.Usage = usage
+	return res, nil
+}
+
+// floor is the unavoidable work for one image: a bare S3 GET, a bare
+// net/http multipart POST of the same bytes to the same simulator, and one
+// DynamoDB PutItem of the answer.
+func floor(ctx context.Context, e *localEnv, httpc *http.Client, obj localpipeline.ObjectCreated, i int) (floorParts, error) {
+	var parts floorParts
+	t0 := time.Now()
+	out, err := e.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(obj.Bucket), Key: aws.String(obj.Key)})
+	if err != nil {
+		return parts, err
+	}
+	img, err := io.ReadAll(out.Body)
+	out.Body.Close()
+	if err != nil {
+		return parts, err
+	}
+
+	parts.get = time.Since(t0)
+
+	t0 = time.Now()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, err := mw.CreateFormFile("file", "image.jpg")
+	if err != nil {
+		return parts, err
+	}
+	_, _ = fw.Write(img)
+	if err := mw.Close(); err != nil {
+		return parts, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.simURL+geosim.PathPredict, &body)
+	if err != nil {
+		return parts, err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set(geosim.KeyHeader, fakeKey)
+	resp, err := httpc.Do(req)
+	if err != nil {
+		return parts, err
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return parts, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return parts, fmt.Errorf("predict: status %d", resp.StatusCode)
+	}
+
+	parts.post = time.Since(t0)
+
+	t0 = time.Now()
+	_, err = e.ddb.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(tableName),
+		Item: map[string]types.AttributeValue{
+			"pk":     &types.AttributeValueMemberS{Value: fmt.Sprintf("FLOOR#%d", i)},
+			"sk":     &types.AttributeValueMemberS{Value: "V#1"},
+			"answer": &types.AttributeValueMemberS{Value: string(answer)},
+		},
+	})
+	parts.put = time.Since(t0)
+	return parts, err
+}
+
+func memStats() runtime.MemStats {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
+
+func addUsage(a, b bench.Usage) bench.Usage {
+	if a.Requests == nil {
+		a.Requests = map[string]int{}
+	}
+	for op, n := range b.Requests {
+		a.Requests[op] += n
+	}
+	a.ReadUnits += b.ReadUnits
+	a.WriteUnits += b.WriteUnits
+	a.FailedWrites += b.FailedWrites
+	return a
+}
