@@ -20,6 +20,8 @@ func main() {
 	write(filepath.Join(dir, "gradient-64x48.jpg"), encodeJPEG(gradient(64, 48, 0)))
 	write(filepath.Join(dir, "gradient-blue-64x48.jpg"), encodeJPEG(gradient(64, 48, 180)))
 	write(filepath.Join(dir, "checker-32x32.png"), encodePNG(checker(32, 32)))
+	// The object events/sqs-s3-put.json names: a key with spaces.
+	write(filepath.Join(dir, "harbour at dusk.jpg"), encodeJPEG(gradient(80, 60, 90)))
 	write(filepath.Join(dir, "not-an-image.jpg"), []byte("This is a text file with a .jpg name. It is not an image.\n"))
 }
 

@@ -28,6 +28,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		images  = fs.String("images", "testdata/images", "directory of images to upload")
 		prefix  = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
 		watch   = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
+		serve   = fs.Bool("serve", false, "start the local parts, upload the images without processing them, print the environment for invoking the functions by hand, and wait for Ctrl-C")
 		asJSON  = fs.Bool("json", false, "print the results and the monitor report as JSON")
 		verbose = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
 	)
@@ -47,6 +48,9 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 	if *verbose {
 		opts.FunctionLogs = c.stderr
+	}
+	if *serve {
+		return localpipeline.Serve(ctx, opts)
 	}
 	sum, runErr := localpipeline.Run(ctx, opts)
 	if sum == nil {

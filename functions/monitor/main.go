@@ -22,10 +22,8 @@ import (
 )
 
 func main() {
-	// Logs go to stderr and metrics to stdout: Lambda sends both to
-	// CloudWatch Logs, and a local run keeps the printed response readable.
 	logger := lambdarun.NewLogger(os.Stderr, os.Getenv(envvars.LogLevel))
-	mon, err := build(context.Background(), os.Getenv, os.Stdout, logger)
+	mon, err := build(context.Background(), os.Getenv, lambdarun.MetricsWriter(), logger)
 	if err != nil {
 		logger.Error("monitor cold start failed", "error", err.Error())
 		fmt.Fprintf(os.Stderr, "monitor: %v\n", err)

@@ -9,8 +9,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -52,16 +50,5 @@ func newHandler(ctx context.Context) (*predictor.Handler, error) {
 			return secretsmanager.NewFromConfig(awsCfg), nil
 		},
 		Visibility: predictor.NewSQSVisibility(sqs.NewFromConfig(awsCfg)),
-	}, logger, metricsWriter(logger))
-}
-
-// metricsWriter is stdout under Lambda, where CloudWatch extracts Embedded
-// Metric Format lines from the log stream. In a local `-event` run, stdout
-// carries the handler's response, so metrics go to stderr with the logs.
-func metricsWriter(logger *slog.Logger) io.Writer {
-	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
-		return os.Stdout
-	}
-	logger.Debug("local run: metrics written to stderr")
-	return os.Stderr
+	}, logger, lambdarun.MetricsWriter())
 }

@@ -79,18 +79,12 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// headerRetryAfter reads Retry-After (delay seconds or an HTTP date) and then
-// X-RateLimit-Retry-After (seconds, possibly fractional, or a Unix time).
-// The first header holding a usable value wins.
+// headerRetryAfter reads X-RateLimit-Retry-After (seconds, possibly
+// fractional, or a Unix time) and then Retry-After (whole seconds or an HTTP
+// date). The precise header goes first: Retry-After is rounded up to whole
+// seconds, and waiting a second where a tenth would do costs throughput under
+// a tight rate limit. The first header holding a usable value wins.
 func headerRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if secs, err := strconv.ParseFloat(v, 64); err == nil {
-			return secondsToDuration(secs), true
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			return max(t.Sub(now), 0), true
-		}
-	}
 	if v := strings.TrimSpace(h.Get("X-RateLimit-Retry-After")); v != "" {
 		if secs, err := strconv.ParseFloat(v, 64); err == nil {
 			// Values this large are a point in time, not a delay.
@@ -99,6 +93,14 @@ func headerRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 				return max(time.Unix(int64(sec), int64(frac*1e9)).Sub(now), 0), true
 			}
 			return secondsToDuration(secs), true
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if secs, err := strconv.ParseFloat(v, 64); err == nil {
+			return secondsToDuration(secs), true
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max(t.Sub(now), 0), true
 		}
 	}
 	return 0, false

@@ -34,8 +34,8 @@ func TestRetryRateLimitedDelaySources(t *testing.T) {
 		{"body retry_after", nil, `{"message_code":"rate_limited","retry_after":1.5}`, 1500 * time.Millisecond},
 		{"body retry_after_ms", nil, `{"retry_after_ms":1200}`, 1200 * time.Millisecond},
 		{"body data.retry_after", nil, `{"data":{"retry_after":3}}`, 3 * time.Second},
-		{"simulator style, Retry-After wins", map[string]string{"Retry-After": "2", "X-RateLimit-Retry-After": "1.5"},
-			`{"message_code":"rate_limited","retry_after":1.5}`, 2 * time.Second},
+		{"simulator style, the precise X-RateLimit-Retry-After wins over the rounded Retry-After", map[string]string{"Retry-After": "2", "X-RateLimit-Retry-After": "1.5"},
+			`{"message_code":"rate_limited","retry_after":1.5}`, 1500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,3 +85,13 @@ func readEvent(path string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// MetricsWriter is where Embedded Metric Format lines go: stdout under
+// Lambda, where CloudWatch extracts them from the log stream; stderr in a
+// local `-event` run, whose stdout carries the handler's response.
+func MetricsWriter() io.Writer {
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+		return os.Stdout
+	}
+	return os.Stderr
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -33,11 +32,14 @@ var passThrough = []string{
 // the key itself (GEO_API_KEY) in place of the secret id.
 func functionEnv(opts Options, svc *service) map[string]string {
 	env := map[string]string{
-		envvars.TableName:      opts.Table,
-		envvars.APIURL:         svc.url,
-		envvars.APIKey:         svc.key,
-		envvars.BucketName:     opts.Bucket,
-		envvars.MaxConcurrency: strconv.Itoa(opts.Concurrency),
+		envvars.TableName:  opts.Table,
+		envvars.APIURL:     svc.url,
+		envvars.APIKey:     svc.key,
+		envvars.BucketName: opts.Bucket,
+		// The stack gives each of its N concurrent instances R/N of the
+		// account's rate. Locally the N pollers share ONE handler, hence one
+		// limiter: it gets the whole rate.
+		envvars.MaxConcurrency: "1",
 		envvars.PipelineName:   PipelineName,
 	}
 	if svc.sim != nil {

@@ -1,0 +1,77 @@
+package localpipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/localaws"
+)
+
+// Serve starts the same local parts as Run (the service, S3 and DynamoDB
+// Local with the stack's table), uploads the images WITHOUT announcing them,
+// prints the environment that points the functions at these parts, and
+// waits for ctx to end. It is for invoking the functions by hand the way
+// Lambda would, e.g. `go run ./functions/predictor -event events/sqs-s3-put.json`.
+func Serve(ctx context.Context, opts Options) error {
+	opts.setDefaults()
+	say := func(format string, args ...any) { fmt.Fprintf(opts.Progress, format+"\n", args...) }
+
+	svc, err := startService(opts.Getenv)
+	if err != nil {
+		return err
+	}
+	defer svc.stop()
+	aws, err := startLocalAWS(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer aws.close()
+
+	_, names, err := scanDir(opts.ImagesDir)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		u, err := putFile(ctx, aws.s3.Client(), opts.Bucket, opts.KeyPrefix+name, filepath.Join(opts.ImagesDir, name))
+		if err != nil {
+			return err
+		}
+		say("uploaded  s3://%s/%s (%d bytes, ETag %s), not yet processed", u.Bucket, u.Key, u.Size, u.ETag)
+	}
+
+	env := functionEnv(opts, svc)
+	env["AWS_ENDPOINT_URL_S3"] = aws.s3.Endpoint()
+	env["AWS_ENDPOINT_URL_DYNAMODB"] = aws.ddb.Endpoint()
+	env["AWS_REGION"] = localaws.Region
+	env["AWS_ACCESS_KEY_ID"] = "local"
+	env["AWS_SECRET_ACCESS_KEY"] = "local"
+	if svc.sim == nil {
+		// The real key is never printed: the user's shell already has it.
+		env[envvars.APIKey] = "$" + envvars.APIKey
+	}
+	say("serving   %s, S3 at %s, DynamoDB Local at %s (Ctrl-C to stop)", svc.describe(), aws.s3.Endpoint(), aws.ddb.Endpoint())
+	say("\nIn another shell, point the functions at these parts and invoke them as Lambda would:\n")
+	say("%s", exportLine(env))
+	say("go run ./functions/predictor -event events/sqs-s3-put.json   # then again: the redelivery is a no-op")
+	say("go run ./functions/monitor -event events/scheduled.json")
+	<-ctx.Done()
+	return nil
+}
+
+// exportLine renders env as one shell export command, in name order.
+func exportLine(env map[string]string) string {
+	names := make([]string, 0, len(env))
+	for name := range env {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, name+"="+env[name])
+	}
+	return "export " + strings.Join(parts, " ")
+}

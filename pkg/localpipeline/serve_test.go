@@ -1,0 +1,82 @@
+package localpipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+)
+
+// lockedBuffer collects Serve's progress while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestServeUploadsWithoutProcessingAndPrintsTheEnvironment(t *testing.T) {
+	db := localawstest.SharedDynamoDB(t)
+	dir := t.TempDir()
+	jpeg, err := os.ReadFile(filepath.Join(sampleImagesDir, "gradient-64x48.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "a b.jpg", jpeg)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, Options{
+			ImagesDir: dir,
+			Getenv:    noServiceEnv,
+			DynamoDB:  db,
+			Table:     "serve-" + fmt.Sprint(time.Now().UnixNano()),
+			Progress:  &out,
+		})
+	}()
+	deadline := time.After(time.Minute)
+	for !strings.Contains(out.String(), "go run ./functions/predictor") {
+		select {
+		case err := <-done:
+			t.Fatalf("Serve returned early: %v\n%s", err, out.String())
+		case <-deadline:
+			t.Fatalf("no environment printed:\n%s", out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+
+	text := out.String()
+	if !strings.Contains(text, "uploaded  s3://"+DefaultBucket+"/a b.jpg") || !strings.Contains(text, "not yet processed") {
+		t.Errorf("upload not reported:\n%s", text)
+	}
+	for _, name := range []string{"AWS_ENDPOINT_URL_S3=http://127.0.0.1:", "AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:",
+		envvars.TableName + "=serve-", envvars.APIURL + "=http://127.0.0.1:", envvars.APIKey + "=geo_sim_", envvars.BucketName + "=" + DefaultBucket} {
+		if !strings.Contains(text, name) {
+			t.Errorf("export line lacks %s:\n%s", name, text)
+		}
+	}
+}
