@@ -68,9 +68,15 @@ lint: ## go vet, gofmt and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
 
-fuzz: ## fuzz each parser for FUZZTIME (default 30s)
-	@for t in $$($(GO) test -list 'Fuzz.*' ./pkg/geoapi/ | grep ^Fuzz); do \
-		$(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$${FUZZTIME:-30s} ./pkg/geoapi/ || exit 1; done
+FUZZ_PKGS := ./pkg/geoapi ./pkg/imageformat
+
+fuzz: ## fuzz each parser for FUZZTIME (default 30s each); the seed corpora also run in make test
+	@for pkg in $(FUZZ_PKGS); do \
+		for t in $$($(GO) test -list 'Fuzz.*' $$pkg | grep ^Fuzz); do \
+			echo "fuzz $$pkg $$t"; \
+			$(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$${FUZZTIME:-30s} $$pkg || exit 1; \
+		done; \
+	done
 
 clean: ## remove build output
 	rm -rf $(BUILD_DIR) cdk.out
