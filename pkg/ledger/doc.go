@@ -8,6 +8,7 @@
 //	(absent) --Claim--> in_progress --Complete--> succeeded
 //	                        |        --Fail(retryable)--> failed, retryable --Claim--> in_progress ...
 //	                        |        --Fail(final)------> failed
+//	                        |        --RejectClaimed----> rejected (unfit, found before any call)
 //	                        `--lease expired, MarkOutcomeUnknown--> failed (outcome_unknown)
 //	(absent or failed, retryable) --Reject--> rejected
 //
@@ -18,8 +19,9 @@
 // (ClaimExpired: it may have been charged) is never called again but
 // finalised with MarkOutcomeUnknown.
 //
-// Complete and Fail are conditional on the claim's owner token, so a stale
-// attempt can never overwrite the record of a newer one (ErrClaimLost).
+// Complete, Fail and RejectClaimed are conditional on the claim's owner
+// token, so a stale attempt can never overwrite the record of a newer one
+// (ErrClaimLost).
 //
 // The package also keeps an atomic daily credit counter (ReserveCredits,
 // ReleaseCredits) and lists records by status through the table's by-status

@@ -199,6 +199,52 @@ func (s *Store) Reject(ctx context.Context, ref ObjectRef, reason, detail string
 	return nil
 }
 
+// RejectClaimed turns an acquired claim into a final rejection, for an
+// object found unfit only after it was claimed (not an image, or gone from
+// S3) and before any call was made. The record gets what Reject writes:
+// status rejected, reason in error_code, detail in error_message, size and
+// content type from info, timestamps, and no owner, phase or lease; the
+// attempt count of the claim stays. The write is conditional on the claim's
+// owner token and the record still being in progress; otherwise
+// ErrClaimLost. A retried write that already landed (the record is rejected
+// for the same reason) returns nil.
+func (s *Store) RejectClaimed(ctx context.Context, claim *Claim, reason, detail string, info ObjectInfo) error {
+	if !claim.Acquired() {
+		return fmt.Errorf("reject claimed: %w", ErrNotAcquired)
+	}
+	ref := claim.Ref
+	now := s.now()
+	cond := ownedBy(claim.Token).And(expression.Name("status").Equal(expression.Value(StatusInProgress)))
+	update := s.setTimestamps(expression.UpdateBuilder{}, StatusRejected, now).
+		Set(expression.Name("error_code"), expression.Value(reason)).
+		Set(expression.Name("error_message"), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
+		Remove(expression.Name("owner")).
+		Remove(expression.Name("lease_until")).
+		Remove(expression.Name("phase")).
+		Remove(expression.Name("retryable"))
+	if info.Size > 0 {
+		update = update.Set(expression.Name("size"), expression.Value(info.Size))
+	}
+	if info.ContentType != "" {
+		update = update.Set(expression.Name("content_type"), expression.Value(info.ContentType))
+	}
+	_, err := s.update(ctx, ref, cond, update)
+	if item, failed := conditionFailed(err); failed {
+		current, err := s.existing(ctx, ref, item)
+		if err != nil {
+			return fmt.Errorf("reject claimed %s: %w", ref, err)
+		}
+		if current.Status == StatusRejected && current.ErrorCode == reason {
+			return nil
+		}
+		return fmt.Errorf("reject claimed %s: %w", ref, ErrClaimLost)
+	}
+	if err != nil {
+		return fmt.Errorf("reject claimed %s: %w", ref, err)
+	}
+	return nil
+}
+
 // claimable is the condition under which a record may be (re)started:
 // absent, or failed and retryable.
 func claimable() expression.ConditionBuilder {

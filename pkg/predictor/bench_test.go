@@ -20,6 +20,8 @@ import (
 // one SQS message per iteration, each a new object. The service's round
 // trip is reported apart ("service-ms/op") and subtracted from the total
 // ("overhead-ms/op": ledger reads and writes, S3 reads, decoding, logs).
+// The handler's S3 and DynamoDB requests per image are reported too
+// ("s3-req/op", "ddb-req/op").
 func BenchmarkHandler(b *testing.B) {
 	e := newTestEnv(b, nil)
 	img := testJPEG(b, 1)
@@ -39,6 +41,8 @@ func BenchmarkHandler(b *testing.B) {
 	total := float64(b.Elapsed().Microseconds()) / 1000
 	b.ReportMetric(serviceMS/float64(b.N), "service-ms/op")
 	b.ReportMetric((total-serviceMS)/float64(b.N), "overhead-ms/op")
+	b.ReportMetric(float64(e.requests.total("s3"))/float64(b.N), "s3-req/op")
+	b.ReportMetric(float64(e.requests.total("dynamodb"))/float64(b.N), "ddb-req/op")
 }
 
 // BenchmarkHandler10MBPeakHeap measures the heap growth while one 10 MiB

@@ -15,8 +15,9 @@ import (
 // client (*s3.Client, *ledger.Store, *geoapi.Client, secretkey.Provider), so
 // tests can run it against local parts.
 
-// ObjectStore is the part of *s3.Client the Handler uses: HEAD for sizes, a
-// ranged GET for sniffing, and GET to stream the upload.
+// ObjectStore is the part of *s3.Client the Handler uses: HEAD for sizes
+// missing from the event, and one GET that both sniffs the format and
+// streams the upload.
 type ObjectStore interface {
 	HeadObject(ctx context.Context, params *s3.HeadObjectInput, optFns ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
 	GetObject(ctx context.Context, params *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
@@ -24,11 +25,11 @@ type ObjectStore interface {
 
 // Ledger is the part of *ledger.Store the Handler uses.
 type Ledger interface {
-	Lookup(ctx context.Context, ref ledger.ObjectRef) (*ledger.Record, error)
 	Claim(ctx context.Context, ref ledger.ObjectRef, lease time.Duration) (*ledger.Claim, ledger.ClaimOutcome, error)
 	Complete(ctx context.Context, claim *ledger.Claim, result ledger.Record) error
 	Fail(ctx context.Context, claim *ledger.Claim, code, message string, retryable bool) error
 	Reject(ctx context.Context, ref ledger.ObjectRef, reason, detail string, info ledger.ObjectInfo) error
+	RejectClaimed(ctx context.Context, claim *ledger.Claim, reason, detail string, info ledger.ObjectInfo) error
 	MarkOutcomeUnknown(ctx context.Context, rec *ledger.Record) error
 	ReserveCredits(ctx context.Context, day string, credits, budget int) (bool, error)
 	ReleaseCredits(ctx context.Context, day string, credits int) error

@@ -3,11 +3,18 @@
 //
 // Events arrive either as an SQS batch of S3 notifications (the deployed
 // path; failures are reported per message as batchItemFailures) or as a
-// direct S3 event. For every object version the Handler runs, in order, the
-// checks that cost nothing (bucket, folder marker, size, ledger state, image
-// sniffing), then the daily budget and the rate limiter, then claims the
-// object in the ledger with one conditional write and makes at most one paid
-// prediction call. Whatever is redelivered or runs concurrently, an object
-// version is charged at most once, and a message that cannot be finished now
-// is returned to the queue rather than dropped.
+// direct S3 event. For every object version the Handler first runs the
+// checks that need no I/O (bucket, folder marker, size from the event), then
+// claims the object in the ledger with one conditional write, which alone
+// decides duplicates: a finished object is skipped, one held by a live
+// attempt is retried later, one whose attempt vanished is never called
+// again. Holding the claim, it reserves the daily budget and waits for the
+// rate limiter, and only then opens the object with one S3 GET: its first
+// bytes are sniffed (a non-image is rejected through the claim) and the same
+// stream is uploaded to the paid service. So an image costs two ledger
+// writes and one S3 read, and no S3 connection is held open while waiting.
+// Whatever is redelivered or runs concurrently, an object version is charged
+// at most once; a step that cannot finish now gives the claim back as a
+// retryable failure (nothing was charged) and returns the message to the
+// queue rather than dropping it.
 package predictor

@@ -49,6 +49,12 @@ type testEnv struct {
 	metrics *syncBuffer
 	// visibility records delayed messages (budget deferrals).
 	visibility *fakeVisibility
+	// requests counts the handler's own S3 and DynamoDB requests (not the
+	// test's: store and s3 above are not counted).
+	requests *requestCounter
+	// objects is the handler's S3 client; tests may wrap it to inject
+	// failures before building a handler.
+	objects ObjectStore
 }
 
 // newTestEnv builds an environment; edit adjusts the configuration.
@@ -78,7 +84,9 @@ func newTestEnv(t testing.TB, edit func(*Config), simOpts ...func(*geosim.Config
 		logs:       &syncBuffer{},
 		metrics:    &syncBuffer{},
 		visibility: &fakeVisibility{},
+		requests:   &requestCounter{},
 	}
+	e.objects = countingObjects{ObjectStore: s3c, n: e.requests}
 	e.h = e.newHandler(cfg)
 	t.Cleanup(e.assertNoKeyInLogs)
 	return e
@@ -96,7 +104,8 @@ func (e *testEnv) newHandler(cfg Config, optFns ...func(*Options)) *Handler {
 		e.t.Fatal(err)
 	}
 	h, err := New(cfg, Deps{
-		Objects: e.s3, Ledger: e.store, Service: client, Keys: e.keys,
+		Objects: e.objects, Ledger: ledger.New(countingDynamoDB{DynamoDBAPI: e.ddb, n: e.requests}, cfg.TableName),
+		Service: client, Keys: e.keys,
 		Logger: logger, Metrics: e.metrics, Visibility: e.visibility,
 	}, optFns...)
 	if err != nil {

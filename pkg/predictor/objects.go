@@ -1,11 +1,13 @@
 package predictor
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -60,37 +62,64 @@ func headObject(ctx context.Context, store ObjectStore, u *upload) error {
 	return nil
 }
 
-// readHead reads the object's first bytes, enough to recognise an image,
-// with a ranged GET: the rest of the object is not downloaded.
-func readHead(ctx context.Context, store ObjectStore, u upload) ([]byte, error) {
-	out, err := store.GetObject(ctx, &s3.GetObjectInput{
+// openedObject is the object's body, opened with one GET, whose first bytes
+// were peeked to recognise the format. The same stream is then uploaded,
+// so the object is read from S3 once.
+type openedObject struct {
+	buffered *bufio.Reader // holds head, then the rest of body
+	body     io.Closer
+	head     []byte // up to imageformat.SniffBytes, still unread
+	closed   atomic.Bool
+}
+
+func (o *openedObject) Read(p []byte) (int, error) { return o.buffered.Read(p) }
+
+// Close closes the S3 stream; later calls do nothing, so the caller can
+// close it whether or not the upload consumed it.
+func (o *openedObject) Close() error {
+	if o.closed.Swap(true) {
+		return nil
+	}
+	return o.body.Close()
+}
+
+// openObject opens the object version with one streaming GET and peeks its
+// first bytes, without downloading the rest.
+func openObject(ctx context.Context, store ObjectStore, u upload) (*openedObject, error) {
+	out, err := getObject(ctx, store, u)
+	if err != nil {
+		return nil, fmt.Errorf("get object: %w", err)
+	}
+	br := bufio.NewReaderSize(out.Body, imageformat.SniffBytes)
+	head, err := br.Peek(imageformat.SniffBytes)
+	if err != nil && !errors.Is(err, io.EOF) {
+		out.Body.Close()
+		return nil, fmt.Errorf("read object head: %w", err)
+	}
+	return &openedObject{buffered: br, body: out.Body, head: head}, nil
+}
+
+func getObject(ctx context.Context, store ObjectStore, u upload) (*s3.GetObjectOutput, error) {
+	return store.GetObject(ctx, &s3.GetObjectInput{
 		Bucket:    aws.String(u.Bucket),
 		Key:       aws.String(u.Key),
 		VersionId: u.s3Version(),
 		IfMatch:   u.s3IfMatch(),
-		Range:     aws.String(fmt.Sprintf("bytes=0-%d", imageformat.SniffBytes-1)),
 	})
-	if err != nil {
-		return nil, fmt.Errorf("get object head: %w", err)
-	}
-	defer out.Body.Close()
-	head, err := io.ReadAll(io.LimitReader(out.Body, imageformat.SniffBytes))
-	if err != nil {
-		return nil, fmt.Errorf("read object head: %w", err)
-	}
-	return head, nil
 }
 
-// imageSource streams the object to the service. It is opened once per HTTP
-// attempt and never buffered whole, so a 10 MB image costs little memory.
-func imageSource(store ObjectStore, u upload) geoapi.ImageSource {
+// imageSource streams the object to the service and is never buffered
+// whole, so a 10 MB image costs little memory. Its first call returns
+// first, the stream already opened to sniff the format; any later call (an
+// HTTP retry, a call after a key refresh or a model fallback) opens the
+// object again. So the object is read once per attempt.
+func imageSource(store ObjectStore, u upload, first *openedObject) geoapi.ImageSource {
+	var firstTaken atomic.Bool
 	return func(ctx context.Context) (io.ReadCloser, error) {
-		out, err := store.GetObject(ctx, &s3.GetObjectInput{
-			Bucket:    aws.String(u.Bucket),
-			Key:       aws.String(u.Key),
-			VersionId: u.s3Version(),
-			IfMatch:   u.s3IfMatch(),
-		})
+		if first != nil && !firstTaken.Swap(true) {
+			return first, nil
+		}
+		out, err := getObject(ctx, store, u)
 		if err != nil {
 			return nil, &sourceError{err: err}
 		}

@@ -6,63 +6,106 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 )
 
-// predict spends: it reserves budget, waits for a rate token, claims the
-// object and makes the paid call, then records the outcome.
-func (inv *invocation) predict(ctx context.Context, obj *object) outcome {
-	key, err := inv.h.deps.Keys.Key(ctx)
-	if err != nil {
-		obj.logger.Error("API key unavailable: message returned for retry", "error", err)
-		return retryLater(retryKeyUnavailable)
-	}
+// predict spends, holding the claim: it reserves budget, waits for a rate
+// token, opens the object once to sniff it, and makes the paid call with
+// that same stream, then records the outcome. Every early exit releases the
+// claim or turns it into a final record.
+func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.Claim, key string) outcome {
 	budget, o, ok := inv.reserveBudget(ctx, obj)
 	if !ok {
-		return o
+		detail := "reserving the daily credit budget failed"
+		if o.reason == retryBudget {
+			detail = "the daily credit budget is reached"
+		}
+		return inv.release(ctx, obj, claim, o, detail)
 	}
 	if err := inv.waitForRate(ctx); err != nil {
 		budget.settle(ctx, 0)
 		obj.logger.Warn("no rate-limit token in time: message returned for retry", "error", err)
-		return retryLater(retryRateWait)
+		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
 	}
-	// Checked again right before the claim: another worker of this batch
-	// may have hit 402 while this one waited.
+	// Checked again right before the read and the call: another worker of
+	// this batch may have hit 402 while this one waited.
 	if inv.outOfCredits.Load() {
 		budget.settle(ctx, 0)
-		return retryLater(retryOutOfCredits)
+		return inv.release(ctx, obj, claim, retryLater(retryOutOfCredits), "another call of the batch found the account out of credits")
 	}
 
-	claim, claimed, err := inv.h.deps.Ledger.Claim(ctx, obj.ref(), inv.h.cfg.ClaimLease)
-	if err != nil {
+	body, o, ok := inv.openImage(ctx, obj, claim)
+	if !ok {
 		budget.settle(ctx, 0)
-		obj.logger.Error("claim failed: message returned for retry", "error", err)
-		return retryLater(retryLedger)
+		return o
 	}
-	if claimed != ledger.ClaimAcquired {
-		budget.settle(ctx, 0)
-		switch claimed {
-		case ledger.ClaimDone:
-			return inv.duplicate(obj, claim.Record.Status)
-		case ledger.ClaimExpired:
-			return inv.outcomeUnknown(ctx, obj, claim.Record)
-		default:
-			return inv.busy(obj)
-		}
-	}
-	obj.logger = obj.logger.With("claim_attempt", claim.Attempt)
-
-	res := inv.call(ctx, obj, key)
+	res := inv.call(ctx, obj, key, body)
+	body.Close() // a no-op unless the call returned before uploading
 
 	// The outcome is recorded even if the invocation's deadline passed
 	// during the call: a paid result must not be lost to a cancelled context.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	fctx, cancel := finishContext(ctx)
 	defer cancel()
 	if res.err != nil {
 		return inv.fail(fctx, obj, claim, res, budget)
 	}
 	budget.settle(fctx, res.out.CreditsConsumed)
 	return inv.complete(fctx, obj, claim, res)
+}
+
+// openImage opens the object with one GET and sniffs its first bytes. A
+// non-image or a vanished object ends the claim as rejected; any other S3
+// error releases it for a retry. The stream is closed unless returned.
+func (inv *invocation) openImage(ctx context.Context, obj *object, claim *ledger.Claim) (*openedObject, outcome, bool) {
+	body, err := openObject(ctx, inv.h.deps.Objects, obj.upload)
+	if err != nil {
+		fctx, cancel := finishContext(ctx)
+		defer cancel()
+		if objectGone(err) {
+			return nil, inv.rejectClaimed(fctx, obj, claim, ReasonObjectNotFound,
+				"the object version was deleted or replaced before processing"), false
+		}
+		obj.logger.Warn("S3 read failed: message returned for retry", "error", err)
+		return nil, inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, err.Error()), false
+	}
+	format, ok := imageformat.Detect(body.head)
+	if !ok {
+		body.Close()
+		fctx, cancel := finishContext(ctx)
+		defer cancel()
+		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonNotAnImage,
+			"the first bytes are not those of a supported image format"), false
+	}
+	obj.contentType = format.MIME
+	return body, outcome{}, true
+}
+
+// release gives the claim back before any call, as a retryable failure
+// whose code is the retry reason (nothing was charged), so a later delivery
+// can claim again, and returns o.
+func (inv *invocation) release(ctx context.Context, obj *object, claim *ledger.Claim, o outcome, detail string) outcome {
+	fctx, cancel := finishContext(ctx)
+	defer cancel()
+	return inv.releaseAs(fctx, obj, claim, o, o.reason, detail)
+}
+
+func (inv *invocation) releaseAs(ctx context.Context, obj *object, claim *ledger.Claim, o outcome, code, detail string) outcome {
+	err := inv.h.deps.Ledger.Fail(ctx, claim, code, detail, true)
+	if err != nil && !errors.Is(err, ledger.ErrClaimLost) {
+		// The record stays in progress until its lease expires; the
+		// redelivery then finalises it as outcome_unknown.
+		obj.logger.Error("release claim failed", "code", code, "error", err)
+		return retryLater(retryLedger)
+	}
+	return o
+}
+
+// finishContext is for the ledger writes that end a claim: detached from
+// the invocation's context, so a deadline reached meanwhile does not leave
+// the claim to expire, and bounded by finishTimeout.
+func finishContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 }
 
 // callResult is the outcome of the paid call, fallback and key refresh
@@ -74,14 +117,15 @@ type callResult struct {
 	fallback         bool   // the default model ran instead of the retired configured one
 }
 
-// call makes the prediction call: a 401 refreshes the key and retries once;
-// a 422 naming the configured model as retired falls back to the default
-// model when enabled (a 422 is not charged).
-func (inv *invocation) call(ctx context.Context, obj *object, key string) callResult {
+// call makes the prediction call, its first attempt uploading body (later
+// ones reopen the object): a 401 refreshes the key and retries once; a 422
+// naming the configured model as retired falls back to the default model
+// when enabled (a 422 is not charged).
+func (inv *invocation) call(ctx context.Context, obj *object, key string, body *openedObject) callResult {
 	cfg := inv.h.cfg
 	in := &geoapi.PredictInput{
 		APIKey:      key,
-		Image:       imageSource(inv.h.deps.Objects, obj.upload),
+		Image:       imageSource(inv.h.deps.Objects, obj.upload, body),
 		Size:        obj.Size,
 		ContentType: obj.contentType,
 		TopN:        cfg.TopN,

@@ -30,8 +30,8 @@ func (o *object) info() ledger.ObjectInfo {
 }
 
 // processObject takes one upload through every step, cheapest first: the
-// checks that cost nothing, then the budget, the rate limiter, the claim and
-// at most one paid call.
+// checks that cost nothing, the claim, the budget, the rate limiter, one S3
+// read and at most one paid call.
 func (inv *invocation) processObject(ctx context.Context, u upload, msg *events.SQSMessage) outcome {
 	logger := inv.logger
 	if msg != nil {
@@ -45,6 +45,23 @@ func (inv *invocation) processObject(ctx context.Context, u upload, msg *events.
 	return o
 }
 
+// process runs the steps in the order that spends least per image:
+//
+//  1. Checks that need no I/O, from the event alone (bucket, out-of-credits
+//     flag, folder marker, size; a HEAD only when the event lacks the size or
+//     the version). Their rejections write a final record with Reject.
+//  2. The claim: one conditional write both takes the object and, when it
+//     cannot, says why (already done, busy elsewhere, or a vanished attempt),
+//     so no ledger read comes first.
+//  3. The budget reservation and the rate limiter (in predict), before any
+//     S3 connection is opened, so none is held open while waiting.
+//  4. One S3 GET whose first bytes are sniffed and whose stream is then
+//     uploaded: a non-image is rejected through the claim, an image is read
+//     once.
+//
+// Every exit after the claim either records a final state or gives the
+// claim back as a retryable failure (nothing was charged), so a later
+// delivery can claim again.
 func (inv *invocation) process(ctx context.Context, obj *object) outcome {
 	cfg := inv.h.cfg
 	if cfg.BucketName != "" && obj.Bucket != cfg.BucketName {
@@ -69,51 +86,50 @@ func (inv *invocation) process(ctx context.Context, obj *object) outcome {
 		return inv.reject(ctx, obj, ReasonTooLarge, fmt.Sprintf("%d bytes is more than the service's limit of %d bytes",
 			obj.Size, imageformat.MaxImageBytes))
 	}
-	if o, done := inv.checkLedger(ctx, obj); done {
+	key, err := inv.h.deps.Keys.Key(ctx)
+	if err != nil {
+		// Before the claim: a key outage leaves the ledger untouched.
+		obj.logger.Error("API key unavailable: message returned for retry", "error", err)
+		return retryLater(retryKeyUnavailable)
+	}
+	claim, o, ok := inv.claim(ctx, obj)
+	if !ok {
 		return o
 	}
-	head, err := readHead(ctx, inv.h.deps.Objects, obj.upload)
-	if err != nil {
-		return inv.storageError(ctx, obj, err)
-	}
-	format, ok := imageformat.Detect(head)
-	if !ok {
-		return inv.reject(ctx, obj, ReasonNotAnImage, "the first bytes are not those of a supported image format")
-	}
-	obj.contentType = format.MIME
-	return inv.predict(ctx, obj)
+	return inv.predict(ctx, obj, claim, key)
 }
 
-// storageError turns an S3 failure into a rejection when the object is gone
-// (nothing to predict, ever) and into a retry otherwise.
+// claim takes the object with one conditional write. When the write is
+// refused, the record it returns decides: a final record is a duplicate
+// delivery, a live lease is another attempt at work, an expired lease is an
+// attempt that vanished and is never called again.
+func (inv *invocation) claim(ctx context.Context, obj *object) (*ledger.Claim, outcome, bool) {
+	claim, claimed, err := inv.h.deps.Ledger.Claim(ctx, obj.ref(), inv.h.cfg.ClaimLease)
+	if err != nil {
+		obj.logger.Error("claim failed: message returned for retry", "error", err)
+		return nil, retryLater(retryLedger), false
+	}
+	switch claimed {
+	case ledger.ClaimAcquired:
+		obj.logger = obj.logger.With("claim_attempt", claim.Attempt)
+		return claim, outcome{}, true
+	case ledger.ClaimDone:
+		return nil, inv.duplicate(obj, claim.Record.Status), false
+	case ledger.ClaimExpired:
+		return nil, inv.outcomeUnknown(ctx, obj, claim.Record), false
+	default:
+		return nil, inv.busy(obj), false
+	}
+}
+
+// storageError handles a failed HEAD, before any claim: a rejection when
+// the object is gone (nothing to predict, ever), a retry otherwise.
 func (inv *invocation) storageError(ctx context.Context, obj *object, err error) outcome {
 	if objectGone(err) {
 		return inv.reject(ctx, obj, ReasonObjectNotFound, "the object version was deleted or replaced before processing")
 	}
 	obj.logger.Warn("S3 read failed: message returned for retry", "error", err)
 	return retryLater(retryStorage)
-}
-
-// checkLedger looks for an existing record before anything is read or
-// reserved: a redelivery of a finished object stops here.
-func (inv *invocation) checkLedger(ctx context.Context, obj *object) (outcome, bool) {
-	rec, err := inv.h.deps.Ledger.Lookup(ctx, obj.ref())
-	if err != nil {
-		obj.logger.Error("ledger lookup failed: message returned for retry", "error", err)
-		return retryLater(retryLedger), true
-	}
-	if rec == nil {
-		return outcome{}, false
-	}
-	switch {
-	case rec.Final():
-		return inv.duplicate(obj, rec.Status), true
-	case rec.Status == ledger.StatusInProgress && rec.LeaseUntil.Unix() > inv.h.opts.Clock().Unix():
-		return inv.busy(obj), true
-	case rec.Status == ledger.StatusInProgress:
-		return inv.outcomeUnknown(ctx, obj, rec), true
-	}
-	return outcome{}, false // failed and retryable: claim it again
 }
 
 func (inv *invocation) duplicate(obj *object, status string) outcome {
@@ -157,6 +173,28 @@ func (inv *invocation) reject(ctx context.Context, obj *object, reason, detail s
 		obj.logger.Error("record rejection failed: message returned for retry", "reason", reason, "error", err)
 		return retryLater(retryLedger)
 	}
+	return inv.rejected(obj, reason, detail)
+}
+
+// rejectClaimed turns the claim into a final rejected record, for an object
+// found unfit after the claim (not an image, or gone); no call is made.
+func (inv *invocation) rejectClaimed(ctx context.Context, obj *object, claim *ledger.Claim, reason, detail string) outcome {
+	err := inv.h.deps.Ledger.RejectClaimed(ctx, claim, reason, detail, obj.info())
+	if errors.Is(err, ledger.ErrClaimLost) {
+		obj.logger.Error("rejection not recorded: another attempt took the object over", "reason", reason)
+		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
+	}
+	if err != nil {
+		// The record stays in progress until its lease expires; the
+		// redelivery then finalises it as outcome_unknown (never called).
+		obj.logger.Error("record rejection failed: message returned for retry", "reason", reason, "error", err)
+		return retryLater(retryLedger)
+	}
+	return inv.rejected(obj, reason, detail)
+}
+
+// rejected logs and counts a recorded rejection.
+func (inv *invocation) rejected(obj *object, reason, detail string) outcome {
 	obj.logger.Info("rejected without a call", "reason", reason, "detail", detail, "size", obj.Size)
 	inv.metrics.countReason(metricImagesRejected, reason)
 	inv.logRecorded(obj, ledger.StatusRejected, nil)

@@ -1,0 +1,244 @@
+package predictor
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+)
+
+// TestRequestsPerImage pins what one delivery costs in S3 and DynamoDB
+// requests: the claim decides duplicates without a ledger read, and one
+// unranged GET both sniffs the format and streams the upload.
+func TestRequestsPerImage(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    func(t *testing.T) []byte
+		twice   bool // deliver the message a second time
+		want    map[string]int
+		status  string
+		calls   int
+		outcome string
+	}{
+		{
+			name: "image", body: func(t *testing.T) []byte { return testJPEG(t, 70) },
+			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 1, "dynamodb.PutItem": 1},
+			status: ledger.StatusSucceeded, calls: 1,
+		},
+		{
+			name: "not an image", body: func(*testing.T) []byte { return []byte("plain text, long enough to be sniffed as not an image\n") },
+			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 2},
+			status: ledger.StatusRejected,
+		},
+		{
+			name: "redelivered image", body: func(t *testing.T) []byte { return testJPEG(t, 71) }, twice: true,
+			// The second delivery costs one refused claim and nothing else.
+			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 2, "dynamodb.PutItem": 1},
+			status: ledger.StatusSucceeded, calls: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newTestEnv(t, nil)
+			u := e.put("req/"+tt.name, tt.body(t))
+			deliveries := 1
+			if tt.twice {
+				deliveries = 2
+			}
+			for range deliveries {
+				if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); len(failed) != 0 {
+					t.Fatalf("failures %v", failed)
+				}
+			}
+			got := map[string]int{}
+			for _, op := range []string{"s3.HeadObject", "s3.GetObject", "s3.GetObjectRange",
+				"dynamodb.GetItem", "dynamodb.PutItem", "dynamodb.UpdateItem", "dynamodb.Query"} {
+				if n := e.requests.get(op); n != 0 {
+					got[op] = n
+				}
+			}
+			if !mapsEqual(got, tt.want) {
+				t.Errorf("requests = %v, want %v", got, tt.want)
+			}
+			if rec := e.record(u); rec == nil || rec.Status != tt.status {
+				t.Fatalf("record = %+v, want %s", rec, tt.status)
+			}
+			if n := e.sim.CallCount(); n != tt.calls {
+				t.Errorf("%d service calls, want %d", n, tt.calls)
+			}
+		})
+	}
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRetriedAttemptReopensTheObject: the first HTTP attempt uploads the
+// stream opened for sniffing, a retry opens the object again, and every
+// attempt sends the whole image.
+func TestRetriedAttemptReopensTheObject(t *testing.T) {
+	e := newTestEnv(t, nil)
+	img := testJPEG(t, 72)
+	u := e.put("retried.jpg", img)
+	e.sim.SetFaults(geosim.Faults{ServerErrorRate: 1})
+	if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); !slices.Equal(failed, []string{"m"}) {
+		t.Fatalf("failures = %v, want [m]", failed)
+	}
+	if n := e.requests.get("s3.GetObject"); n != 2 {
+		t.Errorf("%d GETs for two attempts, want 2", n)
+	}
+	if rec := e.record(u); rec.Status != ledger.StatusFailed || !rec.Retryable || rec.ErrorCode != CodeServerError {
+		t.Fatalf("record after 5xx = %+v", rec)
+	}
+
+	e.sim.ResetFaults()
+	if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); len(failed) != 0 {
+		t.Fatalf("redelivery failures %v", failed)
+	}
+	calls := e.predictCalls()
+	if len(calls) != 3 {
+		t.Fatalf("%d calls, want 3 (two refused attempts, one success)", len(calls))
+	}
+	for i, c := range calls {
+		if c.BytesReceived != int64(len(img)) {
+			t.Errorf("call %d uploaded %d bytes, want %d", i, c.BytesReceived, len(img))
+		}
+	}
+	if rec := e.record(u); rec.Status != ledger.StatusSucceeded || rec.Attempts != 2 || rec.ContentType != "image/jpeg" {
+		t.Errorf("record = %+v", rec)
+	}
+	if c := e.sim.Charged(geosim.DefaultOrg); c != 1 {
+		t.Errorf("charged %d, want 1", c)
+	}
+}
+
+// flakyObjects fails the next GetObject calls with a transient error.
+type flakyObjects struct {
+	ObjectStore
+	failures atomic.Int32
+}
+
+var errS3Unavailable = errors.New("simulated S3 503: slow down")
+
+func (f *flakyObjects) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	if f.failures.Add(-1) >= 0 {
+		return nil, errS3Unavailable
+	}
+	return f.ObjectStore.GetObject(ctx, in, optFns...)
+}
+
+// TestHeldClaimIsGivenBackWhenNoCallIsMade: every step between the claim and
+// the call that cannot go on now leaves a retryable failure (nothing was
+// charged) and returns the message, so the next delivery claims again and
+// makes the one paid call.
+func TestHeldClaimIsGivenBackWhenNoCallIsMade(t *testing.T) {
+	tests := []struct {
+		name string
+		// setup prepares the handler for the first delivery and returns
+		// how to restore it for the second.
+		setup    func(e *testEnv) (restore func())
+		wantCode string
+	}{
+		{
+			name: "S3 error when opening",
+			setup: func(e *testEnv) func() {
+				flaky := &flakyObjects{ObjectStore: e.objects}
+				flaky.failures.Store(1)
+				e.objects = flaky
+				e.cfg.DailyBudget = 5
+				e.h = e.newHandler(e.cfg)
+				return func() {}
+			},
+			wantCode: CodeStorage,
+		},
+		{
+			name: "daily budget reached",
+			setup: func(e *testEnv) func() {
+				e.cfg.DailyBudget = 1
+				e.h = e.newHandler(e.cfg)
+				if ok, err := e.store.ReserveCredits(context.Background(), ledger.Day(time.Now()), 1, 1); err != nil || !ok {
+					e.t.Fatalf("use up the budget: %v %v", ok, err)
+				}
+				return func() {
+					if err := e.store.ReleaseCredits(context.Background(), ledger.Day(time.Now()), 1); err != nil {
+						e.t.Fatal(err)
+					}
+				}
+			},
+			wantCode: retryBudget,
+		},
+		{
+			name: "no rate token before the deadline",
+			setup: func(e *testEnv) func() {
+				// One call a minute, and the invocation's deadline (two
+				// minutes away) minus the reserve leaves five seconds.
+				e.cfg.DailyBudget = 5
+				cfg := e.cfg
+				cfg.RatePerMinute = 1
+				e.h = e.newHandler(cfg, func(o *Options) { o.CallReserve = 2*time.Minute - 5*time.Second })
+				if err := e.h.limiter.Wait(context.Background()); err != nil { // take the only token
+					e.t.Fatal(err)
+				}
+				return func() { e.h = e.newHandler(e.cfg) }
+			},
+			wantCode: CodeRateWait,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newTestEnv(t, nil)
+			u := e.put("held.jpg", testJPEG(t, 73))
+			restore := tt.setup(e)
+			reservedBefore := e.creditsReserved()
+			if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); !slices.Equal(failed, []string{"m"}) {
+				t.Fatalf("failures = %v, want [m]", failed)
+			}
+			if n := e.sim.CallCount(); n != 0 {
+				t.Errorf("%d calls, want none", n)
+			}
+			rec := e.record(u)
+			if rec == nil || rec.Status != ledger.StatusFailed || !rec.Retryable || rec.ErrorCode != tt.wantCode || rec.Owner == "" {
+				t.Fatalf("record = %+v, want failed, retryable, %s", rec, tt.wantCode)
+			}
+			if got := e.creditsReserved(); got != reservedBefore {
+				t.Errorf("credits reserved = %d, was %d: the reservation was not given back", got, reservedBefore)
+			}
+
+			restore()
+			if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); len(failed) != 0 {
+				t.Fatalf("redelivery failures %v", failed)
+			}
+			if rec := e.record(u); rec.Status != ledger.StatusSucceeded || rec.Attempts != 2 {
+				t.Errorf("record after redelivery = %+v", rec)
+			}
+			if c := e.sim.Charged(geosim.DefaultOrg); c != 1 {
+				t.Errorf("charged %d, want 1", c)
+			}
+		})
+	}
+}
+
+func (e *testEnv) creditsReserved() int {
+	e.t.Helper()
+	n, err := e.store.CreditsReserved(context.Background(), ledger.Day(time.Now()))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
