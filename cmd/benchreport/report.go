@@ -293,7 +293,7 @@ func throughputRows(t *throughputResult, variant string) []row {
 	if share < targetRateShare {
 		why = "the limiters and the service latency leave gaps: see the throughput section"
 		if t.Config.SimBurst == 1 {
-			why = "a service bucket of burst 1 accepts a call only 1/R after the previous one; N instances pacing independently at R/N (as the stack configures them) collide, and each 429 costs the colliding instance a backoff of at least the whole second of Retry-After (pkg/geoapi reads Retry-After, rounded up to seconds, before the precise X-RateLimit-Retry-After), about R/60 call slots, so capacity is lost (see the throughput section)"
+			why = "a service bucket of burst 1 accepts a call only 1/R after the previous one; N instances pacing independently at R/N (as the stack configures them) collide, and a 429's retry is not paced by the instance's own limiter, so it collides again; keeping N instances in phase would need a limiter shared across instances (a DynamoDB token bucket), which costs a write per call. The main run (service burst N) is the configuration the stack is sized for (see the throughput section)"
 		}
 	}
 	rows = append(rows, row{fmt.Sprintf("Throughput against the rate limit (R=%.0f/min, L=%v, N=%d%s)", t.Config.RatePerMinute, t.Config.Latency, t.Config.Instances, variant),

@@ -163,7 +163,10 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 // predictRefreshingKey calls the service; on a 401 it fetches the current
 // secret and, if the key changed (it was regenerated), retries once.
 func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in *geoapi.PredictInput) (*geoapi.PredictOutput, error) {
-	withLogger := func(o *geoapi.Options) { o.Logger = obj.logger }
+	withLogger := func(o *geoapi.Options) {
+		o.Logger = obj.logger
+		o.Sleep = inv.paceRetry
+	}
 	out, err := inv.h.deps.Service.Predict(ctx, in, withLogger)
 	var unauthorized *geoapi.UnauthorizedError
 	if !errors.As(err, &unauthorized) {
@@ -184,6 +187,21 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 		return nil, werr
 	}
 	return inv.h.deps.Service.Predict(ctx, in, withLogger)
+}
+
+// paceRetry is the client's wait before a retry: the backoff it chose, then
+// a token from the instance's limiter. A retry after a 429 or a 5xx is a
+// request like any other: unpaced, the retries of several instances bunch up
+// and draw more 429s.
+func (inv *invocation) paceRetry(ctx context.Context, backoff time.Duration) error {
+	t := time.NewTimer(backoff)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	return inv.waitForRate(ctx)
 }
 
 // waitForRate takes a token from the instance's limiter, waiting at most
