@@ -1,11 +1,7 @@
 package monitor
 
 import (
-	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
@@ -69,65 +65,23 @@ func (c Config) String() string {
 // os.Getenv. Every error names the variable at fault and never its value
 // when that value could be a key.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	get := func(name string) string { return strings.TrimSpace(getenv(name)) }
+	p := envvars.NewParser(getenv)
+	secretID, apiKey := p.KeySource()
 	c := Config{
-		TableName:     get(envvars.TableName),
-		SecretID:      get(envvars.SecretID),
-		APIKey:        get(envvars.APIKey),
-		APIURL:        get(envvars.APIURL),
-		ModelID:       get(envvars.ModelID),
-		CreditsPath:   get(envvars.CreditsPath),
-		HistoryTTL:    DefaultHistoryTTLDays * 24 * time.Hour,
+		TableName:     p.Str(envvars.TableName),
+		SecretID:      secretID,
+		APIKey:        apiKey,
+		APIURL:        p.URL(envvars.APIURL),
+		ModelID:       p.Str(envvars.ModelID),
+		CreditsPath:   p.Str(envvars.CreditsPath),
+		HistoryTTL:    time.Duration(p.IntRange(envvars.HistoryTTLDays, DefaultHistoryTTLDays, 1, 36500)) * 24 * time.Hour,
 		HistoryWindow: DefaultHistoryWindow,
-		Namespace:     get(envvars.MetricNamespace),
-		PipelineName:  get(envvars.PipelineName),
-		LogLevel:      strings.ToLower(get(envvars.LogLevel)),
+		Namespace:     p.StrDefault(envvars.MetricNamespace, metricnames.DefaultNamespace),
+		PipelineName:  p.StrDefault(envvars.PipelineName, DefaultPipelineName),
+		LogLevel:      p.LogLevel(envvars.LogLevel),
 	}
-	if c.Namespace == "" {
-		c.Namespace = metricnames.DefaultNamespace
-	}
-	if c.PipelineName == "" {
-		c.PipelineName = DefaultPipelineName
-	}
-
-	var errs []error
-	if err := validateURL(c.APIURL); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", envvars.APIURL, err))
-	}
-	switch {
-	case c.SecretID != "":
-		c.APIKey = "" // the secret wins; never keep a second key around
-	case c.APIKey == "":
-		errs = append(errs, fmt.Errorf("%s or %s: one is required (the secret in AWS, the key itself locally)", envvars.SecretID, envvars.APIKey))
-	case !strings.HasPrefix(c.APIKey, "geo_"):
-		errs = append(errs, fmt.Errorf("%s: not a service key (must start with geo_)", envvars.APIKey))
-	}
-	if raw := get(envvars.HistoryTTLDays); raw != "" {
-		days, err := strconv.Atoi(raw)
-		if err != nil || days <= 0 {
-			errs = append(errs, fmt.Errorf("%s: %q is not a positive whole number of days", envvars.HistoryTTLDays, raw))
-		} else {
-			c.HistoryTTL = time.Duration(days) * 24 * time.Hour
-		}
-	}
-	switch c.LogLevel {
-	case "", "debug", "info", "warn", "warning", "error":
-	default:
-		errs = append(errs, fmt.Errorf("%s: %q is not one of debug, info, warn, error", envvars.LogLevel, c.LogLevel))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("monitor configuration: %w", err)
 	}
 	return c, nil
-}
-
-func validateURL(raw string) error {
-	if raw == "" {
-		return errors.New("required (the service base URL)")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("must be an absolute http or https URL")
-	}
-	return nil
 }
