@@ -6,31 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
 )
-
-// lockedBuffer collects Serve's progress while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestServeUploadsWithoutProcessingAndPrintsTheEnvironment(t *testing.T) {
 	db := localawstest.SharedDynamoDB(t)
@@ -43,7 +26,7 @@ func TestServeUploadsWithoutProcessingAndPrintsTheEnvironment(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- Serve(ctx, Options{

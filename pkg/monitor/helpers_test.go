@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
+
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
@@ -47,24 +49,6 @@ func (k *testKeys) Refresh(context.Context) (string, error) {
 	return k.cached, nil
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent checks' log lines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // newSim starts the simulator with fakeKey as the demo organisation's key.
 func newSim(t *testing.T, optFns ...func(*geosim.Config)) (*geosim.Server, string) {
 	t.Helper()
@@ -80,7 +64,7 @@ type harness struct {
 	mon     *Monitor
 	keys    *testKeys
 	metrics *bytes.Buffer
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 	now     time.Time
 }
 
@@ -96,7 +80,7 @@ func testConfig() Config {
 
 func newHarness(t *testing.T, url string, cfg Config, history *History) *harness {
 	t.Helper()
-	h := &harness{keys: &testKeys{cached: fakeKey}, metrics: &bytes.Buffer{}, logs: &syncBuffer{}, now: t0}
+	h := &harness{keys: &testKeys{cached: fakeKey}, metrics: &bytes.Buffer{}, logs: &syncbuf.Buffer{}, now: t0}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	client, err := geoapi.New(url, func(o *geoapi.Options) {
 		o.MaxAttempts = 2

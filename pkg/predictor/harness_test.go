@@ -16,12 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
+	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
@@ -45,8 +47,8 @@ type testEnv struct {
 	keys    *fakeKeys
 	h       *Handler
 	cfg     Config
-	logs    *syncBuffer
-	metrics *syncBuffer
+	logs    *syncbuf.Buffer
+	metrics *syncbuf.Buffer
 	// visibility records delayed messages (budget deferrals).
 	visibility *fakeVisibility
 	// requests counts the handler's own S3 and DynamoDB requests (not the
@@ -81,8 +83,8 @@ func newTestEnv(t testing.TB, edit func(*Config), simOpts ...func(*geosim.Config
 		ddb:        ddb,
 		store:      ledger.New(ddb, table),
 		keys:       newFakeKeys(t, fakeKey),
-		logs:       &syncBuffer{},
-		metrics:    &syncBuffer{},
+		logs:       &syncbuf.Buffer{},
+		metrics:    &syncbuf.Buffer{},
 		visibility: &fakeVisibility{},
 		requests:   &requestCounter{},
 	}
@@ -318,45 +320,17 @@ func testJPEG(t testing.TB, seed int) []byte {
 	return buf.Bytes()
 }
 
-// fakeSecretsManager holds one secret whose AWSCURRENT version changes on
-// rotate, behind the real secretkey provider.
-type fakeSecretsManager struct {
-	mu       sync.Mutex
-	versions []string // value of each version; the last is AWSCURRENT
-}
-
-func (f *fakeSecretsManager) DescribeSecret(_ context.Context, in *secretsmanager.DescribeSecretInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	stages := map[string][]string{}
-	for i := range f.versions {
-		stages[fmt.Sprintf("v%d", i)] = []string{"AWSPREVIOUS"}
-	}
-	stages[fmt.Sprintf("v%d", len(f.versions)-1)] = []string{"AWSCURRENT"}
-	return &secretsmanager.DescribeSecretOutput{Name: in.SecretId, VersionIdsToStages: stages}, nil
-}
-
-func (f *fakeSecretsManager) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var i int
-	if _, err := fmt.Sscanf(aws.ToString(in.VersionId), "v%d", &i); err != nil || i >= len(f.versions) {
-		return nil, fmt.Errorf("ResourceNotFoundException: version %s", aws.ToString(in.VersionId))
-	}
-	return &secretsmanager.GetSecretValueOutput{SecretString: aws.String(`{"api_key":"` + f.versions[i] + `"}`), VersionId: in.VersionId}, nil
-}
-
 // fakeKeys is the real Secrets Manager provider on the fake, counting
 // refreshes.
 type fakeKeys struct {
 	*secretkey.SecretsManagerProvider
-	sm        *fakeSecretsManager
+	sm        *secretkeytest.SecretsManager
 	refreshes atomic.Int32
 }
 
 func newFakeKeys(t testing.TB, key string) *fakeKeys {
 	t.Helper()
-	sm := &fakeSecretsManager{versions: []string{key}}
+	sm := secretkeytest.New("", key)
 	p, err := secretkey.NewSecretsManager(sm, "geolocate/test-key", func(o *secretkey.SecretsManagerOptions) { o.TTL = time.Hour })
 	if err != nil {
 		t.Fatal(err)
@@ -372,35 +346,13 @@ func (f *fakeKeys) Refresh(ctx context.Context) (string, error) {
 // rotate stores a new secret value, as an operator does after regenerating
 // the key; the provider's cache keeps the old one until a refresh.
 func (f *fakeKeys) rotate(key string) {
-	f.sm.mu.Lock()
-	defer f.sm.mu.Unlock()
-	f.sm.versions = append(f.sm.versions, key)
+	f.sm.Rotate(key)
 }
 
 func (f *fakeKeys) refreshCount() int { return int(f.refreshes.Load()) }
 
 func (f *fakeKeys) all() []string {
-	f.sm.mu.Lock()
-	defer f.sm.mu.Unlock()
-	return append([]string(nil), f.sm.versions...)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return f.sm.Values()
 }
 
 // fakeVisibility records ChangeVisibility calls.

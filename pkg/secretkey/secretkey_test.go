@@ -3,77 +3,22 @@ package secretkey_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
 )
-
-// fakeSecretsManager keeps one secret whose AWSCURRENT version changes on
-// rotate, and counts the calls made to it.
-type fakeSecretsManager struct {
-	mu       sync.Mutex
-	id       string
-	versions []string // value of each version; the last is AWSCURRENT
-	calls    int
-	fail     error
-}
-
-func (f *fakeSecretsManager) rotate(value string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.versions = append(f.versions, value)
-}
-
-func (f *fakeSecretsManager) callCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls
-}
-
-func (f *fakeSecretsManager) DescribeSecret(_ context.Context, in *secretsmanager.DescribeSecretInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls++
-	if f.fail != nil {
-		return nil, f.fail
-	}
-	if aws.ToString(in.SecretId) != f.id {
-		return nil, fmt.Errorf("ResourceNotFoundException: %s", aws.ToString(in.SecretId))
-	}
-	stages := map[string][]string{}
-	for i := range f.versions {
-		stages[fmt.Sprintf("v%d", i)] = []string{"AWSPREVIOUS"}
-	}
-	stages[fmt.Sprintf("v%d", len(f.versions)-1)] = []string{"AWSCURRENT"}
-	return &secretsmanager.DescribeSecretOutput{Name: in.SecretId, VersionIdsToStages: stages}, nil
-}
-
-func (f *fakeSecretsManager) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls++
-	var i int
-	if _, err := fmt.Sscanf(aws.ToString(in.VersionId), "v%d", &i); err != nil || i >= len(f.versions) {
-		return nil, fmt.Errorf("ResourceNotFoundException: version %s", aws.ToString(in.VersionId))
-	}
-	return &secretsmanager.GetSecretValueOutput{SecretString: aws.String(f.versions[i]), VersionId: in.VersionId}, nil
-}
 
 const (
 	oldKey = "geo_test_fake_key_1"
 	newKey = "geo_test_fake_key_2"
 )
 
-func newProvider(t *testing.T, fake *fakeSecretsManager, clock func() time.Time) *secretkey.SecretsManagerProvider {
+func newProvider(t *testing.T, fake *secretkeytest.SecretsManager, id string, clock func() time.Time) *secretkey.SecretsManagerProvider {
 	t.Helper()
-	p, err := secretkey.NewSecretsManager(fake, fake.id, func(o *secretkey.SecretsManagerOptions) {
+	p, err := secretkey.NewSecretsManager(fake, id, func(o *secretkey.SecretsManagerOptions) {
 		o.TTL = time.Hour
 		o.MinRefreshInterval = 5 * time.Second
 		o.Clock = clock
@@ -86,20 +31,21 @@ func newProvider(t *testing.T, fake *fakeSecretsManager, clock func() time.Time)
 
 func TestRotation(t *testing.T) {
 	ctx := context.Background()
-	fake := &fakeSecretsManager{id: "geo/api-key", versions: []string{oldKey}}
+	const id = "geo/api-key"
+	fake := secretkeytest.New(id, oldKey)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := newProvider(t, fake, func() time.Time { return now })
+	p := newProvider(t, fake, id, func() time.Time { return now })
 
 	for range 3 {
 		if key, err := p.Key(ctx); err != nil || key != oldKey {
 			t.Fatalf("Key = %q, %v; want the first key", key, err)
 		}
 	}
-	if n := fake.callCount(); n != 2 {
+	if n := fake.Calls(); n != 2 {
 		t.Errorf("3 Key calls made %d API calls, want 2 (describe + get, then cached)", n)
 	}
 
-	fake.rotate(newKey)
+	fake.Rotate(newKey)
 	if key, _ := p.Key(ctx); key != oldKey {
 		t.Errorf("Key right after rotation = %q, want the cached old key", key)
 	}
@@ -112,14 +58,14 @@ func TestRotation(t *testing.T) {
 	}
 
 	// A storm of 401s: Refresh within the interval does not call the API.
-	calls := fake.callCount()
-	fake.rotate("geo_test_fake_key_3")
+	calls := fake.Calls()
+	fake.Rotate("geo_test_fake_key_3")
 	for range 10 {
 		if key, _ := p.Refresh(ctx); key != newKey {
 			t.Fatalf("rate-limited Refresh = %q, want the last read key", key)
 		}
 	}
-	if n := fake.callCount(); n != calls {
+	if n := fake.Calls(); n != calls {
 		t.Errorf("rate-limited Refresh calls made %d API calls, want 0", n-calls)
 	}
 	now = now.Add(6 * time.Second)
@@ -130,14 +76,12 @@ func TestRotation(t *testing.T) {
 
 func TestRefreshFailureKeepsCachedKey(t *testing.T) {
 	ctx := context.Background()
-	fake := &fakeSecretsManager{id: "geo/api-key", versions: []string{oldKey}}
-	p := newProvider(t, fake, time.Now)
+	fake := secretkeytest.New("geo/api-key", oldKey)
+	p := newProvider(t, fake, "geo/api-key", time.Now)
 	if _, err := p.Key(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fake.mu.Lock()
-	fake.fail = errors.New("ThrottlingException")
-	fake.mu.Unlock()
+	fake.FailWith(errors.New("ThrottlingException"))
 	if _, err := p.Refresh(ctx); err == nil || !strings.Contains(err.Error(), "geo/api-key") {
 		t.Fatalf("Refresh error = %v, want a failure naming the secret", err)
 	}
@@ -173,8 +117,8 @@ func TestSecretValueForms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := &fakeSecretsManager{id: "arn:aws:secretsmanager:us-east-1:000000000000:secret:geo", versions: []string{tt.value}}
-			p := newProvider(t, fake, time.Now)
+			const id = "arn:aws:secretsmanager:us-east-1:000000000000:secret:geo"
+			p := newProvider(t, secretkeytest.New(id, tt.value), id, time.Now)
 			key, err := p.Key(context.Background())
 			if !errors.Is(err, tt.wantErr) || key != tt.want {
 				t.Fatalf("Key = %q, %v; want %q, %v", key, err, tt.want, tt.wantErr)
@@ -182,7 +126,7 @@ func TestSecretValueForms(t *testing.T) {
 			if err == nil {
 				return
 			}
-			if !strings.Contains(err.Error(), fake.id) {
+			if !strings.Contains(err.Error(), id) {
 				t.Errorf("error %q does not name the secret", err)
 			}
 			// The error must not leak the value (nor its distinctive middle part).
@@ -213,7 +157,7 @@ func TestStatic(t *testing.T) {
 }
 
 func TestNewSecretsManagerValidates(t *testing.T) {
-	fake := &fakeSecretsManager{id: "x", versions: []string{oldKey}}
+	fake := secretkeytest.New("x", oldKey)
 	if _, err := secretkey.NewSecretsManager(fake, ""); err == nil {
 		t.Error("accepted an empty secret id")
 	}

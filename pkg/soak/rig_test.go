@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
+	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -47,9 +49,9 @@ type rig struct {
 	store   *ledger.Store
 	sim     *geosim.Server
 	url     string // the service's base URL
-	secret  *fakeSecretsManager
-	logs    *syncBuffer // every log line: handler, client, simulator, poller
-	metrics *syncBuffer // EMF output
+	secret  *secretkeytest.SecretsManager
+	logs    *syncbuf.Buffer // every log line: handler, client, simulator, poller
+	metrics *syncbuf.Buffer // EMF output
 	cfg     predictor.Config
 	handler *predictor.Handler
 	// predictRequests counts prediction requests that reached the service,
@@ -80,8 +82,8 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	r := &rig{
 		t: t, s3: s3c, bucket: bucket, ddb: ddb, table: table,
 		store:   ledger.New(ddb, table),
-		logs:    &syncBuffer{},
-		metrics: &syncBuffer{},
+		logs:    &syncbuf.Buffer{},
+		metrics: &syncbuf.Buffer{},
 	}
 	level := o.logLevel
 	if level == "" {
@@ -110,7 +112,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	if o.secretValue != nil {
 		value = *o.secretValue
 	}
-	r.secret = &fakeSecretsManager{versions: []string{value}}
+	r.secret = secretkeytest.New("", value)
 
 	// The configuration comes from an environment, exactly as the stack
 	// sets it, through the predictor's own parser.
@@ -172,7 +174,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 }
 
 // keys returns every key value the rig's secret has held.
-func (r *rig) keys() []string { return r.secret.values() }
+func (r *rig) keys() []string { return r.secret.Values() }
 
 // assertNoKeyLeaked greps everything the rig's test produced, every log line
 // and metric and every record in the table, for every key the secret held.
@@ -287,12 +289,12 @@ func (r *rig) predictCalls() []geosim.Call {
 // secret, the way an operator rotates a compromised key.
 func (r *rig) rotateKey() {
 	r.t.Helper()
-	values := r.secret.values()
+	values := r.secret.Values()
 	fresh := r.sim.RegenerateKey(values[len(values)-1])
 	if fresh == "" {
 		r.t.Fatal("rotate key: the simulator does not know the current key")
 	}
-	r.secret.set(fresh)
+	r.secret.Rotate(fresh)
 }
 
 // object is one uploaded object version.
@@ -303,22 +305,4 @@ type object struct {
 
 func (o object) ref() ledger.ObjectRef {
 	return ledger.ObjectRef{Bucket: o.Bucket, Key: o.Key, VersionID: o.VersionID, ETag: o.ETag}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -37,7 +37,7 @@ func TestSecurity(t *testing.T) {
 
 	// Rotation done wrong: regenerated, the secret not updated. Refused
 	// twice, recorded as a retryable failure with the service's message.
-	values := r.secret.values()
+	values := r.secret.Values()
 	orphan := r.sim.RegenerateKey(values[len(values)-1])
 	rec := deliver("secret-not-updated.jpg")
 	if rec == nil || rec.ErrorCode != predictor.CodeUnauthorized || !rec.Retryable {
@@ -48,7 +48,7 @@ func TestSecurity(t *testing.T) {
 	}
 
 	// The secret fixed; then the account runs out of credits.
-	r.secret.set(orphan)
+	r.secret.Rotate(orphan)
 	r.sim.AddAccount(simOrg, 0, 0)
 	// Past the provider's refresh rate limit, so the fixed secret is read.
 	time.Sleep(100 * time.Millisecond)

@@ -1,0 +1,98 @@
+// Package secretkeytest provides a fake Secrets Manager for tests: the real
+// secretkey provider (and the AWS secret cache inside it) runs on top of it,
+// as it runs on Secrets Manager in the stack.
+package secretkeytest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+)
+
+// SecretsManager holds one secret whose AWSCURRENT version is the last value
+// set, and counts the calls made to it. It satisfies
+// secretkey.SecretsManagerAPI.
+type SecretsManager struct {
+	mu       sync.Mutex
+	id       string   // "" accepts any secret id
+	versions []string // value of each version; the last is AWSCURRENT
+	calls    int
+	fail     error
+}
+
+// New holds a secret named id ("" for any) whose first version is value.
+func New(id, value string) *SecretsManager {
+	return &SecretsManager{id: id, versions: []string{value}}
+}
+
+// Rotate stores a new current value, as an operator does after regenerating
+// the key; cached readers keep the old one until they refresh.
+func (f *SecretsManager) Rotate(value string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.versions = append(f.versions, value)
+}
+
+// Values returns every value the secret has held, oldest first.
+func (f *SecretsManager) Values() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.versions...)
+}
+
+// Calls counts DescribeSecret and GetSecretValue calls.
+func (f *SecretsManager) Calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// FailWith makes every later call return err (nil restores service).
+func (f *SecretsManager) FailWith(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = err
+}
+
+func (f *SecretsManager) check(id *string) error {
+	f.calls++
+	if f.fail != nil {
+		return f.fail
+	}
+	if f.id != "" && aws.ToString(id) != f.id {
+		return fmt.Errorf("ResourceNotFoundException: %s", aws.ToString(id))
+	}
+	return nil
+}
+
+// DescribeSecret reports the versions and their stages.
+func (f *SecretsManager) DescribeSecret(_ context.Context, in *secretsmanager.DescribeSecretInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check(in.SecretId); err != nil {
+		return nil, err
+	}
+	stages := map[string][]string{}
+	for i := range f.versions {
+		stages[fmt.Sprintf("v%d", i)] = []string{"AWSPREVIOUS"}
+	}
+	stages[fmt.Sprintf("v%d", len(f.versions)-1)] = []string{"AWSCURRENT"}
+	return &secretsmanager.DescribeSecretOutput{Name: in.SecretId, VersionIdsToStages: stages}, nil
+}
+
+// GetSecretValue returns the value of the requested version.
+func (f *SecretsManager) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check(in.SecretId); err != nil {
+		return nil, err
+	}
+	var i int
+	if _, err := fmt.Sscanf(aws.ToString(in.VersionId), "v%d", &i); err != nil || i < 0 || i >= len(f.versions) {
+		return nil, fmt.Errorf("ResourceNotFoundException: version %s", aws.ToString(in.VersionId))
+	}
+	return &secretsmanager.GetSecretValueOutput{SecretString: aws.String(f.versions[i]), VersionId: in.VersionId}, nil
+}
