@@ -44,10 +44,8 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 		loc stackLocator
 	)
 	loc.register(fs, true)
-	if rest, err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
 	}
 	clients, err := loadAWS(ctx)
 	if err != nil {

@@ -19,10 +19,8 @@ func runCredits(ctx context.Context, c *cli, args []string) error {
 	path := fs.String("remaining-path", "", "dotted JSON path of the remaining credits in the summary (default: "+
 		envvars.CreditsPath+", else recognised automatically)")
 	conn.register(fs)
-	if rest, err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
 	}
 	if *path == "" {
 		*path = c.getenv(envvars.CreditsPath)

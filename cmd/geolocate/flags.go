@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 )
 
 // newFlagSet returns a flag set that reports to the cli's stderr.
@@ -23,6 +24,19 @@ func (c *cli) printUsageLine(name, argsUsage string) {
 // parseFlags parses args, allowing flags after positional arguments
 // ("predict a.jpg --json"), and returns the positional ones. "--" ends
 // flag parsing.
+// parseFlagsOnly parses a command that takes flags and no positional
+// argument.
+func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
+	}
+	return nil
+}
+
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {

@@ -32,10 +32,8 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		asJSON  = fs.Bool("json", false, "print the results and the monitor report as JSON")
 		verbose = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
 	)
-	if rest, err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 

@@ -16,10 +16,8 @@ func runModels(ctx context.Context, c *cli, args []string) error {
 	var conn connection
 	asJSON := fs.Bool("json", false, "print the list as JSON")
 	conn.register(fs)
-	if rest, err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
 	}
 	client, err := conn.client(ctx, c, false)
 	if err != nil {

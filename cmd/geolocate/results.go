@@ -28,10 +28,8 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 		loc       stackLocator
 	)
 	loc.register(fs, true)
-	if rest, err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
 	}
 	if *asJSON && *asGeoJSON {
 		return usageError{errors.New("--json and --geojson exclude each other")}

@@ -22,10 +22,8 @@ func runSimulate(ctx context.Context, c *cli, args []string) error {
 		credits   = fs.Int("credits", geosim.DefaultAllowance, "subscription allowance of the demo account")
 		seed      = fs.Uint64("seed", 1, "seed of the fault injection random source")
 	)
-	if rest, err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
 	}
 	if *credits < 0 || *perMinute < 0 || *latency < 0 {
 		return usageError{fmt.Errorf("--credits, --rate-per-minute and --latency must not be negative")}

@@ -155,10 +155,8 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 	)
 	loc.register(fs, false)
 	conn.register(fs)
-	if rest, err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
 	}
 	clients, err := loadAWS(ctx)
 	if err != nil {
