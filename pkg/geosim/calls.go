@@ -1,8 +1,12 @@
 package geosim
 
 import (
+	"bufio"
 	"log/slog"
+	"net"
+	"net/http"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -78,4 +82,44 @@ func (s *Server) ResetCalls() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = nil
+}
+
+// callWriter records its call the moment the outcome starts to reach the
+// client: the first header or body byte, or the hijack that drops the
+// connection. A client that has seen a response, or a dropped connection,
+// therefore always finds the call in Calls(). Handlers set the call's fields
+// before they write, as the answer they describe is sent.
+type callWriter struct {
+	http.ResponseWriter
+	s    *Server
+	call *Call
+	once sync.Once
+}
+
+// trackCall wraps w for call; the handler defers commit, which records a
+// call that never wrote anything (the client went away).
+func (s *Server) trackCall(w http.ResponseWriter, call *Call) *callWriter {
+	return &callWriter{ResponseWriter: w, s: s, call: call}
+}
+
+func (w *callWriter) commit() { w.once.Do(func() { w.s.record(w.call) }) }
+
+func (w *callWriter) WriteHeader(code int) {
+	w.commit()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *callWriter) Write(b []byte) (int, error) {
+	w.commit()
+	return w.ResponseWriter.Write(b)
+}
+
+// Hijack lets dropConnection close the connection, after recording.
+func (w *callWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.commit()
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, http.ErrNotSupported
+	}
+	return hj.Hijack()
 }

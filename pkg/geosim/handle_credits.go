@@ -30,7 +30,9 @@ func (s *Server) SetCreditsLayout(l CreditsLayout) {
 // handleCredits serves GET /v1/credits/summary for the key's account.
 func (s *Server) handleCredits(w http.ResponseWriter, r *http.Request) {
 	call := Call{Time: s.cfg.Now(), Endpoint: PathCredits}
-	defer s.record(&call)
+	cw := s.trackCall(w, &call)
+	defer cw.commit()
+	w = cw
 	plan := s.planFaults(PathCredits)
 	key, ok := s.admit(w, r, &call, plan, false)
 	if !ok || !s.injectTransportFaults(w, r, &call, plan, 0) {

@@ -32,7 +32,9 @@ type modelRecord struct {
 // key, plus the whitelist models granted to the key's organisation with one.
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	call := Call{Time: s.cfg.Now(), Endpoint: PathModels}
-	defer s.record(&call)
+	cw := s.trackCall(w, &call)
+	defer cw.commit()
+	w = cw
 	plan := s.planFaults(PathModels)
 	key, ok := s.admit(w, r, &call, plan, true)
 	if !ok || !s.injectTransportFaults(w, r, &call, plan, 0) {

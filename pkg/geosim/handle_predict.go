@@ -28,7 +28,9 @@ type predictData struct {
 // the (simulated) prediction, and credits are settled last.
 func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 	call := Call{Time: s.cfg.Now(), Endpoint: PathPredict}
-	defer s.record(&call)
+	cw := s.trackCall(w, &call)
+	defer cw.commit()
+	w = cw
 	plan := s.planFaults(PathPredict)
 	key, ok := s.admit(w, r, &call, plan, false)
 	if !ok {
