@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func TestLocalInvocation(t *testing.T) {
 	}
 	t.Cleanup(func() { s3srv.Close() })
 	db := localawstest.SharedDynamoDB(t)
-	table := "predictor-main-test"
+	table := fmt.Sprintf("predictor-main-test-%d", time.Now().UnixNano()) // unique: the DynamoDB Local is shared across runs of -count
 	if err := db.CreateTable(t.Context(), table); err != nil {
 		t.Fatal(err)
 	}
