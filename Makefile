@@ -12,6 +12,7 @@ BENCH_OUT   ?= cmd/benchreport/REPORT.md
 N           ?= 20000
 IMAGES      ?= testdata/images
 WATCH       ?=
+UNVERSIONED ?=
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -29,8 +30,8 @@ deps: node_modules/.package-lock.json ## install Go modules and npm packages (CD
 	$(GO) mod download
 	@command -v java >/dev/null || { echo "java (>= 17) is required for DynamoDB Local" >&2; exit 1; }
 
-run: deps ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1)
-	$(GO) run ./cmd/geolocate local --images "$(IMAGES)" $(if $(WATCH),--watch)
+run: deps ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1)
+	$(GO) run ./cmd/geolocate local --images "$(IMAGES)" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned)
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
 	$(GO) vet ./...

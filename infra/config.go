@@ -45,6 +45,9 @@ const (
 	keyDailyCreditBudget             = "dailyCreditBudget"
 	keyRecordTTLDays                 = "recordTtlDays"
 	keyRemoveOnDestroy               = "removeOnDestroy"
+	keyNoncurrentVersionDays         = "noncurrentVersionDays"
+	keyMaxImageBytes                 = "maxImageBytes"
+	keyFinishReserveSeconds          = "finishReserveSeconds"
 )
 
 // Config is the validated deployment configuration read from CDK context.
@@ -98,6 +101,15 @@ type Config struct {
 	RecordTTLDays int
 	// RemoveOnDestroy deletes stored data with the stack (development only).
 	RemoveOnDestroy bool
+
+	// NoncurrentVersionDays is how long the created upload bucket keeps an
+	// object version after it was overwritten or deleted.
+	NoncurrentVersionDays int
+	// MaxImageBytes is the largest image the predictor sends to the service.
+	MaxImageBytes int
+	// FinishReserve is the time the predictor keeps before Lambda's deadline
+	// to record a result it has paid for; less than half the timeout.
+	FinishReserve time.Duration
 }
 
 // ContextLookup returns the raw context value of key, or nil when unset.
@@ -158,6 +170,18 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		DailyCreditBudget: r.intIn(keyDailyCreditBudget, 0, 1_000_000_000),
 		RecordTTLDays:     r.intIn(keyRecordTTLDays, 0, 36500),
 		RemoveOnDestroy:   r.boolean(keyRemoveOnDestroy),
+
+		NoncurrentVersionDays: r.intIn(keyNoncurrentVersionDays, 1, 3650),
+		// Up to 100 MiB; the service's own limit is the cdk.json default.
+		MaxImageBytes: r.intIn(keyMaxImageBytes, 1, 100<<20),
+		FinishReserve: time.Duration(r.intIn(keyFinishReserveSeconds, 2, 300)) * time.Second,
+	}
+	// A reserve of half the timeout or more would leave the prediction itself
+	// less time than the bookkeeping after it. Checked only when both parsed.
+	if cfg.FinishReserve > 0 && cfg.PredictorTimeout > 0 && 2*cfg.FinishReserve >= cfg.PredictorTimeout {
+		timeout := int(cfg.PredictorTimeout.Seconds())
+		r.fail(keyFinishReserveSeconds, "%q is not allowed; want less than half of %s (%d), so at most %d",
+			strconv.Itoa(int(cfg.FinishReserve.Seconds())), keyPredictorTimeoutSeconds, timeout, (timeout-1)/2)
 	}
 	if cfg.ExistingSecretName != "" && cfg.ExistingSecretArn != "" {
 		r.fail(keyExistingSecretArn, "set either %s or %s, not both", keyExistingSecretName, keyExistingSecretArn)

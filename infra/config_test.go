@@ -106,6 +106,12 @@ func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 		{keyExistingSecretArn, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", func(c Config) bool { return c.ExistingSecretArn != "" }},
 		{keyFailedPredictionRateThreshold, "0.5", func(c Config) bool { return c.FailedPredictionRateThreshold == 0.5 }},
 		{keyQueueAgeAlarmSeconds, "60", func(c Config) bool { return c.QueueAgeAlarm == time.Minute }},
+		{keyNoncurrentVersionDays, "1", func(c Config) bool { return c.NoncurrentVersionDays == 1 }},
+		{keyNoncurrentVersionDays, 3650.0, func(c Config) bool { return c.NoncurrentVersionDays == 3650 }},
+		{keyMaxImageBytes, "1", func(c Config) bool { return c.MaxImageBytes == 1 }},
+		{keyMaxImageBytes, "104857600", func(c Config) bool { return c.MaxImageBytes == 104857600 }},
+		{keyFinishReserveSeconds, "2", func(c Config) bool { return c.FinishReserve == 2*time.Second }},
+		{keyFinishReserveSeconds, 59.0, func(c Config) bool { return c.FinishReserve == 59*time.Second }}, // under half of the default 120 s
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
@@ -166,6 +172,15 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyUploadPrefix, "/uploads/", "not starting with /"},
 		{keyModelID, "a model", "model id"},
 		{keyStackName, "1stack", "starting with a letter"},
+		{keyNoncurrentVersionDays, "0", "from 1 to 3650"},
+		{keyNoncurrentVersionDays, "3651", "from 1 to 3650"},
+		{keyNoncurrentVersionDays, "", "is missing"},
+		{keyMaxImageBytes, "0", "from 1 to 104857600"},
+		{keyMaxImageBytes, "104857601", "from 1 to 104857600"},
+		{keyMaxImageBytes, "10MB", "from 1 to 104857600"},
+		{keyFinishReserveSeconds, "1", "from 2 to 300"},
+		{keyFinishReserveSeconds, "301", "from 2 to 300"},
+		{keyFinishReserveSeconds, "60", "less than half of predictorTimeoutSeconds (120), so at most 59"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
@@ -180,6 +195,52 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 				t.Errorf("message %q must name %q and state %q", msg, tt.key, tt.allowed)
 			}
 		})
+	}
+}
+
+func TestLoadConfigDefaultsOfVersionsImagesAndReserve(t *testing.T) {
+	cfg, err := LoadConfig(lookupIn(defaultContext(t)))
+	if err != nil {
+		t.Fatalf("cdk.json defaults rejected: %v", err)
+	}
+	if cfg.NoncurrentVersionDays != 30 || cfg.MaxImageBytes != 10_000_000 || cfg.FinishReserve != 10*time.Second {
+		t.Errorf("NoncurrentVersionDays %d, MaxImageBytes %d, FinishReserve %v; want 30, 10000000, 10s",
+			cfg.NoncurrentVersionDays, cfg.MaxImageBytes, cfg.FinishReserve)
+	}
+}
+
+func TestLoadConfigFinishReserveUnderHalfTheTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		timeout, reserve string
+		ok               bool
+	}{
+		{"30", "14", true},
+		{"30", "15", false}, // exactly half
+		{"31", "15", true},
+		{"900", "300", true},
+		{"120", "100", false},
+	} {
+		t.Run(tt.timeout+"/"+tt.reserve, func(t *testing.T) {
+			ctx := defaultContext(t)
+			ctx[keyPredictorTimeoutSeconds] = tt.timeout
+			ctx[keyFinishReserveSeconds] = tt.reserve
+			cfg, err := LoadConfig(lookupIn(ctx))
+			switch {
+			case tt.ok && err != nil:
+				t.Fatalf("rejected: %v", err)
+			case !tt.ok && err == nil:
+				t.Fatalf("accepted a reserve of %v with a %v timeout", cfg.FinishReserve, cfg.PredictorTimeout)
+			case !tt.ok && (!strings.Contains(err.Error(), `"`+keyFinishReserveSeconds+`"`) || !strings.Contains(err.Error(), "less than half of "+keyPredictorTimeoutSeconds)):
+				t.Errorf("message %q must name %q and say it must be less than half of %s", err, keyFinishReserveSeconds, keyPredictorTimeoutSeconds)
+			}
+		})
+	}
+	// A bad timeout is reported once, as the timeout's error alone.
+	ctx := defaultContext(t)
+	ctx[keyPredictorTimeoutSeconds] = "5"
+	_, err := LoadConfig(lookupIn(ctx))
+	if err == nil || strings.Contains(err.Error(), `"`+keyFinishReserveSeconds+`"`) {
+		t.Errorf("err = %v, want only the %s error", err, keyPredictorTimeoutSeconds)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
@@ -55,6 +56,9 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assetsDir string) (awslambda.
 		envvars.MetricNamespace: jsii.String(metricnames.DefaultNamespace),
 		envvars.PipelineName:    stack.StackName(),
 		envvars.LogLevel:        jsii.String(cfg.LogLevel),
+		envvars.MaxImageBytes:   jsii.String(strconv.Itoa(cfg.MaxImageBytes)),
+		envvars.MaxReceiveCount: jsii.String(strconv.Itoa(redriveMaxReceiveCount(p.queue))),
+		envvars.FinishReserve:   jsii.String(cfg.FinishReserve.String()),
 	}
 	// Unset means "service default"; an empty value might not.
 	if cfg.TopN != 0 {
@@ -76,7 +80,9 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assetsDir string) (awslambda.
 		Environment: &env,
 	})
 
-	// Only objects that can trigger a prediction are readable.
+	// Only objects that can trigger a prediction are readable. GetObject and
+	// HeadObject with a versionId need s3:GetObjectVersion; without one (an
+	// unversioned existing bucket) they need s3:GetObject.
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("s3:GetObject", "s3:GetObjectVersion"),
 		Resources: jsii.Strings(*p.bucket.ArnForObjects(jsii.String(cfg.UploadPrefix + "*"))),
@@ -97,6 +103,17 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assetsDir string) (awslambda.
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))
 	return fn, logs, role
+}
+
+// redriveMaxReceiveCount reads the receive count after which the queue moves
+// a message to its dead-letter queue from the queue itself, so the value the
+// predictor is told cannot differ from the one the queue enforces.
+func redriveMaxReceiveCount(queue awssqs.Queue) int {
+	dlq := queue.DeadLetterQueue()
+	if dlq == nil || dlq.MaxReceiveCount == nil {
+		panic("the upload queue has no dead-letter queue with a maxReceiveCount")
+	}
+	return int(*dlq.MaxReceiveCount)
 }
 
 // newMonitor creates the scheduled function that reads credits and model

@@ -62,6 +62,49 @@ func TestUploadBucketIsPrivateEncryptedAndLogged(t *testing.T) {
 	}
 }
 
+func TestUploadBucketIsVersionedAndExpiresOldVersions(t *testing.T) {
+	s := synthApp(t).created
+	// The scenario overrides cdk.json's default, so the rule follows context.
+	if want := createdContext(t)[keyNoncurrentVersionDays]; strconv.Itoa(s.cfg.NoncurrentVersionDays) != want {
+		t.Errorf("NoncurrentVersionDays = %d, the scenario sets %v", s.cfg.NoncurrentVersionDays, want)
+	}
+	check(t, "versioned, with old versions, stale delete markers and abandoned uploads removed", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::S3::Bucket"), obj{
+			"LoggingConfiguration":    assertions.Match_AnyValue(),
+			"VersioningConfiguration": obj{"Status": "Enabled"},
+			"LifecycleConfiguration": obj{"Rules": []any{like(obj{
+				"Status":                         "Enabled",
+				"NoncurrentVersionExpiration":    obj{"NoncurrentDays": s.cfg.NoncurrentVersionDays},
+				"ExpiredObjectDeleteMarker":      true,
+				"AbortIncompleteMultipartUpload": obj{"DaysAfterInitiation": abortIncompleteUploadsDays},
+				// S3 refuses ExpiredObjectDeleteMarker next to an expiration
+				// of current versions; nothing current is ever expired anyway.
+				"ExpirationInDays": assertions.Match_Absent(),
+				"Prefix":           assertions.Match_Absent(),
+				"TagFilters":       assertions.Match_Absent(),
+			})}},
+		})
+	})
+	if _, logs := s.onlyResource(t, "AWS::S3::Bucket", func(p obj) bool { return p["LoggingConfiguration"] == nil }); logs["VersioningConfiguration"] != nil {
+		t.Errorf("access-log bucket is versioned: %v", logs["VersioningConfiguration"])
+	}
+}
+
+func TestExistingBucketIsLeftAsItIs(t *testing.T) {
+	s := synthApp(t).imported
+	if n := len(s.resources("AWS::S3::Bucket")); n != 0 {
+		t.Errorf("imported scenario created %d buckets, want none", n)
+	}
+	doc := asJSON(s.doc)
+	// Nothing may set the existing bucket's versioning or lifecycle, neither
+	// as a resource property nor through a custom resource's permissions.
+	for _, word := range []string{"VersioningConfiguration", "LifecycleConfiguration", "s3:PutBucketVersioning", "s3:PutLifecycleConfiguration"} {
+		if strings.Contains(doc, word) {
+			t.Errorf("imported scenario's template mentions %s", word)
+		}
+	}
+}
+
 func TestUploadsNotifyTheQueue(t *testing.T) {
 	a := synthApp(t)
 	queueID, _ := a.created.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
@@ -244,6 +287,8 @@ func TestFunctions(t *testing.T) {
 				envvars.MetricNamespace: metricnames.DefaultNamespace,
 				envvars.PipelineName:    cfg.StackName,
 				envvars.LogLevel:        cfg.LogLevel,
+				envvars.MaxImageBytes:   strconv.Itoa(cfg.MaxImageBytes),
+				envvars.FinishReserve:   cfg.FinishReserve.String(),
 			}
 			if cfg.TopN != 0 {
 				want[envvars.TopN] = strconv.Itoa(cfg.TopN)
@@ -256,7 +301,7 @@ func TestFunctions(t *testing.T) {
 					t.Errorf("predictor %s = %v, want %v", k, asJSON(env[k]), asJSON(v))
 				}
 			}
-			wantKeys := append(slices.Collect(maps.Keys(want)), envvars.SecretID, envvars.BucketName)
+			wantKeys := append(slices.Collect(maps.Keys(want)), envvars.SecretID, envvars.BucketName, envvars.MaxReceiveCount)
 			for k := range env {
 				if !slices.Contains(wantKeys, k) {
 					t.Errorf("predictor has unexpected variable %s", k)
@@ -264,6 +309,16 @@ func TestFunctions(t *testing.T) {
 			}
 			if lease, err := time.ParseDuration(fmt.Sprint(env[envvars.ClaimLease])); err != nil || lease <= cfg.PredictorTimeout {
 				t.Errorf("CLAIM_LEASE %v must parse and outlast the %v timeout (%v)", env[envvars.ClaimLease], cfg.PredictorTimeout, err)
+			}
+			if reserve, err := time.ParseDuration(fmt.Sprint(env[envvars.FinishReserve])); err != nil || reserve != cfg.FinishReserve || 2*reserve >= cfg.PredictorTimeout {
+				t.Errorf("%s %v must parse to %v, under half the %v timeout (%v)", envvars.FinishReserve, env[envvars.FinishReserve], cfg.FinishReserve, cfg.PredictorTimeout, err)
+			}
+			// The predictor is told the receive count the queue enforces.
+			_, queue := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
+			enforced := queue["RedrivePolicy"].(obj)["maxReceiveCount"]
+			if env[envvars.MaxReceiveCount] != fmt.Sprint(enforced) || enforced != float64(cfg.DLQMaxReceiveCount) {
+				t.Errorf("predictor %s = %v, queue redrive maxReceiveCount = %v, configured %d",
+					envvars.MaxReceiveCount, env[envvars.MaxReceiveCount], enforced, cfg.DLQMaxReceiveCount)
 			}
 			if environment(monitor)[envvars.PipelineName] != cfg.StackName {
 				t.Errorf("monitor %s = %v", envvars.PipelineName, environment(monitor)[envvars.PipelineName])

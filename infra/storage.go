@@ -15,10 +15,20 @@ import (
 // enough to investigate who uploaded or read an image, not forever.
 const accessLogRetentionDays = 365
 
+// abortIncompleteUploadsDays removes the parts of multipart uploads nobody
+// completed; they are billed as storage yet never become an object.
+const abortIncompleteUploadsDays = 7
+
 // newUploadBucket imports the configured bucket or creates a private,
-// encrypted, TLS-only one whose access is logged to a second bucket.
+// encrypted, TLS-only, versioned one whose access is logged to a second bucket.
 func newUploadBucket(stack awscdk.Stack, cfg Config) awss3.IBucket {
 	if cfg.ExistingBucketName != "" {
+		// An existing bucket is used exactly as it is: the stack changes
+		// neither its versioning nor its lifecycle rules, which belong to
+		// whoever owns the bucket. The predictor is correct on an unversioned
+		// bucket too: its events carry no versionId (or "null" once versioning
+		// is suspended), and it then reads the object by key and tells its
+		// uploads apart by ETag.
 		return awss3.Bucket_FromBucketName(stack, jsii.String("UploadBucket"), jsii.String(cfg.ExistingBucketName))
 	}
 	// The log bucket is the destination of access logs, not a source: cdk-nag
@@ -41,7 +51,19 @@ func newUploadBucket(stack awscdk.Stack, cfg Config) awss3.IBucket {
 		ObjectOwnership:        awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
 		ServerAccessLogsBucket: accessLogs,
 		ServerAccessLogsPrefix: jsii.String("uploads/"),
-		RemovalPolicy:          cfg.removalPolicy(),
+		// Versioning gives every S3 event a versionId: an overwritten image
+		// is a new version with its own record, and the predictor reads the
+		// exact version the event announced, not whatever the key holds now.
+		Versioned: jsii.Bool(true),
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id: jsii.String("ExpireOldVersions"),
+			// Overwritten and deleted images are kept this long, then removed.
+			NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(cfg.NoncurrentVersionDays)),
+			// A delete marker left with no versions behind it is removed too.
+			ExpiredObjectDeleteMarker:           jsii.Bool(true),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(abortIncompleteUploadsDays)),
+		}},
+		RemovalPolicy: cfg.removalPolicy(),
 	})
 }
 

@@ -60,6 +60,10 @@ func createdContext(t testing.TB) map[string]any {
 	ctx[keyDailyCreditBudget] = "500"
 	ctx[keyRecordTTLDays] = "90"
 	ctx[keyCreditsPath] = "data.remaining"
+	ctx[keyNoncurrentVersionDays] = "45"
+	ctx[keyMaxImageBytes] = "5000000"
+	ctx[keyFinishReserveSeconds] = "15"
+	ctx[keyDLQMaxReceiveCount] = "4"
 	return ctx
 }
 

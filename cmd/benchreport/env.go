@@ -67,7 +67,7 @@ func startEnv(ctx context.Context) (*localEnv, error) {
 		return nil, fmt.Errorf("start DynamoDB Local: %w", err)
 	}
 	e.s3, e.ddb = e.s3srv.Client(), e.ddbsrv.Client()
-	if err := e.s3srv.CreateBucket(ctx, bucketName); err != nil {
+	if err := e.s3srv.CreateVersionedBucket(ctx, bucketName); err != nil {
 		e.close()
 		return nil, err
 	}

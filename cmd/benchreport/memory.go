@@ -94,7 +94,7 @@ func measureMemory(ctx context.Context, e *localEnv, st stack, bin, tmp string) 
 	for _, c := range []struct {
 		name string
 		size int
-	}{{"typical", 300 << 10}, {"max", imageformat.MaxImageBytes}} {
+	}{{"typical", 300 << 10}, {"max", int(imageformat.DefaultMaxImageBytes)}} {
 		r, err := measureRSS(ctx, e, st, bin, tmp, c.size, c.name)
 		if err != nil {
 			return nil, err

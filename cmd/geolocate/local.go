@@ -25,12 +25,13 @@ import (
 func runLocal(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("local", "")
 	var (
-		images  = fs.String("images", "testdata/images", "directory of images to upload")
-		prefix  = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
-		watch   = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
-		serve   = fs.Bool("serve", false, "start the local parts, upload the images without processing them, print the environment for invoking the functions by hand, and wait for Ctrl-C")
-		asJSON  = fs.Bool("json", false, "print the results and the monitor report as JSON")
-		verbose = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
+		images      = fs.String("images", "testdata/images", "directory of images to upload")
+		prefix      = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
+		watch       = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
+		serve       = fs.Bool("serve", false, "start the local parts, upload the images without processing them, print the environment for invoking the functions by hand, and wait for Ctrl-C")
+		asJSON      = fs.Bool("json", false, "print the results and the monitor report as JSON")
+		verbose     = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
+		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -38,11 +39,12 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 
 	opts := localpipeline.Options{
-		ImagesDir: *images,
-		KeyPrefix: *prefix,
-		Watch:     *watch,
-		Getenv:    c.getenv,
-		Progress:  c.stderr,
+		ImagesDir:   *images,
+		KeyPrefix:   *prefix,
+		Watch:       *watch,
+		Unversioned: *unversioned,
+		Getenv:      c.getenv,
+		Progress:    c.stderr,
 	}
 	if *verbose {
 		opts.FunctionLogs = c.stderr

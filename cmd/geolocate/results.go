@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -117,15 +118,18 @@ type resultRow struct {
 	Key        string    `json:"key"`
 	VersionID  string    `json:"version_id,omitempty"`
 	Status     string    `json:"status"`
-	Reason     string    `json:"reason,omitempty"` // error code of a rejected or failed record
+	Reason     string    `json:"reason,omitempty"` // error code of a rejected, failed or waiting record
 	Detail     string    `json:"detail,omitempty"`
+	DeadLetter bool      `json:"dead_letter,omitempty"` // its message is in the dead-letter queue
 	Place      string    `json:"place,omitempty"`
+	Admin2     string    `json:"admin2,omitempty"`
 	Admin1     string    `json:"admin1,omitempty"`
 	Country    string    `json:"country,omitempty"`
 	Latitude   *float64  `json:"latitude,omitempty"`
 	Longitude  *float64  `json:"longitude,omitempty"`
 	RadiusKM   *float64  `json:"radius_km,omitempty"`
 	Confidence *float64  `json:"confidence,omitempty"`
+	HeadingDeg *float64  `json:"heading_deg,omitempty"`
 	Credits    int       `json:"credits"`
 	ModelID    string    `json:"model_id,omitempty"`
 	Fallback   bool      `json:"fallback,omitempty"`
@@ -141,13 +145,16 @@ func rowFromRecord(r *ledger.Record) resultRow {
 		Status:     r.Status,
 		Reason:     r.ErrorCode,
 		Detail:     r.ErrorMessage,
+		DeadLetter: r.DeadLetter,
 		Place:      r.Place,
+		Admin2:     r.Admin2,
 		Admin1:     r.Admin1,
 		Country:    r.CountryCode,
 		Latitude:   r.Latitude,
 		Longitude:  r.Longitude,
 		RadiusKM:   r.RadiusKM,
 		Confidence: r.Confidence,
+		HeadingDeg: r.HeadingDeg,
 		Credits:    r.CreditsConsumed,
 		ModelID:    r.ModelID,
 		Fallback:   r.Fallback,
@@ -164,18 +171,38 @@ func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {
-		status := r.Status
-		if r.Reason != "" {
-			status += " (" + r.Reason + ")"
-		}
 		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d",
-			r.Key, status, dash(r.Place), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits)
+			r.Key, rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits)
 		if withTime {
 			line = r.UpdatedAt.UTC().Format("2006-01-02 15:04:05") + "\t" + line
 		}
 		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
+}
+
+// rowStatus is the status with its reason, and where the object waits for
+// an operator's redrive.
+func rowStatus(r resultRow) string {
+	status := r.Status
+	switch {
+	case r.Reason != "" && r.DeadLetter:
+		status += " (" + r.Reason + ", in the dead-letter queue)"
+	case r.Reason != "":
+		status += " (" + r.Reason + ")"
+	}
+	return status
+}
+
+// rowPlace is the place name with its administrative areas, finest first.
+func rowPlace(r resultRow) string {
+	var parts []string
+	for _, p := range []string{r.Place, r.Admin2, r.Admin1} {
+		if p != "" && !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func rowCoord(v *float64) string {
@@ -185,16 +212,22 @@ func rowCoord(v *float64) string {
 	return strconv.FormatFloat(*v, 'f', 4, 64)
 }
 
-// rowSpread is the radius of a global-model result or the confidence of a
-// high-accuracy one.
+// rowSpread is the radius of a global-model result or the confidence (and
+// camera heading) of a high-accuracy one.
 func rowSpread(r resultRow) string {
+	var s string
 	switch {
 	case r.RadiusKM != nil:
-		return strconv.FormatFloat(*r.RadiusKM, 'f', 1, 64) + " km"
+		s = strconv.FormatFloat(*r.RadiusKM, 'f', 1, 64) + " km"
 	case r.Confidence != nil:
-		return "conf " + strconv.FormatFloat(*r.Confidence, 'f', 2, 64)
+		s = "conf " + strconv.FormatFloat(*r.Confidence, 'f', 2, 64)
+	default:
+		return "-"
 	}
-	return "-"
+	if r.HeadingDeg != nil {
+		s += ", heading " + strconv.FormatFloat(*r.HeadingDeg, 'f', 0, 64) + "°"
+	}
+	return s
 }
 
 func writeIndentedJSON(w io.Writer, v any) error {
@@ -232,6 +265,7 @@ func writeGeoJSON(w io.Writer, records []ledger.Record) error {
 		props := map[string]any{
 			"object":  "s3://" + r.Bucket + "/" + r.Key,
 			"place":   r.Place,
+			"admin2":  r.Admin2,
 			"admin1":  r.Admin1,
 			"country": r.CountryCode,
 			"credits": r.CreditsConsumed,
@@ -244,6 +278,9 @@ func writeGeoJSON(w io.Writer, records []ledger.Record) error {
 		}
 		if r.Confidence != nil {
 			props["confidence"] = *r.Confidence
+		}
+		if r.HeadingDeg != nil {
+			props["heading_deg"] = *r.HeadingDeg
 		}
 		if !r.UpdatedAt.IsZero() {
 			props["updated_at"] = r.UpdatedAt.UTC().Format(time.RFC3339)

@@ -51,7 +51,8 @@ func seedRecords(t *testing.T, store *ledger.Store) {
 	ctx := context.Background()
 	results := []ledger.Record{
 		{Place: "Paris", Admin1: "Île-de-France", CountryCode: "FR", Latitude: f64(48.8566), Longitude: f64(2.3522), RadiusKM: f64(12.5), CreditsConsumed: 1, ModelID: "global-v1"},
-		{Place: "Nairobi", CountryCode: "KE", Latitude: f64(-1.2921), Longitude: f64(36.8219), Confidence: f64(0.87), CreditsConsumed: 3, ModelID: "accuracy-v1"},
+		{Place: "Nairobi", Admin2: "Westlands", Admin1: "Nairobi County", CountryCode: "KE", Latitude: f64(-1.2921), Longitude: f64(36.8219),
+			Confidence: f64(0.87), HeadingDeg: f64(135), CreditsConsumed: 3, ModelID: "accuracy-v1"},
 	}
 	for i, res := range results {
 		ref := ledger.ObjectRef{Bucket: "uploads", Key: []string{"paris.jpg", "dir/nairobi café.jpg"}[i], VersionID: "v1"}
@@ -64,6 +65,12 @@ func seedRecords(t *testing.T, store *ledger.Store) {
 		}
 	}
 	err := store.Reject(ctx, ledger.ObjectRef{Bucket: "uploads", Key: "notes.jpg", ETag: "abc"}, "not_an_image", "text", ledger.ObjectInfo{Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An object whose message went to the dead-letter queue while the
+	// account was out of credits.
+	err = store.MarkWaiting(ctx, ledger.ObjectRef{Bucket: "uploads", Key: "broke.jpg", VersionID: "v1"}, "out_of_credits", "out of credits on the last receive", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +118,8 @@ func TestResultsReadsTheTable(t *testing.T) {
 			t.Errorf("Nairobi at %v", got)
 		}
 		for _, f := range fc.Features {
-			if f.Properties["place"] == "Nairobi" && (f.Properties["confidence"] != 0.87 || f.Properties["object"] != "s3://uploads/dir/nairobi café.jpg") {
+			if f.Properties["place"] == "Nairobi" && (f.Properties["confidence"] != 0.87 || f.Properties["object"] != "s3://uploads/dir/nairobi café.jpg" ||
+				f.Properties["admin2"] != "Westlands" || f.Properties["heading_deg"] != 135.0) {
 				t.Errorf("Nairobi properties %v", f.Properties)
 			}
 		}
@@ -131,6 +139,16 @@ func TestResultsReadsTheTable(t *testing.T) {
 		}
 	})
 
+	t.Run("waiting, in the dead-letter queue", func(t *testing.T) {
+		r := runCLI(t, nil, nil, "results", "--table", table, "--status", "waiting")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "broke.jpg") || !strings.Contains(r.stdout, "waiting (out_of_credits, in the dead-letter queue)") {
+			t.Errorf("table:\n%s", r.stdout)
+		}
+	})
+
 	t.Run("table from the stack outputs", func(t *testing.T) {
 		r := runCLI(t, nil, nil, "results", "--stack", "Geo", "--limit", "2")
 		if r.code != 0 {
@@ -147,7 +165,8 @@ func TestResultsReadsTheTable(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
-		for _, want := range []string{"paris.jpg", "Paris", "FR", "48.8566", "12.5 km", "conf 0.87"} {
+		for _, want := range []string{"paris.jpg", "Paris, Île-de-France", "FR", "48.8566", "12.5 km", "conf 0.87, heading 135°",
+			"Nairobi, Westlands, Nairobi County"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("table lacks %q:\n%s", want, r.stdout)
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +23,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 )
 
@@ -184,6 +187,7 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 		statusModels(ctx, tw, client, problem)
 	}
 	statusForecast(ctx, c, tw, clients, &loc, problem)
+	statusRecords(ctx, c, tw, clients, &loc, problem)
 	for _, q := range []struct{ part, output string }{
 		{"queue", outputQueueURL},
 		{"dead letters", outputDeadLetterQueueURL},
@@ -268,6 +272,76 @@ func statusForecast(ctx context.Context, c *cli, tw *tabwriter.Writer, clients *
 	default:
 		fmt.Fprintf(tw, "forecast\t%.1f credits a day, %.1f days left\n", f.BurnPerDay, f.DaysRemaining)
 	}
+}
+
+// statusRecordsLimit bounds how many of the last day's records status
+// reads to count them.
+const statusRecordsLimit = 20000
+
+// statusRecords counts the last 24 hours' records by status, with the
+// causes of the waiting ones and how many wait in the dead-letter queue:
+// waiting objects are processed again when their cause clears, failed ones
+// need a person.
+func statusRecords(ctx context.Context, c *cli, tw *tabwriter.Writer, clients *awsClients, loc *stackLocator, problem func(string, error)) {
+	table, err := loc.table(ctx, c, clients)
+	if err != nil {
+		problem("records", err)
+		return
+	}
+	records, err := ledger.New(clients.tables, table).Query(ctx, ledger.QueryInput{
+		Since: time.Now().Add(-24 * time.Hour), Limit: statusRecordsLimit})
+	if err != nil {
+		problem("records", err)
+		return
+	}
+	fmt.Fprintf(tw, "records (24h)\t%s\n", summarizeRecords(records, len(records) == statusRecordsLimit))
+}
+
+// summarizeRecords is "3 succeeded, 2 waiting (out_of_credits 2; 1 in the
+// dead-letter queue), 1 failed (outcome_unknown 1)".
+func summarizeRecords(records []ledger.Record, truncated bool) string {
+	count := map[string]int{}
+	reasons := map[string]map[string]int{}
+	deadLetters := 0
+	for i := range records {
+		r := &records[i]
+		count[r.Status]++
+		if r.DeadLetter {
+			deadLetters++
+		}
+		if r.Status == ledger.StatusWaiting || r.Status == ledger.StatusFailed {
+			if reasons[r.Status] == nil {
+				reasons[r.Status] = map[string]int{}
+			}
+			reasons[r.Status][r.ErrorCode]++
+		}
+	}
+	var parts []string
+	for _, st := range ledger.Statuses {
+		if count[st] == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%d %s", count[st], st)
+		var detail []string
+		for _, code := range slices.Sorted(maps.Keys(reasons[st])) {
+			detail = append(detail, fmt.Sprintf("%s %d", code, reasons[st][code]))
+		}
+		if st == ledger.StatusWaiting && deadLetters > 0 {
+			detail = append(detail, fmt.Sprintf("%d in the dead-letter queue", deadLetters))
+		}
+		if len(detail) > 0 {
+			part += " (" + strings.Join(detail, "; ") + ")"
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	s := strings.Join(parts, ", ")
+	if truncated {
+		s = "at least: " + s
+	}
+	return s
 }
 
 // queueDepth reads a queue's approximate message counts.

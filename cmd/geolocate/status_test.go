@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 )
@@ -51,6 +52,7 @@ func TestStatusOfADeployedStack(t *testing.T) {
 	}}
 	useAWS(t, &awsClients{stacks: stacks, queues: queues, tables: ddb})
 	secrets := &recordingSecrets{id: secretArn, value: `{"api_key":"` + sim.DemoKey() + `"}`}
+	seedRecords(t, ledger.New(ddb, table))
 
 	r := runCLI(t, map[string]string{envvars.APIURL: url}, secrets, "status", "--stack", "Geo")
 	if r.code != 0 {
@@ -63,6 +65,7 @@ func TestStatusOfADeployedStack(t *testing.T) {
 		"forecast", "days left",
 		"queue", "12 waiting, 3 in flight",
 		"dead letters", "2 waiting, 0 in flight",
+		"records (24h)", "1 waiting (out_of_credits 1; 1 in the dead-letter queue), 2 succeeded, 1 rejected",
 		"https://console.example/dashboard",
 	} {
 		if !strings.Contains(r.stdout, want) {
@@ -95,7 +98,7 @@ func TestStatusReportsEachUnreadablePart(t *testing.T) {
 	if !strings.Contains(r.stdout, "0 waiting, 0 in flight") || !strings.Contains(r.stdout, "1000 remaining") {
 		t.Errorf("the readable parts are missing:\n%s", r.stdout)
 	}
-	if !strings.Contains(r.stderr, "could not read: forecast, dead letters") {
+	if !strings.Contains(r.stderr, "could not read: forecast, records, dead letters") {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 	assertNoKey(t, r)

@@ -17,6 +17,9 @@ const (
 	ClaimLease      = "CLAIM_LEASE"             // Go duration, how long an in-progress claim blocks others
 	RecordTTLDays   = "RECORD_TTL_DAYS"         // 0 or unset: records never expire
 	BucketName      = "BUCKET_NAME"             // optional: events for other buckets are ignored
+	MaxImageBytes   = "MAX_IMAGE_BYTES"         // the service's upload limit; default 10,000,000 (the contract's 10 MB)
+	MaxReceiveCount = "MAX_RECEIVE_COUNT"       // the queue's redrive maxReceiveCount; 0 or unset: unknown
+	FinishReserve   = "FINISH_RESERVE"          // Go duration kept before Lambda's deadline to record a paid result
 	CreditsPath     = "GEO_CREDITS_PATH"        // monitor: optional JSON path of "remaining credits"
 	HistoryTTLDays  = "HISTORY_TTL_DAYS"        // monitor: how long credit readings are kept
 	MetricNamespace = "METRIC_NAMESPACE"

@@ -39,7 +39,7 @@ type CreditsOutput struct {
 
 // Credits reads the account's credit summary (GET /v1/credits/summary).
 func (c *Client) Credits(ctx context.Context, in *CreditsInput, optFns ...func(*Options)) (*CreditsOutput, error) {
-	const opName = "Credits"
+	const opName = opCredits
 	if in == nil {
 		in = &CreditsInput{}
 	}
@@ -55,7 +55,11 @@ func (c *Client) Credits(ctx context.Context, in *CreditsInput, optFns ...func(*
 	}
 	out, err := parseCredits(resp.body, in.RemainingPath)
 	if err != nil {
-		return nil, asDecodeError(opName, resp, err)
+		// Described again from a body without the key (see Models).
+		if _, rerr := parseCredits(redactBody(resp.body, key), in.RemainingPath); rerr != nil {
+			err = rerr
+		}
+		return nil, asDecodeError(opName, resp, err, key)
 	}
 	out.Attempts = resp.attempts
 	return out, nil

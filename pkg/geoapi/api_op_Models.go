@@ -66,7 +66,7 @@ func (o *ModelsOutput) CountByStatus() map[ModelStatus]int {
 
 // Models lists the models the key may use (GET /v1/prediction/models).
 func (c *Client) Models(ctx context.Context, in *ModelsInput, optFns ...func(*Options)) (*ModelsOutput, error) {
-	const opName = "Models"
+	const opName = opModels
 	if in == nil {
 		in = &ModelsInput{}
 	}
@@ -82,17 +82,29 @@ func (c *Client) Models(ctx context.Context, in *ModelsInput, optFns ...func(*Op
 	}
 	models, err := parseModels(resp.body)
 	if err != nil {
-		return nil, asDecodeError(opName, resp, err)
+		// Described again from a body without the key, so that no excerpt
+		// cut short can keep part of it.
+		if _, rerr := parseModels(redactBody(resp.body, key)); rerr != nil {
+			err = rerr
+		}
+		return nil, asDecodeError(opName, resp, err, key)
 	}
 	return &ModelsOutput{Models: models, Raw: resp.body, Attempts: resp.attempts}, nil
 }
 
 // asDecodeError keeps a *LayoutError as is (the JSON was fine, its layout
-// was not) and wraps anything else in a *DecodeError.
-func asDecodeError(op string, resp *response, err error) error {
+// was not) and wraps anything else in a *DecodeError. Both quote the body,
+// which a proxy echoing the request headers fills with the key: key is
+// removed from everything they carry.
+func asDecodeError(op string, resp *response, err error, key string) error {
 	if le, ok := err.(*LayoutError); ok {
 		le.Operation = op
+		le.Missing = redact(le.Missing, key)
+		for i, k := range le.Keys {
+			le.Keys[i] = redact(k, key)
+		}
 		return le
 	}
-	return &DecodeError{Operation: op, StatusCode: resp.status, Body: excerpt(string(resp.body), maxErrorExcerpt), Err: err}
+	return &DecodeError{Operation: op, StatusCode: resp.status,
+		Body: excerpt(redact(string(resp.body), key), maxErrorExcerpt), Err: redactErr(err, key)}
 }

@@ -27,11 +27,11 @@ type PredictInput struct {
 	APIKey string
 	// Image opens the image; required. It is opened once per attempt.
 	Image ImageSource
-	// Size is the image size in bytes when known (>0): checked against the
-	// 10 MB limit before any call and sent as an exact Content-Length. When
-	// 0, the size is taken from the source if it can tell (a file, a byte
-	// slice); otherwise the upload is counted while it streams and aborted
-	// past the limit with ErrImageTooLarge.
+	// Size is the image size in bytes when known (>0): checked against
+	// Options.MaxImageBytes before any call and sent as an exact
+	// Content-Length. When 0, the size is taken from the source if it can
+	// tell (a file, a byte slice); otherwise the upload is counted while it
+	// streams and aborted past the limit with ErrImageTooLarge.
 	Size int64
 	// Filename is the form filename; default "image" plus the extension of
 	// the detected format.
@@ -62,7 +62,7 @@ type PredictOutput struct {
 // predicted locations. The key, image and top_n are checked before anything
 // is sent.
 func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*Options)) (*PredictOutput, error) {
-	const opName = "Predict"
+	const opName = opPredict
 	if in == nil {
 		return nil, &InputError{Field: "PredictInput", Reason: "is nil", Err: ErrInvalidInput}
 	}
@@ -77,8 +77,8 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 	if in.Size < 0 {
 		return nil, &InputError{Field: "Size", Reason: "is negative", Err: ErrInvalidInput}
 	}
-	if imageformat.TooLarge(in.Size) {
-		return nil, tooLarge(in.Size)
+	if in.Size > o.MaxImageBytes {
+		return nil, tooLarge(in.Size, o.MaxImageBytes)
 	}
 	if in.Image == nil {
 		return nil, &InputError{Field: "Image", Reason: "no image source", Err: ErrNotImage}
@@ -97,9 +97,9 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 		}
 		return nil, &InputError{Field: "Image", Reason: reason, Err: ErrNotImage}
 	}
-	if imageformat.TooLarge(first.size) {
+	if first.size > o.MaxImageBytes {
 		first.Close()
-		return nil, tooLarge(first.size)
+		return nil, tooLarge(first.size, o.MaxImageBytes)
 	}
 	filename := in.Filename
 	if filename == "" {
@@ -130,7 +130,7 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 				}
 				img = reopened
 			}
-			body, err := newUploadBody(img.reader, img.closer, img.size, filename, contentType)
+			body, err := newUploadBody(img.reader, img.closer, img.size, o.MaxImageBytes, filename, contentType)
 			if err != nil {
 				img.Close()
 				return nil, fmt.Errorf("geoapi: %s: %w", opName, err)
@@ -147,7 +147,10 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 	}
 	out, err := decodePredictBody(resp.body)
 	if err != nil {
-		return nil, &DecodeError{Operation: opName, StatusCode: resp.status, Body: string(resp.body), Err: err}
+		// A proxy may echo the request headers into the body, and the
+		// decoder may quote the body: neither may carry the key onwards.
+		return nil, &DecodeError{Operation: opName, StatusCode: resp.status,
+			Body: redact(string(resp.body), key), Err: redactErr(err, key)}
 	}
 	out.Attempts = resp.attempts
 	out.RoundTrip = resp.roundTrip
@@ -157,9 +160,9 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 	return out, nil
 }
 
-func tooLarge(n int64) error {
+func tooLarge(n, limit int64) error {
 	return &InputError{Field: "Image", Err: ErrImageTooLarge,
-		Reason: fmt.Sprintf("%d bytes is more than the %d byte limit", n, imageformat.MaxImageBytes)}
+		Reason: fmt.Sprintf("%d bytes is more than the %d byte limit", n, limit)}
 }
 
 // openedImage is an opened image source with its first bytes peeked.

@@ -206,7 +206,7 @@ func TestPredictStreamsUnknownSize(t *testing.T) {
 }
 
 func TestPredictRejectsBeforeAnyCall(t *testing.T) {
-	big := &countingSource{data: fakeJPEG(imageformat.MaxImageBytes + 1)}
+	big := &countingSource{data: fakeJPEG(maxImage + 1)}
 	tests := []struct {
 		name     string
 		key      string
@@ -217,7 +217,7 @@ func TestPredictRejectsBeforeAnyCall(t *testing.T) {
 		{"key without geo_ prefix", "", &PredictInput{APIKey: "sk_test_fake_key_1", Image: BytesSource(fakeJPEG(64))}, ErrInvalidKey},
 		{"bare prefix", "", &PredictInput{APIKey: "geo_", Image: BytesSource(fakeJPEG(64))}, ErrInvalidKey},
 		{"key with newline", "", &PredictInput{APIKey: "geo_test_fake\nX-Evil: 1", Image: BytesSource(fakeJPEG(64))}, ErrInvalidKey},
-		{"announced size too large", testKey, &PredictInput{Image: BytesSource(fakeJPEG(64)), Size: imageformat.MaxImageBytes + 1}, ErrImageTooLarge},
+		{"announced size too large", testKey, &PredictInput{Image: BytesSource(fakeJPEG(64)), Size: imageformat.DefaultMaxImageBytes + 1}, ErrImageTooLarge},
 		{"byte slice one byte too large", testKey, &PredictInput{Image: BytesSource(big.data)}, ErrImageTooLarge},
 		{"text file", testKey, &PredictInput{Image: BytesSource([]byte(strings.Repeat("just some text ", 10)))}, ErrNotImage},
 		{"empty", testKey, &PredictInput{Image: BytesSource(nil)}, ErrNotImage},
@@ -256,11 +256,11 @@ func TestPredictRejectsBeforeAnyCall(t *testing.T) {
 func TestPredictAllowsExactlyTheLimit(t *testing.T) {
 	rec := newRecorder(t, respond(http.StatusOK, coordinatesBody))
 	c, _ := rec.client(t)
-	img := fakeJPEG(imageformat.MaxImageBytes)
+	img := fakeJPEG(maxImage)
 	if _, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(img), Size: int64(len(img))}); err != nil {
 		t.Fatalf("Predict of exactly %d bytes: %v", len(img), err)
 	}
-	if got := rec.requests()[0]; len(got.File) != imageformat.MaxImageBytes {
+	if got := rec.requests()[0]; len(got.File) != maxImage {
 		t.Errorf("server received %d bytes", len(got.File))
 	}
 }
@@ -268,13 +268,13 @@ func TestPredictAllowsExactlyTheLimit(t *testing.T) {
 func TestPredictAbortsStreamPastLimit(t *testing.T) {
 	rec := newRecorder(t, respond(http.StatusOK, coordinatesBody))
 	c, sleeps := rec.client(t)
-	src := &countingSource{data: fakeJPEG(imageformat.MaxImageBytes + 1)}
+	src := &countingSource{data: fakeJPEG(maxImage + 1)}
 	_, err := c.Predict(context.Background(), &PredictInput{Image: src.open})
 	if !errors.Is(err, ErrImageTooLarge) {
 		t.Fatalf("err = %v, want ErrImageTooLarge", err)
 	}
 	for _, r := range rec.requests() {
-		if len(r.File) > imageformat.MaxImageBytes {
+		if len(r.File) > maxImage {
 			t.Errorf("server received a complete %d byte upload", len(r.File))
 		}
 	}
@@ -336,5 +336,60 @@ func TestPredictOversizeSuccessBody(t *testing.T) {
 	var de *DecodeError
 	if !errors.As(err, &de) || len(de.Body) > maxErrorExcerpt {
 		t.Fatalf("err = %v, want *DecodeError with a bounded excerpt", err)
+	}
+}
+
+func TestPredictDefaultLimitIsTenMillionBytes(t *testing.T) {
+	rec := newRecorder(t, respond(http.StatusOK, coordinatesBody))
+	c, _ := rec.client(t)
+	if got := c.Options().MaxImageBytes; got != 10_000_000 {
+		t.Errorf("default MaxImageBytes = %d, want 10000000", got)
+	}
+	// 10 MiB is over the contract's 10 MB.
+	_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(10 << 20))})
+	if !errors.Is(err, ErrImageTooLarge) || len(rec.requests()) != 0 {
+		t.Errorf("10 MiB: err = %v after %d requests; want ErrImageTooLarge before any call", err, len(rec.requests()))
+	}
+	if !strings.Contains(err.Error(), "10000000 byte limit") {
+		t.Errorf("message %q should name the limit", err)
+	}
+}
+
+func TestPredictMaxImageBytesOption(t *testing.T) {
+	const limit = 1000
+	tests := []struct {
+		name string
+		in   func() *PredictInput
+		ok   bool
+	}{
+		{"exactly the limit", func() *PredictInput { return &PredictInput{Image: BytesSource(fakeJPEG(limit))} }, true},
+		{"announced one byte over", func() *PredictInput {
+			return &PredictInput{Image: BytesSource(fakeJPEG(64)), Size: limit + 1}
+		}, false},
+		{"byte slice one byte over", func() *PredictInput { return &PredictInput{Image: BytesSource(fakeJPEG(limit + 1))} }, false},
+		{"stream of unknown size one byte over", func() *PredictInput {
+			return &PredictInput{Image: (&countingSource{data: fakeJPEG(limit + 1)}).open}
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := newRecorder(t, respond(http.StatusOK, coordinatesBody))
+			c, _ := rec.client(t)
+			_, err := c.Predict(context.Background(), tt.in(), func(o *Options) { o.MaxImageBytes = limit })
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("Predict: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrImageTooLarge) {
+				t.Fatalf("err = %v, want ErrImageTooLarge", err)
+			}
+			for _, r := range rec.requests() {
+				if len(r.File) > limit {
+					t.Errorf("server received %d bytes, past the %d byte limit", len(r.File), limit)
+				}
+			}
+		})
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 )
 
 // drainServer reads and discards each upload, then answers a prediction.
@@ -63,7 +61,7 @@ func heapPeak(fn func()) uint64 {
 }
 
 func BenchmarkPredict10MB(b *testing.B) {
-	img := fakeJPEG(imageformat.MaxImageBytes)
+	img := fakeJPEG(maxImage)
 	srv := drainServer(b)
 	c, err := New(srv.URL, func(o *Options) { o.APIKey = testKey })
 	if err != nil {
@@ -84,7 +82,7 @@ func BenchmarkPredict10MB(b *testing.B) {
 }
 
 func BenchmarkBareMultipartPOST10MB(b *testing.B) {
-	img := fakeJPEG(imageformat.MaxImageBytes)
+	img := fakeJPEG(maxImage)
 	srv := drainServer(b)
 	b.SetBytes(int64(len(img)))
 	b.ReportAllocs()
@@ -124,7 +122,7 @@ func TestPredictDoesNotCopyTheImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("uploads 10 MiB twice")
 	}
-	img := fakeJPEG(imageformat.MaxImageBytes)
+	img := fakeJPEG(maxImage)
 	path := filepath.Join(t.TempDir(), "big.jpg")
 	if err := os.WriteFile(path, img, 0o600); err != nil {
 		t.Fatal(err)
@@ -147,7 +145,7 @@ func TestPredictDoesNotCopyTheImage(t *testing.T) {
 		}
 		runtime.ReadMemStats(&after)
 		allocated := after.TotalAlloc - before.TotalAlloc
-		if allocated > imageformat.MaxImageBytes/8 {
+		if allocated > uint64(maxImage/8) {
 			t.Errorf("%s: allocated %d bytes for a %d byte upload; the image must be streamed, not copied",
 				name, allocated, len(img))
 		}

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 )
 
 // Defaults applied by New and per call when an Options field is zero.
@@ -48,6 +50,10 @@ type Options struct {
 	UserAgent string
 	// Sleep waits between attempts. Default: a timer that honours ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxImageBytes is the largest image Predict sends; a larger one is an
+	// *InputError (ErrImageTooLarge) and nothing is sent. 0 means
+	// imageformat.DefaultMaxImageBytes, the contract's 10 MB.
+	MaxImageBytes int64
 
 	// jitter returns a random duration in [0, d]; replaced in tests.
 	jitter func(d time.Duration) time.Duration
@@ -159,6 +165,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Sleep == nil {
 		o.Sleep = sleepContext
+	}
+	if o.MaxImageBytes <= 0 {
+		o.MaxImageBytes = imageformat.DefaultMaxImageBytes
 	}
 	if o.jitter == nil {
 		o.jitter = fullJitter

@@ -80,7 +80,7 @@ func TestLogsNeverContainTheKey(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rec := newRecorder(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n == 1 {
-			writeBody(w, http.StatusServiceUnavailable, `{"message":"bad key `+r.Header.Get(KeyHeader)+`"}`)
+			writeBody(w, http.StatusInternalServerError, `{"message":"bad key `+r.Header.Get(KeyHeader)+`"}`)
 			return
 		}
 		writeBody(w, http.StatusOK, coordinatesBody)

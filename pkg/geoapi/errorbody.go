@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -14,8 +15,15 @@ import (
 type errorBody struct {
 	MessageCode string
 	Message     string
-	ModelID     string
+	ModelID     string        // model_id or model, else a detail item's input
 	RetryAfter  time.Duration // 0 when the body names no delay
+
+	// What the body says about a rejected model or image (see newAPIError).
+	RetiredCode    bool   // a code says the model is retired, unknown, ...
+	DetailModel    bool   // a FastAPI detail item is located at model_id
+	RetiredModelID string // retired_model or retired_model_id
+	SizeCode       bool   // a code says the image is too large
+	FileSizeDetail bool   // a FastAPI detail item at file speaks of its size
 }
 
 // parseErrorBody reads the common shapes: {"message_code","message"},
@@ -52,13 +60,23 @@ func parseErrorBody(body []byte) errorBody {
 			out.Message = rawString(e)
 		}
 	}
+	codes := []string{rawString(m["message_code"]), rawString(m["code"]), errorCode(m["error"])}
+	out.RetiredCode = slices.ContainsFunc(codes, isRetiredModelCode)
+	out.SizeCode = slices.ContainsFunc(codes, isTooLargeCode)
 	out.ModelID = rawString(m["model_id"])
 	if out.ModelID == "" {
 		out.ModelID = rawString(m["model"])
 	}
+	detailModel, atModel := detailModelID(m["detail"])
+	out.DetailModel = atModel
 	if out.ModelID == "" {
-		out.ModelID = detailModelID(m["detail"])
+		out.ModelID = detailModel
 	}
+	out.RetiredModelID = rawString(m["retired_model_id"])
+	if out.RetiredModelID == "" {
+		out.RetiredModelID = rawString(m["retired_model"])
+	}
+	out.FileSizeDetail = detailFileSize(m["detail"])
 	out.RetryAfter = bodyRetryAfter(m)
 	out.MessageCode = oneLine(out.MessageCode, 100)
 	out.Message = oneLine(out.Message, 500)
@@ -95,18 +113,74 @@ func detailMessage(raw json.RawMessage) string {
 }
 
 // detailModelID returns the input of a FastAPI detail item located at
-// model_id, which names the rejected model.
-func detailModelID(raw json.RawMessage) string {
-	var items []detailItem
-	if len(raw) == 0 || json.Unmarshal(raw, &items) != nil {
-		return ""
-	}
-	for _, it := range items {
-		if len(it.Loc) > 0 && fmt.Sprint(it.Loc[len(it.Loc)-1]) == "model_id" {
-			return rawString(it.Input)
+// model_id, which names the rejected model, and whether there is such an item.
+func detailModelID(raw json.RawMessage) (string, bool) {
+	for _, it := range detailItems(raw) {
+		if lastLoc(it.Loc) == "model_id" {
+			return rawString(it.Input), true
 		}
 	}
-	return ""
+	return "", false
+}
+
+// detailFileSize reports a FastAPI detail item located at the file whose
+// message is about its size.
+func detailFileSize(raw json.RawMessage) bool {
+	for _, it := range detailItems(raw) {
+		if lastLoc(it.Loc) == "file" && containsAny(strings.ToLower(it.Msg), "size", "large", "exceed", "bytes", "limit") {
+			return true
+		}
+	}
+	return false
+}
+
+func detailItems(raw json.RawMessage) []detailItem {
+	var items []detailItem
+	if len(raw) == 0 || json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	return items
+}
+
+func lastLoc(loc []any) string {
+	if len(loc) == 0 {
+		return ""
+	}
+	return fmt.Sprint(loc[len(loc)-1])
+}
+
+// errorCode returns error.code of {"error":{"code":...}}.
+func errorCode(raw json.RawMessage) string {
+	var obj map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &obj) != nil {
+		return ""
+	}
+	return rawString(obj["code"])
+}
+
+// isRetiredModelCode recognises codes such as model_retired, unknown_model,
+// invalid_model_id or model_not_available: the service saying that the model
+// itself is refused, which a message merely naming the model does not.
+func isRetiredModelCode(code string) bool {
+	c := strings.ToLower(code)
+	return strings.Contains(c, "model") && containsAny(c,
+		"retired", "unknown", "not_found", "notfound", "invalid", "unavailable", "not_available", "deprecated")
+}
+
+// isTooLargeCode recognises codes such as payload_too_large or
+// file_size_exceeded.
+func isTooLargeCode(code string) bool {
+	c := strings.ToLower(code)
+	return containsAny(c, "too_large", "size")
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func joinLoc(loc []any) string {
@@ -159,8 +233,8 @@ func rawNumber(raw json.RawMessage) (float64, bool) {
 }
 
 // newAPIError builds the typed error for a non-2xx response. key is removed
-// from everything taken from the body; requestedModel helps recognise a
-// retired-model 422 whose body names the model only in its message.
+// from everything taken from the body; requestedModel is the model_id sent,
+// named in a retired-model 422 whose body does not name the model itself.
 func newAPIError(op string, status int, header http.Header, body []byte, key, requestedModel string) error {
 	// Invalid bytes are dropped before redacting, so that dropping them
 	// later cannot join two halves of a key; parsed fields are redacted again
@@ -170,6 +244,7 @@ func newAPIError(op string, status int, header http.Header, body []byte, key, re
 	parsed.MessageCode = redact(parsed.MessageCode, key)
 	parsed.Message = redact(parsed.Message, key)
 	parsed.ModelID = redact(parsed.ModelID, key)
+	parsed.RetiredModelID = redact(parsed.RetiredModelID, key)
 	base := APIError{
 		StatusCode:  status,
 		MessageCode: parsed.MessageCode,
@@ -182,12 +257,11 @@ func newAPIError(op string, status int, header http.Header, body []byte, key, re
 		return &UnauthorizedError{base}
 	case status == http.StatusPaymentRequired:
 		return &OutOfCreditsError{base}
+	case status == http.StatusRequestEntityTooLarge,
+		status == http.StatusUnprocessableEntity && (parsed.SizeCode || parsed.FileSizeDetail):
+		return &TooLargeError{base}
 	case status == http.StatusUnprocessableEntity:
-		model := parsed.ModelID
-		if model == "" && requestedModel != "" && strings.Contains(parsed.Message, requestedModel) {
-			model = requestedModel
-		}
-		return &ValidationError{APIError: base, RetiredModelID: model}
+		return &ValidationError{APIError: base, RetiredModelID: retiredModel(parsed, requestedModel)}
 	case status == http.StatusTooManyRequests:
 		delay, ok := headerRetryAfter(header, time.Now())
 		if !ok {
@@ -195,9 +269,29 @@ func newAPIError(op string, status int, header http.Header, body []byte, key, re
 		}
 		return &RateLimitedError{APIError: base, RetryAfter: delay}
 	case status >= 500:
-		return &ServerError{base}
+		delay, ok := headerRetryAfter(header, time.Now())
+		return &ServerError{APIError: base, RetryAfter: delay, retryAfterHeader: ok}
 	}
 	return &base
+}
+
+// retiredModel returns the model a 422 rejects as retired, or "" when the
+// 422 is about something else. Only the service's own words count: a code
+// saying so, a detail item at model_id, or a retired_model field. A message
+// that merely contains the model id (say, about top_n) is not a retirement.
+func retiredModel(p errorBody, requestedModel string) string {
+	switch {
+	case p.RetiredModelID != "":
+		return p.RetiredModelID
+	case p.RetiredCode && p.ModelID != "":
+		return p.ModelID
+	case p.RetiredCode, p.DetailModel:
+		if requestedModel != "" {
+			return requestedModel
+		}
+		return p.ModelID
+	}
+	return ""
 }
 
 // excerpt cuts s to at most n bytes.

@@ -12,7 +12,8 @@ import (
 var (
 	// ErrInvalidKey: the API key is missing or does not start with "geo_".
 	ErrInvalidKey = errors.New("invalid API key")
-	// ErrImageTooLarge: the image is larger than imageformat.MaxImageBytes.
+	// ErrImageTooLarge: the image is larger than Options.MaxImageBytes. A
+	// service that refuses the size itself gives a *TooLargeError instead.
 	ErrImageTooLarge = errors.New("image too large")
 	// ErrNotImage: the image source is missing, empty or not a known image format.
 	ErrNotImage = errors.New("not an image")
@@ -116,14 +117,45 @@ func (e *RateLimitedError) Error() string {
 // Unwrap lets errors.As find the embedded *APIError.
 func (e *RateLimitedError) Unwrap() error { return &e.APIError }
 
-// ServerError is a 5xx.
-type ServerError struct{ APIError }
+// TooLargeError is the service refusing the image for its size: a 413, or a
+// 422 whose code or file detail names the size. It is free and not retried.
+type TooLargeError struct{ APIError }
+
+// Unwrap lets errors.As find the embedded *APIError.
+func (e *TooLargeError) Unwrap() error { return &e.APIError }
+
+// ServerError is a 5xx. Whether it may have been charged, and so whether it
+// is retried, depends on the status, RetryAfter and RequestSent; see
+// MaybeCharged.
+type ServerError struct {
+	APIError
+	// RequestSent is true when a paid request (Predict) had been sent in
+	// full before the answer came. Always false for free operations.
+	RequestSent bool
+	// RetryAfter is the delay asked for in Retry-After or
+	// X-RateLimit-Retry-After; 0 when none was given.
+	RetryAfter time.Duration
+	// retryAfterHeader records that such a header was present, even with a
+	// zero delay: a 503 carrying one declined the work.
+	retryAfterHeader bool
+}
+
+func (e *ServerError) Error() string {
+	s := e.APIError.Error()
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	if MaybeCharged(e) {
+		s += " (may have been charged: not retried)"
+	}
+	return s
+}
 
 // Unwrap lets errors.As find the embedded *APIError.
 func (e *ServerError) Unwrap() error { return &e.APIError }
 
 // DecodeError is a 2xx response whose body could not be understood. It is
-// never retried: the call may already have been charged.
+// never retried: a Predict call may already have been charged.
 type DecodeError struct {
 	Operation  string
 	StatusCode int
@@ -163,7 +195,7 @@ type TransportError struct {
 	Err       error
 	// RequestSent is true when a paid request (Predict) had been sent in
 	// full before the failure: the service may have processed and charged
-	// it, so it is not retried (see Retryable).
+	// it, so it is not retried (see MaybeCharged).
 	RequestSent bool
 }
 
@@ -183,13 +215,4 @@ func oneLine(s string, n int) string {
 		s = excerpt(s, n) + "..."
 	}
 	return s
-}
-
-// redact removes every occurrence of the API key from s: an error body that
-// echoes the key must not carry it into errors or logs.
-func redact(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[REDACTED]")
 }

@@ -38,11 +38,11 @@ func TestErrorTypes(t *testing.T) {
 					t.Errorf("err = %#v", err)
 				}
 			}},
-		{"422 retired model only in message", http.StatusUnprocessableEntity,
+		{"422 naming the model only in its message is not a retirement", http.StatusUnprocessableEntity,
 			`{"detail":"Model 'geo-old-v0' has been retired"}`, "geo-old-v0",
 			func(t *testing.T, err error) {
 				var e *ValidationError
-				if !errors.As(err, &e) || e.RetiredModelID != "geo-old-v0" || e.Message != "Model 'geo-old-v0' has been retired" {
+				if !errors.As(err, &e) || e.RetiredModelID != "" || e.Message != "Model 'geo-old-v0' has been retired" {
 					t.Errorf("err = %#v", err)
 				}
 			}},
@@ -207,4 +207,82 @@ func FuzzParseErrorBody(f *testing.F) {
 			t.Fatalf("bad message %q", msg)
 		}
 	})
+}
+
+func TestRetiredModelOnlyWhenTheServiceSaysSo(t *testing.T) {
+	const requested = "geo-v2"
+	tests := []struct {
+		name string
+		body string
+		want string // RetiredModelID; "" for a 422 about something else
+	}{
+		{"top_n message naming the model", `{"message_code":"invalid_top_n","message":"top_n 0 is not allowed for model geo-v2"}`, ""},
+		{"plain validation error naming the model", `{"message_code":"validation_error","message":"geo-v2: top_n must be 1 to 15","model_id":"geo-v2"}`, ""},
+		{"detail message naming the model", `{"detail":"model geo-v2 is retired"}`, ""},
+		{"model_retired without a model field", `{"message_code":"model_retired","message":"retired"}`, requested},
+		{"model_retired naming another model", `{"message_code":"model_retired","model_id":"geo-v1"}`, "geo-v1"},
+		{"code field", `{"code":"UNKNOWN_MODEL","message":"no such model"}`, requested},
+		{"error.code", `{"error":{"code":"invalid_model_id","message":"bad"}}`, requested},
+		{"code after message_code", `{"message_code":"error","code":"model_not_found"}`, requested},
+		{"model_deprecated", `{"message_code":"model_deprecated"}`, requested},
+		{"model_unavailable", `{"message_code":"model_unavailable"}`, requested},
+		{"model_not_available (whitelist not granted)", `{"message_code":"model_not_available","model_id":"geo-v2"}`, requested},
+		{"fastapi detail at model_id", `{"detail":[{"loc":["query","model_id"],"msg":"unknown","input":"geo-v2"}]}`, requested},
+		{"retired_model field", `{"message_code":"validation_error","retired_model":"geo-v0"}`, "geo-v0"},
+		{"retired_model_id field", `{"message":"gone","retired_model_id":"geo-v0"}`, "geo-v0"},
+		{"model id without a retirement code", `{"message_code":"invalid_top_n","model_id":"geo-v2"}`, ""},
+		{"code that is about something else", `{"message_code":"invalid_top_n"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := newAPIError("Predict", http.StatusUnprocessableEntity, nil, []byte(tt.body), testKey, requested)
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("err = %#v, want *ValidationError", err)
+			}
+			if ve.RetiredModelID != tt.want {
+				t.Errorf("RetiredModelID = %q, want %q", ve.RetiredModelID, tt.want)
+			}
+		})
+	}
+}
+
+func TestTooLargeError(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   bool
+	}{
+		{"413 without a body", http.StatusRequestEntityTooLarge, ``, true},
+		{"413 html", http.StatusRequestEntityTooLarge, `<html>413 Request Entity Too Large</html>`, true},
+		{"422 code too_large", http.StatusUnprocessableEntity, `{"message_code":"file_too_large","message":"image exceeds 10 MB"}`, true},
+		{"422 code naming the size", http.StatusUnprocessableEntity, `{"error":{"code":"IMAGE_SIZE_EXCEEDED"}}`, true},
+		{"422 fastapi file size", http.StatusUnprocessableEntity, `{"detail":[{"loc":["body","file"],"msg":"File size exceeds the 10 MB limit"}]}`, true},
+		{"422 fastapi file missing", http.StatusUnprocessableEntity, `{"detail":[{"loc":["body","file"],"msg":"Field required"}]}`, false},
+		{"422 top_n", http.StatusUnprocessableEntity, `{"message_code":"invalid_top_n","message":"top_n too large"}`, false},
+		{"400 naming the size", http.StatusBadRequest, `{"message_code":"file_too_large"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := newRecorder(t, respond(tt.status, tt.body))
+			c, sleeps := rec.client(t)
+			_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(64))})
+			var tl *TooLargeError
+			if got := errors.As(err, &tl); got != tt.want {
+				t.Fatalf("err = %#v; *TooLargeError %v, want %v", err, got, tt.want)
+			}
+			if !tt.want {
+				return
+			}
+			var api *APIError
+			var ve *ValidationError
+			if !errors.As(err, &api) || api.StatusCode != tt.status || errors.As(err, &ve) {
+				t.Errorf("err = %#v: want the *APIError inside, and no *ValidationError", err)
+			}
+			if Retryable(err) || MaybeCharged(err) || len(rec.requests()) != 1 || len(sleeps.all()) != 0 {
+				t.Errorf("a size refusal is free and final: %d requests", len(rec.requests()))
+			}
+		})
+	}
 }

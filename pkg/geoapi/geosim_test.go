@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 )
 
 // Tests against the service simulator, which emits the wire formats
@@ -58,7 +57,7 @@ func TestSimPredict(t *testing.T) {
 		t.Errorf("charged %d credits, want 1 + 3", got)
 	}
 
-	out, err = c.Predict(ctx, &PredictInput{Image: BytesSource(fakeJPEG(imageformat.MaxImageBytes))})
+	out, err = c.Predict(ctx, &PredictInput{Image: BytesSource(fakeJPEG(maxImage))})
 	if err != nil || out.CreditsConsumed != 1 {
 		t.Errorf("an image of exactly the limit: %v", err)
 	}

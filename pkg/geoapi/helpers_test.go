@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 )
 
 // Obviously fake keys: never a real-looking key in tests.
@@ -189,3 +191,6 @@ func (s *countingSource) open(context.Context) (io.ReadCloser, error) {
 	s.opens.Add(1)
 	return io.NopCloser(struct{ io.Reader }{bytes.NewReader(s.data)}), nil
 }
+
+// maxImage is the default upload limit as an int, for building images.
+const maxImage = int(imageformat.DefaultMaxImageBytes)

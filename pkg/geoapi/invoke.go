@@ -23,6 +23,13 @@ const (
 	maxDrain = 64 << 10
 )
 
+// Operation names, as reported in errors.
+const (
+	opPredict = "Predict"
+	opModels  = "Models"
+	opCredits = "Credits"
+)
+
 // operation describes one HTTP call for invoke.
 type operation struct {
 	name   string // "Predict", "Models", "Credits"
@@ -45,7 +52,8 @@ type response struct {
 }
 
 // invoke runs op with retries and returns the 2xx response or the last typed
-// error. Only 429, 5xx and transport failures are retried.
+// error. Only 429, 5xx and transport failures are retried, and never one
+// that may have been charged (see MaybeCharged).
 func (c *Client) invoke(ctx context.Context, o *Options, base *url.URL, op *operation) (*response, error) {
 	target := endpoint(base, op.path, op.query).String()
 	log := o.Logger.With(slog.String("operation", op.name))
@@ -171,6 +179,12 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		apiErr := newAPIError(op.name, resp.StatusCode, resp.Header, raw, op.apiKey, op.requestedModel)
+		var se *ServerError
+		if errors.As(apiErr, &se) {
+			// Whether the whole upload had gone out when the 5xx came tells a
+			// refusal (free) from a lost answer (maybe charged).
+			se.RequestSent = body != nil && body.sent.Load()
+		}
 		o.Logger.Debug("geoapi error response", slog.String("operation", op.name),
 			slog.Int("attempt", n), slog.Int("status", resp.StatusCode), slog.Duration("round_trip", time.Since(start)))
 		return nil, apiErr
@@ -191,23 +205,3 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 	}
 	return &response{status: resp.StatusCode, body: raw, roundTrip: roundTrip}, nil
 }
-
-// redactErr makes sure an error from the transport cannot carry the key.
-func redactErr(err error, key string) error {
-	if key == "" || err == nil {
-		return err
-	}
-	msg := err.Error()
-	if redacted := redact(msg, key); redacted != msg {
-		return &redactedError{msg: redacted, err: err}
-	}
-	return err
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 )
 
 // formField is the multipart field the service reads the image from.
@@ -34,8 +32,8 @@ type uploadBody struct {
 }
 
 // newUploadBody wraps image (size bytes, or -1 when unknown) in a multipart
-// body with a single "file" part.
-func newUploadBody(image io.Reader, source io.Closer, size int64, filename, imageType string) (*uploadBody, error) {
+// body with a single "file" part; the stream stops past limit bytes.
+func newUploadBody(image io.Reader, source io.Closer, size, limit int64, filename, imageType string) (*uploadBody, error) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	header := make(textproto.MIMEHeader)
@@ -52,7 +50,7 @@ func newUploadBody(image io.Reader, source io.Closer, size int64, filename, imag
 	}
 	tail := bytes.Clone(buf.Bytes())
 
-	guard := &guardedReader{r: image, want: size, limit: imageformat.MaxImageBytes}
+	guard := &guardedReader{r: image, want: size, limit: limit}
 	length := int64(-1)
 	if size >= 0 {
 		length = int64(len(head)) + size + int64(len(tail))

@@ -12,21 +12,19 @@ import (
 )
 
 // Retryable reports whether err is worth retrying later: throttling (429),
-// a server error (5xx) or a transport failure. Errors that may have been
-// charged (DecodeError) or that a retry cannot fix (401, 402, 422, other 4xx,
-// input errors) are not retryable.
+// a 5xx or a transport failure, unless the call may have been charged
+// (MaybeCharged), which a retry could pay for twice. Errors a retry cannot
+// fix (401, 402, 413, 422, other 4xx, input errors) are not retryable.
 func Retryable(err error) bool {
+	if MaybeCharged(err) {
+		return false
+	}
 	var (
 		rl *RateLimitedError
 		se *ServerError
 		te *TransportError
 	)
-	if errors.As(err, &te) {
-		// Retrying an upload the service may already have charged for
-		// could pay twice: at most one paid call wins over a retry.
-		return !te.RequestSent
-	}
-	return errors.As(err, &rl) || errors.As(err, &se)
+	return errors.As(err, &rl) || errors.As(err, &se) || errors.As(err, &te)
 }
 
 // backoff returns the wait before attempt number next (2 for the first
@@ -51,9 +49,15 @@ func fullJitter(d time.Duration) time.Duration {
 
 // serverDelay returns the delay a retryable error asked for, if any.
 func serverDelay(err error) time.Duration {
-	var rl *RateLimitedError
-	if errors.As(err, &rl) {
+	var (
+		rl *RateLimitedError
+		se *ServerError
+	)
+	switch {
+	case errors.As(err, &rl):
 		return rl.RetryAfter
+	case errors.As(err, &se):
+		return se.RetryAfter
 	}
 	return 0
 }

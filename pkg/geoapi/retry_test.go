@@ -85,8 +85,9 @@ func TestRateLimitedErrorCarriesDelay(t *testing.T) {
 }
 
 func TestRetryServerErrorThenSuccess(t *testing.T) {
+	// A 500 is free (see MaybeCharged) and so retried.
 	rec := newRecorder(t, failThenSucceed(2, func(w http.ResponseWriter, _ *http.Request) {
-		writeBody(w, http.StatusServiceUnavailable, `{"message_code":"unavailable","message":"try later"}`)
+		writeBody(w, http.StatusInternalServerError, `{"message_code":"internal_error","message":"try later"}`)
 	}))
 	c, sleeps := rec.client(t, func(o *Options) { o.BaseBackoff, o.MaxBackoff = 100*time.Millisecond, 150*time.Millisecond })
 	out, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(1000))})
@@ -103,9 +104,10 @@ func TestRetryServerErrorThenSuccess(t *testing.T) {
 }
 
 func TestRetryExhaustedReturnsLastTypedError(t *testing.T) {
+	// Models is free, so even a 502 is retried there.
 	rec := newRecorder(t, respond(http.StatusBadGateway, `{"message_code":"bad_gateway","message":"upstream"}`))
 	c, sleeps := rec.client(t, func(o *Options) { o.MaxAttempts = 3 })
-	_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(100))})
+	_, err := c.Models(context.Background(), nil)
 	var se *ServerError
 	if !errors.As(err, &se) || se.StatusCode != http.StatusBadGateway || se.MessageCode != "bad_gateway" {
 		t.Fatalf("err = %#v, want *ServerError", err)
@@ -113,7 +115,8 @@ func TestRetryExhaustedReturnsLastTypedError(t *testing.T) {
 	if len(rec.requests()) != 3 || len(sleeps.all()) != 2 || Attempts(err) != 3 {
 		t.Errorf("requests = %d, sleeps = %d, Attempts = %d; want 3, 2, 3", len(rec.requests()), len(sleeps.all()), Attempts(err))
 	}
-	if !strings.Contains(err.Error(), "after 3 attempts") || !strings.Contains(err.Error(), "HTTP 502 bad_gateway: upstream") {
+	if !strings.Contains(err.Error(), "after 3 attempts") || !strings.Contains(err.Error(), "HTTP 502 bad_gateway: upstream") ||
+		strings.Contains(err.Error(), "charged") {
 		t.Errorf("message = %q", err)
 	}
 }
@@ -237,7 +240,7 @@ func TestDeadlineShorterThanRetryAfterDoesNotSleep(t *testing.T) {
 
 func TestCancelledContextStopsRetrying(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	rec := newRecorder(t, respond(http.StatusServiceUnavailable, `{"message_code":"unavailable"}`))
+	rec := newRecorder(t, respond(http.StatusInternalServerError, `{"message_code":"internal_error"}`))
 	// The caller gives up while the client waits to retry.
 	c, _ := rec.client(t, func(o *Options) {
 		o.Sleep = func(ctx context.Context, _ time.Duration) error { cancel(); return ctx.Err() }

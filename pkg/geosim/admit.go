@@ -44,12 +44,14 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, call *Call, plan 
 }
 
 // injectTransportFaults applies latency, dropped connections and 5xx
-// answers; it reports false when the call stops here.
+// answers, then waits baseLatency, the model's processing time; it reports
+// false when the call stops here. The faults strike before the model runs,
+// so they never charge.
 func (s *Server) injectTransportFaults(w http.ResponseWriter, r *http.Request, call *Call, plan faultPlan, baseLatency time.Duration) bool {
 	if plan.latency > 0 {
 		call.Fault = FaultLatency
 	}
-	if !sleep(r.Context(), plan.latency+baseLatency) {
+	if !sleep(r.Context(), plan.latency) {
 		call.Status = StatusClientClosedRequest
 		return false
 	}
@@ -63,6 +65,10 @@ func (s *Server) injectTransportFaults(w http.ResponseWriter, r *http.Request, c
 		writeServerError(w, plan.serverError)
 		return false
 	}
+	if !sleep(r.Context(), baseLatency) {
+		call.Status = StatusClientClosedRequest
+		return false
+	}
 	return true
 }
 
@@ -70,12 +76,17 @@ func (s *Server) injectTransportFaults(w http.ResponseWriter, r *http.Request, c
 // the error rather than a reset connection, then answers with body.
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, call *Call, status int, body errorBody) {
 	call.Status = status
-	drainBody(r)
+	s.drainBody(r)
+	if status == http.StatusServiceUnavailable {
+		// A refusal before any work (a model that is down): say when to
+		// come back, which tells the client nothing was charged.
+		setRetryAfter(w, serverErrorRetryAfter)
+	}
 	writeJSON(w, status, body)
 }
 
 func (s *Server) rejectRateLimited(w http.ResponseWriter, r *http.Request, call *Call, delay time.Duration) {
 	call.Status = http.StatusTooManyRequests
-	drainBody(r)
+	s.drainBody(r)
 	writeRateLimited(w, delay)
 }

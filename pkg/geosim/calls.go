@@ -37,12 +37,13 @@ type Call struct {
 
 // Fault names recorded in Call.Fault.
 const (
-	FaultLatency         = "latency"
-	FaultServerError     = "server_error"
-	FaultDrop            = "drop"
-	FaultDropAfterCharge = "drop_after_charge"
-	FaultMalformed       = "malformed"
-	FaultStorm           = "rate_limit_storm"
+	FaultLatency            = "latency"
+	FaultServerError        = "server_error"
+	FaultDrop               = "drop"
+	FaultDropAfterCharge    = "drop_after_charge"
+	FaultGatewayAfterCharge = "gateway_error_after_charge"
+	FaultMalformed          = "malformed"
+	FaultStorm              = "rate_limit_storm"
 )
 
 func (s *Server) record(c *Call) {

@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// MaxImageBytes is the contract's 10 MB upload limit, read as 10 MiB: a file
-// of exactly 10,485,760 bytes is accepted, one byte more is rejected with 413.
-const MaxImageBytes int64 = 10 * 1024 * 1024
+// MaxImageBytes is the contract's 10 MB upload limit, read as SI megabytes
+// (nothing in the contract says MiB): a file of exactly 10,000,000 bytes is
+// accepted, one byte more is rejected with 413.
+const MaxImageBytes int64 = 10_000_000
 
 // Defaults used by New when the Config leaves a field at its zero value.
 const (

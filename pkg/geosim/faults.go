@@ -16,8 +16,11 @@ type Faults struct {
 	// extra in [0, LatencyJitter).
 	Latency       time.Duration
 	LatencyJitter time.Duration
-	// ServerErrorRate answers 500 (JSON), 502 or 503 (HTML, like a gateway).
-	// Nothing is charged.
+	// ServerErrorRate answers 500 (JSON), 502 or 503 (HTML, like a gateway)
+	// before the prediction runs. Nothing is charged. The 503 carries
+	// Retry-After (the service declining the work), so a client may retry it;
+	// a client that sent the whole upload cannot tell a 502 from one after a
+	// charge (GatewayErrorAfterChargeRate) and must not retry it.
 	ServerErrorRate float64
 	// DropRate closes the connection without any response before the
 	// prediction runs. Nothing is charged.
@@ -31,6 +34,10 @@ type Faults struct {
 	// unless MalformedNoCharge is set.
 	MalformedRate     float64
 	MalformedNoCharge bool
+	// GatewayErrorAfterChargeRate runs and charges the prediction, then
+	// answers 502 or 504 with a gateway's HTML page instead of the result:
+	// the answer was lost between the service and the client.
+	GatewayErrorAfterChargeRate float64
 	// RateLimitStorm makes every call answer 429 for this long from the
 	// moment SetFaults is called, with StormRetryAfter (default 1s) as the
 	// advertised delay.
@@ -79,6 +86,8 @@ type faultPlan struct {
 	dropAfterCharge bool
 	malformed       bool
 	malformedFree   bool
+	// gatewayAfterCharge is 0, 502 or 504.
+	gatewayAfterCharge int
 }
 
 func (s *Server) planFaults(endpoint string) faultPlan {
@@ -103,6 +112,10 @@ func (s *Server) planFaults(endpoint string) faultPlan {
 	p.dropAfterCharge = s.hit(f.DropAfterChargeRate)
 	p.malformed = s.hit(f.MalformedRate)
 	p.malformedFree = f.MalformedNoCharge
+	// Drawn last, so seeds keep giving the same faults for the older fields.
+	if s.hit(f.GatewayErrorAfterChargeRate) {
+		p.gatewayAfterCharge = []int{http.StatusBadGateway, http.StatusGatewayTimeout}[s.rng.IntN(2)]
+	}
 	return p
 }
 
@@ -111,16 +124,24 @@ func (s *Server) hit(rate float64) bool {
 	return rate > 0 && s.rng.Float64() < rate
 }
 
+// serverErrorRetryAfter is the delay a 503 asks for: short, so a retrying
+// client waits about as long as its own backoff would.
+const serverErrorRetryAfter = 250 * time.Millisecond
+
 // writeServerError answers like a failing service or the gateway in front of
-// it: JSON for 500, HTML for 502 and 503.
+// it: JSON for 500, HTML for 502, 503 and 504. A 503 says when to come back.
 func writeServerError(w http.ResponseWriter, status int) {
 	switch status {
 	case http.StatusBadGateway:
 		writeRaw(w, status, "text/html; charset=utf-8",
 			[]byte("<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n"))
 	case http.StatusServiceUnavailable:
+		setRetryAfter(w, serverErrorRetryAfter)
 		writeRaw(w, status, "text/html; charset=utf-8",
 			[]byte("<html><head><title>503 Service Temporarily Unavailable</title></head><body><h1>503 Service Temporarily Unavailable</h1></body></html>\n"))
+	case http.StatusGatewayTimeout:
+		writeRaw(w, status, "text/html; charset=utf-8",
+			[]byte("<html><head><title>504 Gateway Time-out</title></head><body><h1>504 Gateway Time-out</h1></body></html>\n"))
 	default:
 		writeError(w, http.StatusInternalServerError, CodeInternal, "internal server error")
 	}

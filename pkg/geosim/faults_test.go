@@ -210,3 +210,69 @@ func TestFaultLatency(t *testing.T) {
 		t.Errorf("call %+v", c)
 	}
 }
+
+func TestFaultGatewayErrorAfterCharge(t *testing.T) {
+	sim, base := newTestServer(t, WithSeed(11))
+	sim.SetFaults(Faults{GatewayErrorAfterChargeRate: 1})
+	seen := map[int]bool{}
+	const n = 20
+	for range n {
+		resp := predict(t, base, testKey, nil, testJPEG(t, 1))
+		if resp.status != http.StatusBadGateway && resp.status != http.StatusGatewayTimeout {
+			t.Fatalf("status %d, want 502 or 504", resp.status)
+		}
+		if !strings.HasPrefix(resp.header.Get("Content-Type"), "text/html") || resp.header.Get("Retry-After") != "" {
+			t.Errorf("headers %v: want a gateway's HTML page without Retry-After", resp.header)
+		}
+		seen[resp.status] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("statuses %v, want both 502 and 504", seen)
+	}
+	if got := sim.Charged(DefaultOrg); got != n {
+		t.Errorf("charged %d, want %d: the prediction ran before the gateway failed", got, n)
+	}
+	for _, c := range sim.Calls() {
+		if c.Fault != FaultGatewayAfterCharge || c.Charged != 1 || c.ModelRun != ModelGlobalDefault || c.Status < 500 {
+			t.Errorf("call %+v", c)
+		}
+	}
+}
+
+func TestFaultServerErrorsComeBeforeTheModelRuns(t *testing.T) {
+	sim, base := newTestServer(t, WithSeed(7), WithLatency(2*time.Second))
+	sim.SetFaults(Faults{ServerErrorRate: 1})
+	seen503 := false
+	for range 12 {
+		start := time.Now()
+		resp := predict(t, base, testKey, nil, testJPEG(t, 1))
+		if el := time.Since(start); el > time.Second {
+			t.Fatalf("a %d took %v: it waited for the model's processing time", resp.status, el)
+		}
+		if resp.status == http.StatusServiceUnavailable {
+			seen503 = true
+			if resp.header.Get("Retry-After") == "" {
+				t.Errorf("503 without Retry-After: %v", resp.header)
+			}
+		}
+	}
+	if !seen503 || sim.Charged(DefaultOrg) != 0 {
+		t.Errorf("seen a 503: %v, charged %d; want a 503 and nothing charged", seen503, sim.Charged(DefaultOrg))
+	}
+}
+
+func TestGatewayFaultDrawnAfterTheOthers(t *testing.T) {
+	old := Faults{LatencyJitter: time.Second, ServerErrorRate: 0.3, DropRate: 0.3, DropAfterChargeRate: 0.3, MalformedRate: 0.3}
+	withNew := old
+	withNew.GatewayErrorAfterChargeRate = 0.3
+	for seed := range uint64(20) {
+		a, b := New(WithSeed(seed)), New(WithSeed(seed))
+		a.SetFaults(old)
+		b.SetFaults(withNew)
+		pa, pb := a.planFaults(PathPredict), b.planFaults(PathPredict)
+		pb.gatewayAfterCharge = 0
+		if pa != pb {
+			t.Fatalf("seed %d: older faults changed: %+v vs %+v", seed, pa, pb)
+		}
+	}
+}

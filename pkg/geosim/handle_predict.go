@@ -84,7 +84,9 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 		ModelID:         model.ID,
 		CreditsConsumed: model.Type.Cost(),
 	}})
-	free := plan.malformed && plan.malformedFree
+	// Only a malformed answer may be free; every other fault after this
+	// point comes after the work was done.
+	free := plan.malformed && plan.malformedFree && !plan.dropAfterCharge && plan.gatewayAfterCharge == 0
 	charged, outcome := s.settle(r.Context(), key.org, model.Type.Cost(), !free)
 	call.Charged = charged
 	switch outcome {
@@ -102,6 +104,9 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 	case plan.dropAfterCharge:
 		call.Fault, call.Status = FaultDropAfterCharge, StatusDropped
 		dropConnection(w)
+	case plan.gatewayAfterCharge != 0:
+		call.Fault, call.Status = FaultGatewayAfterCharge, plan.gatewayAfterCharge
+		writeServerError(w, plan.gatewayAfterCharge)
 	case plan.malformed:
 		call.Fault, call.Status = FaultMalformed, http.StatusOK
 		writeRaw(w, http.StatusOK, "application/json", body[:len(body)/2])

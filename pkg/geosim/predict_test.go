@@ -279,7 +279,7 @@ func TestPredictUpload(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"exactly 10 MiB", "file", atLimit, 200, CodeSuccess},
+		{"exactly the limit", "file", atLimit, 200, CodeSuccess},
 		{"one byte over", "file", overLimit, 413, CodeTooLarge},
 		{"text file", "file", []byte("hello, this is not an image at all"), 415, CodeUnsupportedMedia},
 		{"empty file", "file", nil, 415, CodeUnsupportedMedia},
@@ -329,5 +329,23 @@ func TestPredictNotMultipart(t *testing.T) {
 	resp := send(t, http.MethodPost, base+PathPredict, testKey, "image/jpeg", bytes.NewReader(testJPEG(t, 1)))
 	if resp.status != http.StatusUnprocessableEntity {
 		t.Errorf("raw image body: status %d, want 422", resp.status)
+	}
+}
+
+func TestMaxImageBytesIsTenMillion(t *testing.T) {
+	// The contract's "10 MB" is SI: 10 MiB is over the limit.
+	if MaxImageBytes != 10_000_000 {
+		t.Errorf("MaxImageBytes = %d, want 10000000", MaxImageBytes)
+	}
+}
+
+func TestModelDownSaysWhenToComeBack(t *testing.T) {
+	sim, base := newTestServer(t)
+	if err := sim.SetModelStatus(ModelHighAccuracy, StatusDown); err != nil {
+		t.Fatal(err)
+	}
+	resp := predict(t, base, testKey, url.Values{"model_id": {ModelHighAccuracy}}, testJPEG(t, 1))
+	if resp.status != http.StatusServiceUnavailable || resp.header.Get("Retry-After") == "" {
+		t.Errorf("status %d, headers %v; want 503 with Retry-After (refused, nothing charged)", resp.status, resp.header)
 	}
 }

@@ -59,12 +59,20 @@ func (s *Server) throttle(org string) time.Duration {
 // in Retry-After as RFC 9110 wants, the exact value in
 // X-RateLimit-Retry-After) and in the body.
 func writeRateLimited(w http.ResponseWriter, delay time.Duration) {
-	secs := math.Round(delay.Seconds()*1000) / 1000
-	w.Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(delay.Seconds())), 1)))
-	w.Header().Set("X-RateLimit-Retry-After", strconv.FormatFloat(secs, 'f', -1, 64))
+	secs := setRetryAfter(w, delay)
 	writeJSON(w, http.StatusTooManyRequests, errorBody{
 		MessageCode: CodeRateLimited,
 		Message:     "rate limit exceeded; retry after " + strconv.FormatFloat(secs, 'f', -1, 64) + "s",
 		RetryAfter:  &secs,
 	})
+}
+
+// setRetryAfter sets both delay headers: whole seconds (at least 1) in
+// Retry-After, the exact value in X-RateLimit-Retry-After. It returns the
+// delay in seconds, rounded to the millisecond.
+func setRetryAfter(w http.ResponseWriter, delay time.Duration) float64 {
+	secs := math.Round(delay.Seconds()*1000) / 1000
+	w.Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(delay.Seconds())), 1)))
+	w.Header().Set("X-RateLimit-Retry-After", strconv.FormatFloat(secs, 'f', -1, 64))
+	return secs
 }

@@ -63,11 +63,10 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, errorBody{MessageCode: code, Message: msg})
 }
 
-// maxDrainBytes bounds how much of an unread request body is discarded
-// before an error is written: enough for any accepted upload, so a client
-// still sending its image reads the error instead of a connection reset.
-const maxDrainBytes = MaxImageBytes + 1<<20
-
-func drainBody(r *http.Request) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainBytes))
+// drainBody discards what is left of the request body before an error is
+// written, up to the upload limit plus form overhead: enough for any
+// accepted upload, so a client still sending its image reads the error
+// instead of a connection reset.
+func (s *Server) drainBody(r *http.Request) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, s.cfg.MaxImageBytes+1<<20))
 }

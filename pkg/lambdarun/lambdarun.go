@@ -56,16 +56,28 @@ func InvokeFile(ctx context.Context, handler any, path string, timeout time.Dura
 
 // Invoke runs handler once on payload through the same reflection-based
 // adapter the Lambda runtime uses, so a local run decodes the event exactly as
-// Lambda would.
+// Lambda would. As on Lambda, a response that comes after the deadline does
+// not count: the invocation timed out (ErrTimedOut). In process, the handler
+// cannot be frozen or killed at the deadline as Lambda does; the strict
+// runner in pkg/local/lambdaruntime runs the built function for that.
 func Invoke(ctx context.Context, handler any, payload []byte, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
 		AwsRequestID:       fmt.Sprintf("local-%d", time.Now().UnixNano()),
 		InvokedFunctionArn: "arn:aws:lambda:local:000000000000:function:local",
 	})
-	return lambda.NewHandler(handler).Invoke(ctx, payload)
+	out, err := lambda.NewHandler(handler).Invoke(ctx, payload)
+	if time.Now().After(deadline) {
+		return nil, fmt.Errorf("%w after %s", ErrTimedOut, timeout)
+	}
+	return out, err
 }
+
+// ErrTimedOut is Lambda's "Task timed out": the handler had not answered by
+// the deadline, so whatever it answered later is discarded.
+var ErrTimedOut = errors.New("task timed out")
 
 func readEvent(path string) ([]byte, error) {
 	var (

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,20 @@ func TestLoggerAddsRequestID(t *testing.T) {
 	NewLogger(&buf, "warn").Info("dropped")
 	if buf.Len() != 0 {
 		t.Errorf("info logged at warn level: %q", buf.String())
+	}
+}
+
+func TestInvokeAfterTheDeadlineTimesOut(t *testing.T) {
+	slow := func(ctx context.Context, _ echoEvent) (string, error) {
+		time.Sleep(150 * time.Millisecond) // ignores ctx, as a handler that overruns does
+		return "late", nil
+	}
+	out, err := Invoke(context.Background(), slow, []byte(`{}`), 50*time.Millisecond)
+	if !errors.Is(err, ErrTimedOut) || out != nil {
+		t.Fatalf("out %q, err %v: want ErrTimedOut and no response", out, err)
+	}
+	fast := func(ctx context.Context, _ echoEvent) (string, error) { return "ok", nil }
+	if out, err := Invoke(context.Background(), fast, []byte(`{}`), time.Second); err != nil || string(out) != `"ok"` {
+		t.Fatalf("out %q, err %v", out, err)
 	}
 }

@@ -65,7 +65,7 @@ func (c *Claim) Acquired() bool { return c != nil && c.Token != "" }
 
 // Claim takes the object version for one paid call, in a single conditional
 // write made immediately before the call. It succeeds only when no record
-// exists or the record is failed and retryable; then the record becomes
+// exists or the record is claimable (waiting, or see ReasonObjectNotFound); then the record becomes
 // in_progress (phase calling) with a fresh owner token, a lease of lease and
 // attempts+1. Otherwise it reports, from the existing record, whether the
 // object is done, busy or expired (see ClaimOutcome); the returned Claim
@@ -90,14 +90,10 @@ func (s *Store) Claim(ctx context.Context, ref ObjectRef, lease time.Duration) (
 		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(formatTimestamp(now)))).
 		Add(expression.Name("attempts"), expression.Value(1)).
 		Remove(expression.Name("retryable")).
+		Remove(expression.Name("dead_letter")).
 		Remove(expression.Name("error_code")).
 		Remove(expression.Name("error_message"))
-	if ref.VersionID != "" {
-		update = update.Set(expression.Name("version_id"), expression.Value(ref.VersionID))
-	}
-	if ref.ETag != "" {
-		update = update.Set(expression.Name("etag"), expression.Value(ref.ETag))
-	}
+	update = setIdentity(update, ref)
 	expr, err := expression.NewBuilder().WithCondition(claimable()).WithUpdate(update).Build()
 	if err != nil {
 		return nil, 0, fmt.Errorf("claim %s: build expression: %w", ref, err)

@@ -6,14 +6,16 @@
 // The life of a record:
 //
 //	(absent) --Claim--> in_progress --Complete--> succeeded
-//	                        |        --Fail(retryable)--> failed, retryable --Claim--> in_progress ...
+//	                        |        --Fail(retryable)--> waiting --Claim--> in_progress ...
 //	                        |        --Fail(final)------> failed
 //	                        |        --RejectClaimed----> rejected (unfit, found before any call)
 //	                        `--lease expired, MarkOutcomeUnknown--> failed (outcome_unknown)
-//	(absent or failed, retryable) --Reject--> rejected
+//	(absent or waiting) --Reject--> rejected
+//	(absent or waiting) --MarkWaiting--> waiting (cause; dead_letter on the last receive)
 //
 // Claim is the only way to start a paid call and is a single conditional
-// write. It succeeds only for an absent item or a failed, retryable one, so
+// write. It succeeds only for an absent item or a claimable one (waiting,
+// or an ETag-keyed object_not_found, see ReasonObjectNotFound), so
 // a redelivery of a finished object is a no-op (ClaimDone), a concurrent
 // delivery backs off (ClaimBusy), and an attempt that crashed after claiming
 // (ClaimExpired: it may have been charged) is never called again but

@@ -78,17 +78,24 @@ func (s *Store) Complete(ctx context.Context, claim *Claim, result Record) error
 }
 
 // Fail records a failed call. retryable=true promises that the service
-// certainly did not charge (429, 5xx, 402, budget exhausted, S3 read error
-// before upload): the next delivery may claim again. retryable=false is
-// final. The write is conditional on the claim's owner token and never
-// turns a succeeded record into a failed one; otherwise ErrClaimLost.
+// certainly did not charge (429, a free 5xx, 402, budget exhausted, S3 read
+// error before upload): the record becomes waiting, with code as its cause,
+// and the next delivery may claim again. retryable=false is final: the
+// record becomes failed. The write is conditional on the claim's owner
+// token and never turns a succeeded record into another; otherwise
+// ErrClaimLost. A retried write whose first try landed (same owner, same
+// status and code) returns nil.
 func (s *Store) Fail(ctx context.Context, claim *Claim, code, message string, retryable bool) error {
 	if !claim.Acquired() {
 		return fmt.Errorf("fail: %w", ErrNotAcquired)
 	}
 	now := s.now()
+	status := StatusFailed
+	if retryable {
+		status = StatusWaiting
+	}
 	cond := ownedBy(claim.Token).And(expression.Name("status").NotEqual(expression.Value(StatusSucceeded)))
-	update := s.setTimestamps(expression.UpdateBuilder{}, StatusFailed, now).
+	update := s.setTimestamps(expression.UpdateBuilder{}, status, now).
 		Set(expression.Name("retryable"), expression.Value(retryable)).
 		Set(expression.Name("error_code"), expression.Value(code)).
 		Set(expression.Name("error_message"), expression.Value(truncateUTF8(message, MaxErrorMessageBytes))).
@@ -102,6 +109,61 @@ func (s *Store) Fail(ctx context.Context, claim *Claim, code, message string, re
 		return fmt.Errorf("fail %s: %w", claim.Ref, err)
 	}
 	return nil
+}
+
+// MarkWaiting records why an object that no attempt holds waits, for a
+// delivery stopped before its claim (the key cannot be read, say) or whose
+// message is returned on its last allowed receive (deadLetter: SQS moves it
+// to the dead-letter queue, so it waits for a redrive). An absent record
+// becomes waiting with code and detail; a waiting one takes the new cause
+// and keeps dead_letter once set. A record held by an attempt or final is
+// left alone (nil): its own state already tells the truth.
+func (s *Store) MarkWaiting(ctx context.Context, ref ObjectRef, code, detail string, deadLetter bool) error {
+	if err := ref.validate(); err != nil {
+		return fmt.Errorf("mark waiting: %w", err)
+	}
+	now := s.now()
+	update := s.setTimestamps(expression.UpdateBuilder{}, StatusWaiting, now).
+		Set(expression.Name("bucket"), expression.Value(ref.Bucket)).
+		Set(expression.Name("key"), expression.Value(ref.Key)).
+		Set(expression.Name("retryable"), expression.Value(true)).
+		Set(expression.Name("error_code"), expression.Value(code)).
+		Set(expression.Name("error_message"), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
+		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(formatTimestamp(now))))
+	if deadLetter {
+		update = update.Set(expression.Name("dead_letter"), expression.Value(true))
+	}
+	update = setIdentity(update, ref)
+	cond := expression.Name(tableschema.PartitionKey).AttributeNotExists().Or(
+		expression.Name("status").Equal(expression.Value(StatusWaiting)).
+			Or(expression.Name("status").Equal(expression.Value(StatusFailed)).
+				And(expression.Name("retryable").Equal(expression.Value(true)))))
+	_, err := s.update(ctx, ref, cond, update)
+	if _, failed := conditionFailed(err); failed {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mark waiting %s: %w", ref, err)
+	}
+	return nil
+}
+
+// setIdentity adds the version id and ETag of ref to an update that may
+// create the item.
+func setIdentity(u expression.UpdateBuilder, ref ObjectRef) expression.UpdateBuilder {
+	if ref.VersionID != "" {
+		u = u.Set(expression.Name("version_id"), expression.Value(ref.VersionID))
+	}
+	if ref.ETag != "" {
+		u = u.Set(expression.Name("etag"), expression.Value(ref.ETag))
+	}
+	return u
+}
+
+// reopenable reports whether a rejection of ref for reason must stay
+// claimable (see ReasonObjectNotFound).
+func reopenable(ref ObjectRef, reason string) bool {
+	return reason == ReasonObjectNotFound && !ref.Versioned()
 }
 
 // MarkOutcomeUnknown finalises a record Claim reported as ClaimExpired: it
@@ -149,10 +211,11 @@ func (s *Store) MarkOutcomeUnknown(ctx context.Context, rec *Record) error {
 	return nil
 }
 
-// Reject records a final rejection without any call (folder marker, empty
+// Reject records a rejection without any call (folder marker, empty
 // object, too large, not an image...): reason goes to error_code and detail
-// to error_message. It writes only over an absent record or a failed,
-// retryable one, so it never overwrites a success. If the record is already
+// to error_message. It is final, except object_not_found on a record keyed
+// by ETag (see ReasonObjectNotFound). It writes only over an absent or a
+// claimable record, so it never overwrites a success. If the record is already
 // final, Reject is a no-op and returns nil; if it is in progress, it returns
 // ErrInProgress.
 func (s *Store) Reject(ctx context.Context, ref ObjectRef, reason, detail string, info ObjectInfo) error {
@@ -169,13 +232,9 @@ func (s *Store) Reject(ctx context.Context, ref ObjectRef, reason, detail string
 		Remove(expression.Name("owner")).
 		Remove(expression.Name("lease_until")).
 		Remove(expression.Name("phase")).
-		Remove(expression.Name("retryable"))
-	if ref.VersionID != "" {
-		update = update.Set(expression.Name("version_id"), expression.Value(ref.VersionID))
-	}
-	if ref.ETag != "" {
-		update = update.Set(expression.Name("etag"), expression.Value(ref.ETag))
-	}
+		Remove(expression.Name("dead_letter"))
+	update = setRejectionRetryable(update, ref, reason)
+	update = setIdentity(update, ref)
 	if info.Size > 0 {
 		update = update.Set(expression.Name("size"), expression.Value(info.Size))
 	}
@@ -220,8 +279,8 @@ func (s *Store) RejectClaimed(ctx context.Context, claim *Claim, reason, detail 
 		Set(expression.Name("error_message"), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
 		Remove(expression.Name("owner")).
 		Remove(expression.Name("lease_until")).
-		Remove(expression.Name("phase")).
-		Remove(expression.Name("retryable"))
+		Remove(expression.Name("phase"))
+	update = setRejectionRetryable(update, ref, reason)
 	if info.Size > 0 {
 		update = update.Set(expression.Name("size"), expression.Value(info.Size))
 	}
@@ -245,12 +304,19 @@ func (s *Store) RejectClaimed(ctx context.Context, claim *Claim, reason, detail 
 	return nil
 }
 
+// setRejectionRetryable marks a rejection claimable or final.
+func setRejectionRetryable(u expression.UpdateBuilder, ref ObjectRef, reason string) expression.UpdateBuilder {
+	if reopenable(ref, reason) {
+		return u.Set(expression.Name("retryable"), expression.Value(true))
+	}
+	return u.Remove(expression.Name("retryable"))
+}
+
 // claimable is the condition under which a record may be (re)started:
-// absent, or failed and retryable.
+// absent, or marked retryable (nothing was charged for it).
 func claimable() expression.ConditionBuilder {
 	return expression.Name(tableschema.PartitionKey).AttributeNotExists().Or(
-		expression.Name("status").Equal(expression.Value(StatusFailed)).
-			And(expression.Name("retryable").Equal(expression.Value(true))))
+		expression.Name("retryable").Equal(expression.Value(true)))
 }
 
 func ownedBy(token string) expression.ConditionBuilder {
@@ -279,7 +345,7 @@ func (s *Store) updateKey(ctx context.Context, pk, sk string, cond expression.Co
 	})
 }
 
-// Reopen makes a final failed record with error code code retryable again,
+// Reopen makes a final failed record with error code code waiting again,
 // so the next delivery may claim and call. It is an operator's deliberate
 // choice (geolocate backfill --requeue-unknown): for an outcome_unknown
 // record the service may already have charged once. It returns
@@ -291,7 +357,7 @@ func (s *Store) Reopen(ctx context.Context, ref ObjectRef, code string) error {
 	cond := expression.Name("status").Equal(expression.Value(StatusFailed)).
 		And(expression.Name("retryable").Equal(expression.Value(false))).
 		And(expression.Name("error_code").Equal(expression.Value(code)))
-	update := s.setTimestamps(expression.UpdateBuilder{}, StatusFailed, s.now()).
+	update := s.setTimestamps(expression.UpdateBuilder{}, StatusWaiting, s.now()).
 		Set(expression.Name("retryable"), expression.Value(true))
 	_, err := s.updateKey(ctx, ref.PartitionKey(), ref.SortKey(), cond, update)
 	if _, failed := conditionFailed(err); failed {

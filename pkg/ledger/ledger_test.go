@@ -514,8 +514,8 @@ func TestReopenOnlyAFinalFailureWithThatCode(t *testing.T) {
 	if err := s.Reopen(ctx, ref("lost.jpg"), ledger.ErrorCodeOutcomeUnknown); err != nil {
 		t.Fatalf("Reopen: %v", err)
 	}
-	if rec := mustLookup(t, s, ref("lost.jpg")); rec.Status != ledger.StatusFailed || !rec.Retryable {
-		t.Fatalf("record = %+v, want failed and retryable", rec)
+	if rec := mustLookup(t, s, ref("lost.jpg")); rec.Status != ledger.StatusWaiting || !rec.Retryable {
+		t.Fatalf("record = %+v, want waiting and retryable", rec)
 	}
 	mustClaim(t, s, ref("lost.jpg"), ledger.ClaimAcquired)
 }

@@ -2,18 +2,39 @@ package ledger
 
 import "time"
 
-// Record statuses. A record is final when it is succeeded, rejected, or
-// failed without Retryable.
+// Record statuses, named for what an operator must do:
+//
+//	in_progress  an attempt holds the object (or held it and vanished)
+//	succeeded    done: the prediction is recorded
+//	rejected     done: never sent to the service (not an image, too large...)
+//	failed       final and needs a person (outcome_unknown, a 422...)
+//	waiting      nothing charged; the object is processed again when its
+//	             cause clears (out of credits, budget, 429, a storage error,
+//	             the placeholder key...): error_code names the cause, and
+//	             dead_letter says its message reached the dead-letter queue
+//
+// A record is claimable (Claim may start a paid call) when it is absent or
+// Retryable: waiting records, and an ETag-keyed rejected/object_not_found
+// (see ReasonObjectNotFound).
 const (
 	StatusInProgress = "in_progress"
 	StatusSucceeded  = "succeeded"
 	StatusRejected   = "rejected"
 	StatusFailed     = "failed"
+	StatusWaiting    = "waiting"
 )
 
 // Statuses lists every status, in the order Query reports them when asked
 // for all.
-var Statuses = []string{StatusInProgress, StatusSucceeded, StatusRejected, StatusFailed}
+var Statuses = []string{StatusInProgress, StatusWaiting, StatusSucceeded, StatusRejected, StatusFailed}
+
+// ReasonObjectNotFound is the rejection reason of an object version that was
+// deleted or replaced before it was processed. It is final only for a
+// record keyed by a version id, which S3 never reuses. Keyed by ETag (an
+// unversioned bucket), the same key and ETag come back when the same bytes
+// are uploaded again, so such a rejection stays claimable and the re-upload
+// is geolocated.
+const ReasonObjectNotFound = "object_not_found"
 
 // PhaseCalling is the phase of an in-progress record: the claimer is (or
 // was, if its lease expired) calling the paid service.
@@ -52,9 +73,14 @@ type Record struct {
 	// LeaseUntil is when an in-progress claim stops blocking others (stored
 	// in whole Unix seconds).
 	LeaseUntil time.Time `dynamodbav:"lease_until,omitempty,unixtime"`
-	// Retryable is meaningful for failed records: true means the service
-	// certainly did not charge, so the next delivery may claim again.
+	// Retryable marks a claimable record: true means nothing was charged
+	// for it, so the next delivery may claim again (waiting records, and
+	// see ReasonObjectNotFound).
 	Retryable bool `dynamodbav:"retryable,omitempty"`
+	// DeadLetter says the object's message was returned on its last allowed
+	// receive, so SQS moved it to the dead-letter queue: it is processed
+	// again only when an operator redrives the queue (or re-uploads).
+	DeadLetter bool `dynamodbav:"dead_letter,omitempty"`
 	// Attempts counts the claims taken on this object version.
 	Attempts int `dynamodbav:"attempts,omitempty"`
 
@@ -74,6 +100,7 @@ type Record struct {
 	Longitude   *float64 `dynamodbav:"longitude,omitempty"`
 	RadiusKM    *float64 `dynamodbav:"radius_km,omitempty"`
 	Confidence  *float64 `dynamodbav:"confidence,omitempty"`
+	HeadingDeg  *float64 `dynamodbav:"heading_deg,omitempty"` // camera heading of a high-accuracy top prediction
 
 	Clusters    []Cluster    `dynamodbav:"clusters,omitempty"`
 	Predictions []Prediction `dynamodbav:"predictions,omitempty"`
@@ -102,13 +129,19 @@ type Record struct {
 // Final reports whether the record is in a state no claim can leave.
 func (r *Record) Final() bool {
 	switch r.Status {
-	case StatusSucceeded, StatusRejected:
+	case StatusSucceeded:
 		return true
-	case StatusFailed:
+	case StatusRejected, StatusFailed:
+		// A failed record written before the waiting status existed may be
+		// retryable too.
 		return !r.Retryable
 	}
 	return false
 }
+
+// Versioned reports whether the ref names an S3 version id, which S3 never
+// reuses, rather than falling back to the ETag.
+func (r ObjectRef) Versioned() bool { return r.VersionID != "" && r.VersionID != "null" }
 
 // Cluster is one location cluster of a global-model result.
 type Cluster struct {

@@ -31,7 +31,7 @@ func (r ObjectRef) PartitionKey() string {
 // version, so the ETag is preferred over it: an overwritten object gets a
 // record of its own.
 func (r ObjectRef) SortKey() string {
-	if r.VersionID != "" && r.VersionID != "null" {
+	if r.Versioned() {
 		return "V#" + r.VersionID
 	}
 	if etag := strings.Trim(r.ETag, `"`); etag != "" {

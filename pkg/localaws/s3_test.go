@@ -23,8 +23,8 @@ func TestS3VersionedRoundTrip(t *testing.T) {
 		t.Errorf("Endpoint() = %q, want an http://127.0.0.1 address", srv.Endpoint())
 	}
 	ctx := context.Background()
-	if err := srv.CreateBucket(ctx, "uploads"); err != nil {
-		t.Fatalf("CreateBucket: %v", err)
+	if err := srv.CreateVersionedBucket(ctx, "uploads"); err != nil {
+		t.Fatalf("CreateVersionedBucket: %v", err)
 	}
 	client := srv.Client()
 	key := "photos/with space/é+%.jpg"

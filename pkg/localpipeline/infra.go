@@ -16,8 +16,8 @@ type localAWS struct {
 }
 
 // startLocalAWS starts S3 and (unless given) DynamoDB Local, then creates
-// the bucket (versioned, as in the stack) and the table (tableschema, the
-// stack's own definition).
+// the bucket (versioned, as in the stack, unless opts.Unversioned) and the
+// table (tableschema, the stack's own definition).
 func startLocalAWS(ctx context.Context, opts Options) (_ *localAWS, err error) {
 	l := &localAWS{ddb: opts.DynamoDB}
 	defer func() {
@@ -28,7 +28,11 @@ func startLocalAWS(ctx context.Context, opts Options) (_ *localAWS, err error) {
 	if l.s3, err = localaws.StartS3(); err != nil {
 		return nil, err
 	}
-	if err := l.s3.CreateBucket(ctx, opts.Bucket); err != nil {
+	createBucket := l.s3.CreateVersionedBucket
+	if opts.Unversioned {
+		createBucket = l.s3.CreateBucket
+	}
+	if err := createBucket(ctx, opts.Bucket); err != nil {
 		return nil, err
 	}
 	if l.ddb == nil {
@@ -59,4 +63,12 @@ func (l *localAWS) close() error {
 		return fmt.Errorf("stop local AWS: %w", err)
 	}
 	return nil
+}
+
+// bucketMode names the bucket's versioning for progress lines.
+func bucketMode(opts Options) string {
+	if opts.Unversioned {
+		return "unversioned"
+	}
+	return "versioned"
 }

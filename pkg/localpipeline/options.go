@@ -49,6 +49,13 @@ type Options struct {
 	// Bucket and Table name the local bucket and table.
 	Bucket string
 	Table  string
+	// Unversioned creates the bucket with versioning never enabled, S3's
+	// default and how a user's existing bucket may be: uploads then get no
+	// version id, their notifications carry no versionId, an overwrite
+	// replaces the object, and records are keyed by ETag ("V#<etag>"). The
+	// default (false) is a versioned bucket, as the stack creates its own:
+	// records are keyed by version id ("V#<version id>").
+	Unversioned bool
 
 	// DynamoDB, if set, is used instead of starting a DynamoDB Local (tests
 	// share one); Run then creates Table in it and does not stop it.

@@ -43,8 +43,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	defer aws.close()
-	say("ready     bucket %s (S3 at %s), table %s (DynamoDB Local at %s)",
-		opts.Bucket, aws.s3.Endpoint(), opts.Table, aws.ddb.Endpoint())
+	say("ready     %s bucket %s (S3 at %s), table %s (DynamoDB Local at %s)",
+		bucketMode(opts), opts.Bucket, aws.s3.Endpoint(), opts.Table, aws.ddb.Endpoint())
 
 	queue := localqueue.New(
 		// The stack's rule: visibility timeout at least six times the
@@ -97,6 +97,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		Service:          svc.describe(),
 		Simulated:        svc.sim != nil,
 		Bucket:           opts.Bucket,
+		Versioned:        !opts.Unversioned,
 		Table:            opts.Table,
 		S3Endpoint:       aws.s3.Endpoint(),
 		DynamoDBEndpoint: aws.ddb.Endpoint(),
@@ -214,7 +215,8 @@ func (p *pipeline) uploadChanged(ctx context.Context, stable bool) (int, error) 
 	return n, nil
 }
 
-// upload puts one file in the bucket and sends the notification S3 would.
+// upload puts one file in the bucket and sends the notification S3 would:
+// with the version id PutObject reported, none on an unversioned bucket.
 func (p *pipeline) upload(ctx context.Context, name string) error {
 	u, err := putFile(ctx, p.aws.s3.Client(), p.opts.Bucket, p.opts.KeyPrefix+name, filepath.Join(p.opts.ImagesDir, name))
 	if err != nil {

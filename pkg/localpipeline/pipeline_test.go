@@ -12,10 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/localaws"
 	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/tableschema"
 )
 
 // sampleImagesDir is the repository's sample images, used by `make run`.
@@ -264,6 +270,93 @@ func TestRunWithDuplicateDeliveriesChargesOnce(t *testing.T) {
 	}
 }
 
+// TestRunOnEachKindOfBucket runs the pipeline on a versioned bucket (the
+// stack's) and on an unversioned one (S3's default, as a user's existing
+// bucket may be): every upload is processed either way, and its record is
+// keyed by the version id or, without one, by the ETag.
+func TestRunOnEachKindOfBucket(t *testing.T) {
+	db := localawstest.SharedDynamoDB(t)
+	for _, unversioned := range []bool{false, true} {
+		t.Run(bucketMode(Options{Unversioned: unversioned}), func(t *testing.T) {
+			dir, want := imagesDir(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			sum, err := Run(ctx, Options{
+				ImagesDir:   dir,
+				Getenv:      noServiceEnv,
+				DynamoDB:    db,
+				Table:       "buckets-" + fmt.Sprint(time.Now().UnixNano()),
+				Unversioned: unversioned,
+				Progress:    testLog{t},
+			})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if sum.Versioned == unversioned {
+				t.Errorf("Summary.Versioned = %v with Unversioned %v", sum.Versioned, unversioned)
+			}
+			checkResults(t, sum, want)
+			checkRecordKeys(t, db, sum)
+			if n := succeeded(want); sum.PredictCalls != n || sum.CreditsCharged != n {
+				t.Errorf("%d calls, %d credits charged; want %d each", sum.PredictCalls, sum.CreditsCharged, n)
+			}
+		})
+	}
+}
+
+// checkRecordKeys reads the items of each uploaded key straight from the
+// table and checks their sort keys: "V#<version id>" on a versioned bucket
+// (every upload has one), "V#<ETag>" on an unversioned one (no upload has
+// one). An overwritten key has one item per upload.
+func checkRecordKeys(t *testing.T, db *localaws.DynamoDB, sum *Summary) {
+	t.Helper()
+	wantSKs := map[string]map[string]bool{} // pk -> sort keys
+	for _, r := range sum.Results {
+		u := r.Upload
+		var sk string
+		switch {
+		case sum.Versioned && u.VersionID == "":
+			t.Errorf("%s: no version id from a versioned bucket", u.Key)
+		case !sum.Versioned && u.VersionID != "":
+			t.Errorf("%s: version id %q from an unversioned bucket", u.Key, u.VersionID)
+		case sum.Versioned:
+			sk = "V#" + u.VersionID
+		default:
+			sk = "V#" + u.ETag
+		}
+		if len(u.ETag) != 32 || strings.Contains(u.ETag, `"`) {
+			t.Errorf("%s: ETag %q, want 32 hex digits without quotes", u.Key, u.ETag)
+		}
+		pk := u.Ref().PartitionKey()
+		if wantSKs[pk] == nil {
+			wantSKs[pk] = map[string]bool{}
+		}
+		wantSKs[pk][sk] = true
+	}
+	client := db.Client()
+	for pk, want := range wantSKs {
+		out, err := client.Query(context.Background(), &dynamodb.QueryInput{
+			TableName:                 aws.String(sum.Table),
+			KeyConditionExpression:    aws.String("#pk = :pk"),
+			ExpressionAttributeNames:  map[string]string{"#pk": tableschema.PartitionKey},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+			ConsistentRead:            aws.Bool(true),
+		})
+		if err != nil {
+			t.Fatalf("Query %s: %v", pk, err)
+		}
+		got := map[string]bool{}
+		for _, item := range out.Items {
+			if sk, ok := item[tableschema.SortKey].(*types.AttributeValueMemberS); ok {
+				got[sk.Value] = true
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: sort keys %v, want %v", pk, got, want)
+		}
+	}
+}
+
 func TestRunUsesTheRealServiceWhenConfigured(t *testing.T) {
 	db := localawstest.SharedDynamoDB(t)
 	// The "real" service: a simulator the pipeline does not start itself.
@@ -325,7 +418,18 @@ func TestRunNeedsBothServiceVariables(t *testing.T) {
 	}
 }
 
+// TestWatchProcessesFilesAsTheyArrive runs on both kinds of bucket: on an
+// unversioned one the overwrite replaces the object, and only its new
+// ETag identifies it.
 func TestWatchProcessesFilesAsTheyArrive(t *testing.T) {
+	for _, unversioned := range []bool{false, true} {
+		t.Run(bucketMode(Options{Unversioned: unversioned}), func(t *testing.T) {
+			testWatch(t, unversioned)
+		})
+	}
+}
+
+func testWatch(t *testing.T, unversioned bool) {
 	db := localawstest.SharedDynamoDB(t)
 	dir := t.TempDir()
 	jpeg, err := os.ReadFile(filepath.Join(sampleImagesDir, "gradient-64x48.jpg"))
@@ -352,6 +456,7 @@ func TestWatchProcessesFilesAsTheyArrive(t *testing.T) {
 			Getenv:        noServiceEnv,
 			DynamoDB:      db,
 			Table:         "watch-" + fmt.Sprint(time.Now().UnixNano()),
+			Unversioned:   unversioned,
 			Watch:         true,
 			WatchInterval: 50 * time.Millisecond,
 			OnResult:      func(r Result) { settled <- r },
@@ -396,6 +501,7 @@ func TestWatchProcessesFilesAsTheyArrive(t *testing.T) {
 	if o.sum.Monitor == nil {
 		t.Errorf("monitor did not run after Ctrl-C: %s", o.sum.MonitorError)
 	}
+	checkRecordKeys(t, db, o.sum) // first.jpg: one record per upload
 }
 
 // testLog shows a run's progress in the test log (seen on failure or -v).

@@ -15,7 +15,7 @@ type ObjectCreated struct {
 	Key       string // the object key as stored (not encoded)
 	Size      int64
 	ETag      string // with or without quotes
-	VersionID string // empty for unversioned buckets
+	VersionID string // as PutObject reported it; empty (and then omitted, as S3 omits it) for an unversioned bucket
 	Region    string // default us-east-1
 	EventName string // default "ObjectCreated:Put"
 	Time      time.Time
@@ -66,7 +66,9 @@ type (
 // S3EventBody returns the JSON body S3 would put on the queue for obj: a
 // one-record event notification with the key URL-encoded the way S3
 // encodes it (a space becomes "+", other reserved characters %XX, "/"
-// kept), the real size and the ETag without quotes.
+// kept), the real size (also 0), the ETag without quotes, a sequencer,
+// and the versionId only for a versioned bucket: S3 leaves the field out
+// for a bucket that never had versioning enabled.
 func S3EventBody(obj ObjectCreated) (string, error) {
 	if obj.Bucket == "" || obj.Key == "" {
 		return "", fmt.Errorf("S3 event: bucket and key are required")

@@ -53,7 +53,7 @@ func Serve(ctx context.Context, opts Options) error {
 		// The real key is never printed: the user's shell already has it.
 		env[envvars.APIKey] = "$" + envvars.APIKey
 	}
-	say("serving   %s, S3 at %s, DynamoDB Local at %s (Ctrl-C to stop)", svc.describe(), aws.s3.Endpoint(), aws.ddb.Endpoint())
+	say("serving   %s, %s bucket at S3 %s, DynamoDB Local at %s (Ctrl-C to stop)", svc.describe(), bucketMode(opts), aws.s3.Endpoint(), aws.ddb.Endpoint())
 	say("\nIn another shell, point the functions at these parts and invoke them as Lambda would:\n")
 	say("%s", exportLine(env))
 	say("go run ./functions/predictor -event events/sqs-s3-put.json   # then again: the redelivery is a no-op")

@@ -52,6 +52,9 @@ type Summary struct {
 	Service   string
 	Simulated bool
 	Bucket    string
+	// Versioned reports whether the bucket had versioning enabled
+	// (Options.Unversioned unset).
+	Versioned bool
 	Table     string
 	// S3Endpoint and DynamoDBEndpoint are where the local services listened
 	// (stopped by the time Run returns, unless DynamoDB was given).

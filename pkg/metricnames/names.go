@@ -16,17 +16,18 @@ const (
 
 // Predictor metrics.
 const (
-	ImagesSucceeded   = "ImagesSucceeded"   // Count
-	ImagesRejected    = "ImagesRejected"    // Count; also by DimReason
-	ImagesFailed      = "ImagesFailed"      // Count; also by DimReason
-	CreditsConsumed   = "CreditsConsumed"   // Count
-	ServiceLatency    = "ServiceLatency"    // Milliseconds, round trip of the successful call
-	RateLimited       = "RateLimited"       // Count of 429 responses seen
-	DuplicatesSkipped = "DuplicatesSkipped" // Count of deliveries that found the object already claimed or done
-	ModelFallbacks    = "ModelFallbacks"    // Count of retired-model fallbacks to the default model
-	OutOfCredits      = "OutOfCredits"      // Count of 402 responses
-	BudgetDeferred    = "BudgetDeferred"    // Count of messages held back by the daily credit budget
-	ImagesRetried     = "ImagesRetried"     // Count of messages returned to the queue for a later attempt
+	ImagesSucceeded    = "ImagesSucceeded"    // Count
+	ImagesRejected     = "ImagesRejected"     // Count; also by DimReason
+	ImagesFailed       = "ImagesFailed"       // Count; also by DimReason
+	CreditsConsumed    = "CreditsConsumed"    // Count
+	ServiceLatency     = "ServiceLatency"     // Milliseconds, round trip of the successful call
+	RateLimited        = "RateLimited"        // Count of 429 responses seen
+	DuplicatesSkipped  = "DuplicatesSkipped"  // Count of deliveries that found the object already claimed or done
+	ModelFallbacks     = "ModelFallbacks"     // Count of retired-model fallbacks to the default model
+	OutOfCredits       = "OutOfCredits"       // Count of 402 responses
+	BudgetDeferred     = "BudgetDeferred"     // Count of messages held back by the daily credit budget
+	ImagesRetried      = "ImagesRetried"      // Count of messages returned to the queue for a later attempt
+	ImagesDeadLettered = "ImagesDeadLettered" // Count, by Reason, of objects whose message was returned on its last receive (now in the dead-letter queue)
 )
 
 // Monitor metrics.

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 )
 
 // handleSQS processes a batch and reports the messages to retry. A message
@@ -66,10 +70,41 @@ func (inv *invocation) handleMessage(ctx context.Context, msg *events.SQSMessage
 	for _, u := range n.Uploads {
 		if o := inv.processObject(ctx, u, msg); o.kind == outcomeRetry {
 			retry = true
+			if inv.lastReceive(msg) {
+				inv.markDeadLetter(ctx, logger, u, o)
+			}
 		}
 	}
 	if retry {
 		inv.metrics.count(metricImagesRetried)
 	}
 	return retry
+}
+
+// lastReceive reports whether msg is on its last allowed receive: returned
+// now, SQS moves it to the dead-letter queue instead of delivering it again.
+func (inv *invocation) lastReceive(msg *events.SQSMessage) bool {
+	limit := inv.h.cfg.MaxReceiveCount
+	if limit <= 0 {
+		return false
+	}
+	n, err := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
+	return err == nil && n >= limit
+}
+
+// markDeadLetter records that the object's message is going to the
+// dead-letter queue, so the record says the object waits for a redrive
+// rather than for its cause to clear by itself.
+func (inv *invocation) markDeadLetter(ctx context.Context, logger *slog.Logger, u upload, o outcome) {
+	ref := ledger.ObjectRef{Bucket: u.Bucket, Key: u.Key, VersionID: u.VersionID, ETag: u.ETag}
+	detail := fmt.Sprintf("the message was returned on its last receive (%d) because of %s: it is in the dead-letter queue; redrive it once the cause is fixed",
+		inv.h.cfg.MaxReceiveCount, o.reason)
+	fctx, cancel := finishContext(ctx)
+	defer cancel()
+	if err := inv.h.deps.Ledger.MarkWaiting(fctx, ref, o.reason, detail, true); err != nil {
+		logger.Error("record dead letter failed", "key", u.Key, "error", err)
+		return
+	}
+	logger.Warn("message goes to the dead-letter queue", "bucket", u.Bucket, "key", u.Key, "reason", o.reason)
+	inv.metrics.countReason(metricDeadLettered, o.reason)
 }

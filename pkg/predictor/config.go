@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/metricnames"
 )
 
@@ -18,6 +19,14 @@ const (
 	// MinClaimLease keeps a lease longer than any plausible single call, so
 	// a slow but healthy attempt is never mistaken for a crashed one.
 	MinClaimLease = 30 * time.Second
+
+	// DefaultFinishReserve is the time kept before Lambda's deadline to
+	// record the outcome of a call: the paid call is cut off when it starts.
+	// Lambda freezes the environment at the deadline, so a write that has not
+	// finished by then is lost.
+	DefaultFinishReserve = 10 * time.Second
+	// MinFinishReserve leaves room for one ledger write and its retries.
+	MinFinishReserve = 2 * time.Second
 )
 
 // Config is the predictor's configuration, read from the environment at cold
@@ -40,6 +49,11 @@ type Config struct {
 	RecordTTL   time.Duration // 0: records never expire
 
 	BucketName      string // "": accept every bucket
+	MaxImageBytes   int64  // the service's upload limit (imageformat.DefaultMaxImageBytes)
+	MaxReceiveCount int    // the queue's redrive maxReceiveCount; 0: unknown
+	// FinishReserve is kept before the invocation's deadline to record the
+	// outcome: every call and retry ends by deadline - FinishReserve.
+	FinishReserve   time.Duration
 	MetricNamespace string
 	PipelineName    string
 	LogLevel        string
@@ -82,6 +96,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ClaimLease:      p.DurationMin(envvars.ClaimLease, DefaultClaimLease, MinClaimLease),
 		RecordTTL:       time.Duration(p.IntRange(envvars.RecordTTLDays, 0, 0, 36500)) * 24 * time.Hour,
 		BucketName:      p.Str(envvars.BucketName),
+		MaxImageBytes:   int64(p.IntRange(envvars.MaxImageBytes, int(imageformat.DefaultMaxImageBytes), 1, 100<<20)),
+		MaxReceiveCount: p.IntRange(envvars.MaxReceiveCount, 0, 0, 1000),
+		FinishReserve:   p.DurationMin(envvars.FinishReserve, DefaultFinishReserve, MinFinishReserve),
 		MetricNamespace: p.StrDefault(envvars.MetricNamespace, metricnames.DefaultNamespace),
 		PipelineName:    p.StrDefault(envvars.PipelineName, DefaultPipelineName),
 		LogLevel:        p.LogLevel(envvars.LogLevel),

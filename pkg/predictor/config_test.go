@@ -32,6 +32,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		TableName: "results", SecretID: "geolocate/api-key", APIURL: "http://127.0.0.1:8080",
 		ModelFallback: true, RatePerMinute: 60, MaxConcurrency: 2, ClaimLease: 15 * time.Minute,
 		MetricNamespace: metricnames.DefaultNamespace, PipelineName: "local", LogLevel: "info",
+		MaxImageBytes: 10_000_000, FinishReserve: DefaultFinishReserve,
 	}
 	if c != want {
 		t.Errorf("config = %+v\nwant     %+v", c, want)
@@ -51,6 +52,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		envvars.RatePerMinute: "120", envvars.MaxConcurrency: "4", envvars.DailyBudget: "500",
 		envvars.ClaimLease: "2m", envvars.RecordTTLDays: "30", envvars.BucketName: "uploads",
 		envvars.MetricNamespace: "Geo/Test", envvars.PipelineName: "prod", envvars.LogLevel: "DEBUG",
+		envvars.MaxImageBytes: "10485760", envvars.MaxReceiveCount: "5", envvars.FinishReserve: "20s",
 	} {
 		env[k] = v
 	}
@@ -61,7 +63,8 @@ func TestLoadConfigAllSet(t *testing.T) {
 	if c.TopN != 7 || c.ModelID != "geo-ha-v2" || c.ModelFallback || c.RatePerMinute != 120 ||
 		c.MaxConcurrency != 4 || c.DailyBudget != 500 || c.ClaimLease != 2*time.Minute ||
 		c.RecordTTL != 30*24*time.Hour || c.BucketName != "uploads" || c.MetricNamespace != "Geo/Test" ||
-		c.PipelineName != "prod" || c.LogLevel != "debug" {
+		c.PipelineName != "prod" || c.LogLevel != "debug" || c.MaxImageBytes != 10<<20 ||
+		c.MaxReceiveCount != 5 || c.FinishReserve != 20*time.Second {
 		t.Errorf("config = %+v", c)
 	}
 	if c.PerInstanceRate() != 30 || c.ExpectedCost() != 3 {
@@ -77,6 +80,9 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"missing url", envvars.APIURL, ""},
 		{"relative url", envvars.APIURL, "127.0.0.1:8080/v1"},
 		{"ftp url", envvars.APIURL, "ftp://example.com"},
+		{"zero image limit", envvars.MaxImageBytes, "0"},
+		{"finish reserve too short", envvars.FinishReserve, "500ms"},
+		{"negative receive count", envvars.MaxReceiveCount, "-1"},
 		{"top_n zero", envvars.TopN, "0"},
 		{"top_n too big", envvars.TopN, "16"},
 		{"top_n not a number", envvars.TopN, "five"},

@@ -31,6 +31,7 @@ type Ledger interface {
 	Reject(ctx context.Context, ref ledger.ObjectRef, reason, detail string, info ledger.ObjectInfo) error
 	RejectClaimed(ctx context.Context, claim *ledger.Claim, reason, detail string, info ledger.ObjectInfo) error
 	MarkOutcomeUnknown(ctx context.Context, rec *ledger.Record) error
+	MarkWaiting(ctx context.Context, ref ledger.ObjectRef, code, detail string, deadLetter bool) error
 	ReserveCredits(ctx context.Context, day string, credits, budget int) (bool, error)
 	ReleaseCredits(ctx context.Context, day string, credits int) error
 }

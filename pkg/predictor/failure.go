@@ -22,6 +22,7 @@ const (
 	CodeStorage           = "storage_error"
 	CodeRateWait          = "rate_wait_timeout"
 	CodeInvalidKey        = "invalid_key"
+	CodeKeyUnavailable    = "key_unavailable" // the secret cannot be read or holds no geo_ key (the placeholder)
 	CodeInvalidInput      = "invalid_input"
 	CodeRejectedByService = "rejected_by_service"
 	CodeUnexpected        = "unexpected_error"
@@ -34,8 +35,8 @@ type failure struct {
 	// retryable: the service certainly did not charge, so a later delivery
 	// may claim and call again.
 	retryable bool
-	// maybeCharged: the service may have charged (it answered 2xx), so the
-	// reserved budget is kept.
+	// maybeCharged: the service may have charged (geoapi.MaybeCharged), so
+	// the reserved budget is kept and the object is never called again.
 	maybeCharged bool
 }
 
@@ -61,11 +62,11 @@ func classifyFailure(err error) failure {
 		// A 2xx the client could not read: the work was done and probably
 		// charged. Never call again for this object version.
 		return failure{code: CodeMalformedResponse, maybeCharged: true}
-	case errors.As(err, &transport) && transport.RequestSent:
-		// The upload reached the service in full and no answer came back
-		// (dropped connection, timeout): it may have been processed and
-		// charged. At most one paid call per object version, so this is
-		// final; an operator can requeue the object deliberately.
+	case geoapi.MaybeCharged(err):
+		// The upload reached the service in full and no usable answer came
+		// back (no response, a gateway's 502 or 504): it may have been
+		// processed and charged. At most one paid call per object version,
+		// so this is final; an operator can requeue the object deliberately.
 		return failure{code: CodeOutcomeUnknown, maybeCharged: true}
 	case errors.As(err, &unauthorized):
 		return failure{code: CodeUnauthorized, retryable: true}
@@ -84,7 +85,7 @@ func classifyFailure(err error) failure {
 		return failure{code: CodeStorage, retryable: true}
 	case errors.As(err, &transport), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return failure{code: CodeTransport, retryable: true}
-	case errors.Is(err, errRateWait):
+	case errors.Is(err, errRateWait), errors.Is(err, errNoTimeToRetry):
 		return failure{code: CodeRateWait, retryable: true}
 	case errors.As(err, &input):
 		if errors.Is(err, geoapi.ErrInvalidKey) {
@@ -104,14 +105,23 @@ func classifyFailure(err error) failure {
 	return failure{code: CodeUnexpected, retryable: true}
 }
 
+// failureDetail is the error message recorded for a failure: what went
+// wrong and, where the operator can act, what to do.
+func failureDetail(f failure, err error) string {
+	switch f.code {
+	case CodeInvalidKey:
+		return "the secret does not hold a geo_ key (still the placeholder written at deploy?): put the key in the secret; " + err.Error()
+	case CodeOutcomeUnknown:
+		return "the service may have charged and no usable answer came back, so it is not called again (requeue deliberately with geolocate backfill --requeue-unknown): " + err.Error()
+	}
+	return err.Error()
+}
+
 // retiredModel reports whether err is the 422 naming model as retired.
 func retiredModel(err error, model string) bool {
 	var v *geoapi.ValidationError
 	if !errors.As(err, &v) {
 		return false
 	}
-	if v.RetiredModelID != "" {
-		return v.RetiredModelID == model
-	}
-	return v.MessageCode == CodeModelRetired
+	return v.RetiredModelID == model
 }

@@ -96,14 +96,16 @@ func TestRetriedAttemptReopensTheObject(t *testing.T) {
 	e := newTestEnv(t, nil)
 	img := testJPEG(t, 72)
 	u := e.put("retried.jpg", img)
+	// 500s: free (the service's own error), so the client retries them.
 	e.sim.SetFaults(geosim.Faults{ServerErrorRate: 1})
+	e.sim.Reseed(1)
 	if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); !slices.Equal(failed, []string{"m"}) {
 		t.Fatalf("failures = %v, want [m]", failed)
 	}
 	if n := e.requests.get("s3.GetObject"); n != 2 {
 		t.Errorf("%d GETs for two attempts, want 2", n)
 	}
-	if rec := e.record(u); rec.Status != ledger.StatusFailed || !rec.Retryable || rec.ErrorCode != CodeServerError {
+	if rec := e.record(u); rec.Status != ledger.StatusWaiting || !rec.Retryable || rec.ErrorCode != CodeServerError {
 		t.Fatalf("record after 5xx = %+v", rec)
 	}
 
@@ -187,11 +189,12 @@ func TestHeldClaimIsGivenBackWhenNoCallIsMade(t *testing.T) {
 			name: "no rate token before the deadline",
 			setup: func(e *testEnv) func() {
 				// One call a minute, and the invocation's deadline (two
-				// minutes away) minus the reserve leaves five seconds.
+				// minutes away) minus the finishing reserve and the least
+				// call time leaves five seconds to wait for a token.
 				e.cfg.DailyBudget = 5
 				cfg := e.cfg
 				cfg.RatePerMinute = 1
-				e.h = e.newHandler(cfg, func(o *Options) { o.CallReserve = 2*time.Minute - 5*time.Second })
+				e.h = e.newHandler(cfg, func(o *Options) { o.MinCallTime = 2*time.Minute - cfg.FinishReserve - 5*time.Second })
 				if err := e.h.limiter.Wait(context.Background()); err != nil { // take the only token
 					e.t.Fatal(err)
 				}
@@ -213,8 +216,8 @@ func TestHeldClaimIsGivenBackWhenNoCallIsMade(t *testing.T) {
 				t.Errorf("%d calls, want none", n)
 			}
 			rec := e.record(u)
-			if rec == nil || rec.Status != ledger.StatusFailed || !rec.Retryable || rec.ErrorCode != tt.wantCode || rec.Owner == "" {
-				t.Fatalf("record = %+v, want failed, retryable, %s", rec, tt.wantCode)
+			if rec == nil || rec.Status != ledger.StatusWaiting || !rec.Retryable || rec.ErrorCode != tt.wantCode || rec.Owner == "" {
+				t.Fatalf("record = %+v, want waiting, retryable, %s", rec, tt.wantCode)
 			}
 			if got := e.creditsReserved(); got != reservedBefore {
 				t.Errorf("credits reserved = %d, was %d: the reservation was not given back", got, reservedBefore)

@@ -17,10 +17,9 @@ import (
 // Defaults of Options.
 const (
 	DefaultParallelism = 4
-	DefaultCallReserve = 15 * time.Second
-	// finishTimeout bounds the ledger writes made after a paid call. They run
-	// on a context detached from the invocation's, so a deadline reached
-	// during the call does not lose a result that was paid for.
+	DefaultMinCallTime = 5 * time.Second
+	// finishTimeout bounds the ledger writes that end a claim when the
+	// invocation has no deadline (local runs); see finishContext.
 	finishTimeout = 10 * time.Second
 )
 
@@ -40,9 +39,11 @@ type Deps struct {
 type Options struct {
 	// Parallelism is how many records of a batch are processed at once.
 	Parallelism int
-	// CallReserve is the time kept free before the invocation deadline for
-	// the call and the ledger writes: the rate limiter does not wait into it.
-	CallReserve time.Duration
+	// MinCallTime is the least time a call attempt is given before the call
+	// deadline (the invocation's deadline less Config.FinishReserve): an
+	// object, a retry or a rate-limit wait that would leave less is not
+	// started, and its message goes back to the queue untouched.
+	MinCallTime time.Duration
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
 }
@@ -66,10 +67,10 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 	if deps.Objects == nil || deps.Ledger == nil || deps.Service == nil || deps.Keys == nil {
 		return nil, errors.New("predictor: Objects, Ledger, Service and Keys are required")
 	}
-	if cfg.RatePerMinute <= 0 || cfg.MaxConcurrency <= 0 || cfg.ClaimLease <= 0 {
+	if cfg.RatePerMinute <= 0 || cfg.MaxConcurrency <= 0 || cfg.ClaimLease <= 0 || cfg.MaxImageBytes <= 0 {
 		return nil, errors.New("predictor: config not loaded: use LoadConfig")
 	}
-	opts := Options{Parallelism: DefaultParallelism, CallReserve: DefaultCallReserve, Clock: time.Now}
+	opts := Options{Parallelism: DefaultParallelism, MinCallTime: DefaultMinCallTime, Clock: time.Now}
 	for _, fn := range optFns {
 		fn(&opts)
 	}

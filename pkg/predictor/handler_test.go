@@ -323,7 +323,7 @@ func TestOutOfCreditsStopsTheBatchAndLosesNothing(t *testing.T) {
 	if n := len(e.predictCalls()); n != 3 {
 		t.Errorf("%d calls, want 3 (two paid, one 402, none after)", n)
 	}
-	if rec := e.record(ups[2]); rec.Status != ledger.StatusFailed || !rec.Retryable || rec.ErrorCode != CodeOutOfCredits {
+	if rec := e.record(ups[2]); rec.Status != ledger.StatusWaiting || !rec.Retryable || rec.ErrorCode != CodeOutOfCredits {
 		t.Errorf("third record = %+v", rec)
 	}
 	if rec := e.record(ups[3]); rec != nil {

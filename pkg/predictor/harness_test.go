@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
 	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
 
@@ -74,6 +75,7 @@ func newTestEnv(t testing.TB, edit func(*Config), simOpts ...func(*geosim.Config
 		TableName: table, APIKey: fakeKey, APIURL: srv.URL,
 		ModelFallback: true, RatePerMinute: 1e6, MaxConcurrency: 1, ClaimLease: DefaultClaimLease,
 		BucketName: bucket, MetricNamespace: metricnames.DefaultNamespace, PipelineName: "test", LogLevel: "debug",
+		MaxImageBytes: imageformat.DefaultMaxImageBytes, FinishReserve: DefaultFinishReserve,
 	}
 	if edit != nil {
 		edit(&cfg)

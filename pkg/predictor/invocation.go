@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 )
@@ -18,13 +19,17 @@ type invocation struct {
 	// object is claimed or called, and their messages are returned as they
 	// are. Checked before every claim, so parallel workers honour it too.
 	outOfCredits atomic.Bool
+	// deadline is the invocation's (Lambda's) deadline; zero when it has none.
+	deadline time.Time
 }
 
 func (h *Handler) newInvocation(ctx context.Context) *invocation {
+	deadline, _ := ctx.Deadline()
 	return &invocation{
-		h:       h,
-		logger:  lambdarun.WithRequestID(ctx, h.deps.Logger),
-		metrics: newMetrics(h.deps.Metrics, h.cfg.MetricNamespace, h.cfg.PipelineName),
+		h:        h,
+		deadline: deadline,
+		logger:   lambdarun.WithRequestID(ctx, h.deps.Logger),
+		metrics:  newMetrics(h.deps.Metrics, h.cfg.MetricNamespace, h.cfg.PipelineName),
 	}
 }
 

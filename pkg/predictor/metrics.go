@@ -21,6 +21,7 @@ const (
 	metricOutOfCredits      = metricnames.OutOfCredits
 	metricBudgetDeferred    = metricnames.BudgetDeferred
 	metricImagesRetried     = metricnames.ImagesRetried
+	metricDeadLettered      = metricnames.ImagesDeadLettered
 )
 
 // metrics collects one invocation's figures in Embedded Metric Format,

@@ -135,19 +135,20 @@ func (e *sourceError) Error() string { return "open object for upload: " + e.err
 func (e *sourceError) Unwrap() error { return e.err }
 
 // objectGone reports whether S3 says the object (version) no longer exists,
-// or was replaced since the notification (If-Match failed).
+// or was replaced since the notification (If-Match failed). A version id
+// that names a delete marker answers 405 MethodNotAllowed.
 func objectGone(err error) bool {
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode() {
-		case "NoSuchKey", "NotFound", "NoSuchVersion", "PreconditionFailed":
+		case "NoSuchKey", "NotFound", "NoSuchVersion", "PreconditionFailed", "MethodNotAllowed":
 			return true
 		}
 	}
 	var respErr *awshttp.ResponseError
 	if errors.As(err, &respErr) {
 		switch respErr.HTTPStatusCode() {
-		case http.StatusNotFound, http.StatusPreconditionFailed:
+		case http.StatusNotFound, http.StatusPreconditionFailed, http.StatusMethodNotAllowed:
 			return true
 		}
 	}

@@ -1,5 +1,7 @@
 package predictor
 
+import "github.com/geolocate-aws/geolocate/pkg/ledger"
+
 // outcomeKind is what became of one object in this delivery.
 type outcomeKind int
 
@@ -45,7 +47,7 @@ const (
 	ReasonEmptyObject    = "empty_object"
 	ReasonTooLarge       = "too_large"
 	ReasonNotAnImage     = "not_an_image"
-	ReasonObjectNotFound = "object_not_found"
+	ReasonObjectNotFound = ledger.ReasonObjectNotFound
 )
 
 // Reasons of retries (logged, never recorded as final).
@@ -56,5 +58,6 @@ const (
 	retryRateWait       = "rate_wait_timeout"
 	retryStorage        = "storage_error"
 	retryLedger         = "ledger_error"
-	retryKeyUnavailable = "key_unavailable"
+	retryKeyUnavailable = CodeKeyUnavailable
+	retryDeadline       = "deadline_near"
 )

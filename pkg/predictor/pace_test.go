@@ -12,7 +12,7 @@ import (
 // The client's retries take a token from the instance's limiter like any
 // first attempt, so several instances' retries cannot bunch up.
 func TestRetriesArePacedByTheInstanceLimiter(t *testing.T) {
-	h := &Handler{limiter: rate.NewLimiter(rate.Every(time.Hour), 1), opts: Options{CallReserve: 0}}
+	h := &Handler{limiter: rate.NewLimiter(rate.Every(time.Hour), 1), opts: Options{MinCallTime: 0}}
 	inv := &invocation{h: h}
 	ctx := context.Background()
 

@@ -40,14 +40,21 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 		budget.settle(ctx, 0)
 		return o
 	}
-	res := inv.call(ctx, obj, key, body)
+	callCtx, cancelCall := inv.callContext(ctx)
+	res := inv.call(callCtx, obj, key, body)
+	cancelCall()
 	body.Close() // a no-op unless the call returned before uploading
 
-	// The outcome is recorded even if the invocation's deadline passed
-	// during the call: a paid result must not be lost to a cancelled context.
+	// The outcome is recorded even when the call was cut off at the call
+	// deadline, within the time FinishReserve kept for it.
 	fctx, cancel := finishContext(ctx)
 	defer cancel()
-	if res.err != nil {
+	var tooLarge *geoapi.TooLargeError
+	switch {
+	case errors.As(res.err, &tooLarge):
+		budget.settle(fctx, 0)
+		return inv.rejectClaimed(fctx, obj, claim, ReasonTooLarge, "the service refused the image as too large: "+res.err.Error())
+	case res.err != nil:
 		return inv.fail(fctx, obj, claim, res, budget)
 	}
 	budget.settle(fctx, res.out.CreditsConsumed)
@@ -91,7 +98,9 @@ func (inv *invocation) release(ctx context.Context, obj *object, claim *ledger.C
 }
 
 func (inv *invocation) releaseAs(ctx context.Context, obj *object, claim *ledger.Claim, o outcome, code, detail string) outcome {
-	err := inv.h.deps.Ledger.Fail(ctx, claim, code, detail, true)
+	err := inv.persist(ctx, obj, "release", func(ctx context.Context) error {
+		return inv.h.deps.Ledger.Fail(ctx, claim, code, detail, true)
+	})
 	if err != nil && !errors.Is(err, ledger.ErrClaimLost) {
 		// The record stays in progress until its lease expires; the
 		// redelivery then finalises it as outcome_unknown.
@@ -99,13 +108,6 @@ func (inv *invocation) releaseAs(ctx context.Context, obj *object, claim *ledger
 		return retryLater(retryLedger)
 	}
 	return o
-}
-
-// finishContext is for the ledger writes that end a claim: detached from
-// the invocation's context, so a deadline reached meanwhile does not leave
-// the claim to expire, and bounded by finishTimeout.
-func finishContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 }
 
 // callResult is the outcome of the paid call, fallback and key refresh
@@ -166,6 +168,7 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 	withLogger := func(o *geoapi.Options) {
 		o.Logger = obj.logger
 		o.Sleep = inv.paceRetry
+		o.MaxImageBytes = inv.h.cfg.MaxImageBytes
 	}
 	out, err := inv.h.deps.Service.Predict(ctx, in, withLogger)
 	var unauthorized *geoapi.UnauthorizedError
@@ -190,10 +193,14 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 }
 
 // paceRetry is the client's wait before a retry: the backoff it chose, then
-// a token from the instance's limiter. A retry after a 429 or a 5xx is a
+// a token from the instance's limiter. A retry after a 429 or a free 5xx is a
 // request like any other: unpaced, the retries of several instances bunch up
-// and draw more 429s.
+// and draw more 429s. A retry that would not get MinCallTime before the call
+// deadline is not started.
 func (inv *invocation) paceRetry(ctx context.Context, backoff time.Duration) error {
+	if dl, ok := inv.callDeadline(); ok && time.Until(dl) < backoff+inv.h.opts.MinCallTime {
+		return errNoTimeToRetry
+	}
 	t := time.NewTimer(backoff)
 	defer t.Stop()
 	select {
@@ -201,15 +208,22 @@ func (inv *invocation) paceRetry(ctx context.Context, backoff time.Duration) err
 		return ctx.Err()
 	case <-t.C:
 	}
-	return inv.waitForRate(ctx)
+	if err := inv.waitForRate(ctx); err != nil {
+		return err
+	}
+	if !inv.timeToCall() {
+		return errNoTimeToRetry
+	}
+	return nil
 }
 
 // waitForRate takes a token from the instance's limiter, waiting at most
-// until CallReserve before the invocation's deadline.
+// until MinCallTime before the call deadline, so that the call it grants
+// still has time to run.
 func (inv *invocation) waitForRate(ctx context.Context) error {
-	if dl, ok := ctx.Deadline(); ok {
+	if dl, ok := inv.callDeadline(); ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl.Add(-inv.h.opts.CallReserve))
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-inv.h.opts.MinCallTime))
 		defer cancel()
 	}
 	if err := inv.h.limiter.Wait(ctx); err != nil {
@@ -234,7 +248,9 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 	case CodeRateLimited:
 		inv.metrics.count(metricRateLimited)
 	}
-	err := inv.h.deps.Ledger.Fail(ctx, claim, f.code, res.err.Error(), f.retryable)
+	err := inv.persist(ctx, obj, "record failure", func(ctx context.Context) error {
+		return inv.h.deps.Ledger.Fail(ctx, claim, f.code, failureDetail(f, res.err), f.retryable)
+	})
 	if errors.Is(err, ledger.ErrClaimLost) {
 		obj.logger.Error("failure not recorded: another attempt took the object over", "code", f.code, "error", res.err)
 		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
@@ -247,7 +263,8 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 		return retryLater(retryLedger)
 	}
 	if f.retryable {
-		obj.logger.Warn("call failed: message returned for retry", "code", f.code, "error", res.err)
+		obj.logger.Warn("call failed, nothing charged: the object waits and its message is returned for retry",
+			"code", f.code, "error", res.err)
 		return retryLater(f.code)
 	}
 	obj.logger.Error("call failed for good", "code", f.code, "error", res.err)
@@ -256,28 +273,33 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 	return outcome{kind: outcomeFailed, reason: f.code}
 }
 
-// complete records a successful call.
+// complete records a successful call. The credits are counted at once (they
+// were spent whatever happens next); the success only once it is recorded,
+// so an image is never counted both succeeded and, after its lease expires
+// unrecorded, failed.
 func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.Claim, res callResult) outcome {
 	rec := resultRecord(obj, res)
-	inv.metrics.count(metricImagesSucceeded)
 	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
 	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)
 
-	err := inv.h.deps.Ledger.Complete(ctx, claim, rec)
+	err := inv.persist(ctx, obj, "record result", func(ctx context.Context) error {
+		return inv.h.deps.Ledger.Complete(ctx, claim, rec)
+	})
 	if errors.Is(err, ledger.ErrClaimLost) {
 		obj.logger.Error("result not recorded: another attempt took the object over after this one's lease expired",
 			"prediction_id", rec.PredictionID, "place", rec.Place, "credits", rec.CreditsConsumed)
 		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
 	}
 	if err != nil {
-		// Paid but unrecorded: the record stays in progress and is never
-		// called again (its lease expires into outcome_unknown). The result
-		// survives in this log line.
+		// Paid but unrecorded after retrying for the whole finishing window:
+		// the record stays in progress and is never called again (its lease
+		// expires into outcome_unknown). The result survives in this log line.
 		obj.logger.Error("result not recorded: message returned for retry", "error", err,
 			"prediction_id", rec.PredictionID, "place", rec.Place, "country", rec.CountryCode,
 			"latitude", rec.Latitude, "longitude", rec.Longitude, "credits", rec.CreditsConsumed)
 		return retryLater(retryLedger)
 	}
+	inv.metrics.count(metricImagesSucceeded)
 	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
 	return outcome{kind: outcomeSucceeded}
 }

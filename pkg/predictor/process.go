@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 )
 
@@ -82,14 +81,29 @@ func (inv *invocation) process(ctx context.Context, obj *object) outcome {
 	if obj.Size == 0 {
 		return inv.reject(ctx, obj, ReasonEmptyObject, "the object is empty")
 	}
-	if imageformat.TooLarge(obj.Size) {
+	if obj.Size > cfg.MaxImageBytes {
 		return inv.reject(ctx, obj, ReasonTooLarge, fmt.Sprintf("%d bytes is more than the service's limit of %d bytes",
-			obj.Size, imageformat.MaxImageBytes))
+			obj.Size, cfg.MaxImageBytes))
+	}
+	if !inv.timeToCall() {
+		// Untouched, so free: the redelivery starts with a fresh deadline.
+		obj.logger.Info("too close to the invocation deadline to start a call: message returned for retry")
+		return retryLater(retryDeadline)
 	}
 	key, err := inv.h.deps.Keys.Key(ctx)
 	if err != nil {
-		// Before the claim: a key outage leaves the ledger untouched.
+		// The cached value may be the placeholder the operator has since
+		// replaced: read the secret afresh (Refresh is rate-limited).
+		key, err = inv.h.deps.Keys.Refresh(ctx)
+	}
+	if err != nil {
+		// Before the claim: nothing is held, but the record says why the
+		// object waits (often the placeholder secret written at deploy).
 		obj.logger.Error("API key unavailable: message returned for retry", "error", err)
+		detail := "the API key could not be read (put the geo_ key in the secret; a new stack's secret holds a placeholder): " + err.Error()
+		if werr := inv.h.deps.Ledger.MarkWaiting(ctx, obj.ref(), retryKeyUnavailable, detail, false); werr != nil {
+			obj.logger.Warn("record waiting failed", "error", werr)
+		}
 		return retryLater(retryKeyUnavailable)
 	}
 	claim, o, ok := inv.claim(ctx, obj)

@@ -28,6 +28,11 @@ func resultRecord(obj *object, res callResult) ledger.Record {
 		rec.Latitude, rec.Longitude = ptr(top.Latitude), ptr(top.Longitude)
 		rec.RadiusKM, rec.Confidence = top.RadiusKM, top.Confidence
 	}
+	if p := out.Result.TopPrediction; p != nil {
+		rec.HeadingDeg = p.HeadingDeg
+	} else if len(out.Result.Predictions) > 0 {
+		rec.HeadingDeg = out.Result.Predictions[0].HeadingDeg
+	}
 	for _, c := range out.Result.Clusters {
 		rec.Clusters = append(rec.Clusters, ledger.Cluster{
 			Latitude: c.Center.Latitude, Longitude: c.Center.Longitude,

@@ -29,6 +29,7 @@ type figures struct {
 	Succeeded           int
 	Rejected            map[string]int // by reason
 	Failed              map[string]int // by error code
+	Waiting             map[string]int // by error code: nothing charged, processed again when the cause clears
 	DeadLetters         map[string]int // uploads on the dead-letter queue, by reason
 	MalformedDead       int            // malformed messages on the dead-letter queue
 	Malformed           int            // malformed messages sent
@@ -60,6 +61,7 @@ func account(t *testing.T, r *rig, ups []*soakUpload, q *localqueue.Queue) *figu
 		Uploads:       len(ups),
 		Rejected:      map[string]int{},
 		Failed:        map[string]int{},
+		Waiting:       map[string]int{},
 		DeadLetters:   map[string]int{},
 		CallsByResult: map[string]int{},
 	}
@@ -97,18 +99,19 @@ func account(t *testing.T, r *rig, ups []*soakUpload, q *localqueue.Queue) *figu
 		case rec.Status == ledger.StatusRejected:
 			f.Rejected[rec.ErrorCode]++
 		case rec.Status == ledger.StatusFailed:
-			code := rec.ErrorCode
-			if rec.Retryable {
-				code += " (retryable)"
-			}
-			f.Failed[code]++
+			f.Failed[rec.ErrorCode]++
+		case rec.Status == ledger.StatusWaiting:
+			f.Waiting[rec.ErrorCode]++
 		case rec.Status == ledger.StatusInProgress:
 			f.InProgress++
 			if rec.LeaseUntil.Before(now) {
 				f.StuckInProgress++
 			}
 		}
-		if (rec == nil || !rec.Final()) && !deadKeys[u.obj.Key] {
+		// An object deleted for good is accounted for by its rejection, even
+		// where the rejection stays claimable for a re-upload (unversioned).
+		gone := rec != nil && rec.Status == ledger.StatusRejected && rec.ErrorCode == ledger.ReasonObjectNotFound
+		if (rec == nil || !(rec.Final() || gone)) && !deadKeys[u.obj.Key] {
 			f.Lost = append(f.Lost, u.obj.Key)
 		}
 	}
@@ -201,6 +204,7 @@ func (f *figures) String() string {
 	line("succeeded               %d", f.Succeeded)
 	line("rejected                %d: %s", total(f.Rejected), sorted(f.Rejected))
 	line("failed                  %d: %s", total(f.Failed), sorted(f.Failed))
+	line("waiting                 %d: %s", total(f.Waiting), sorted(f.Waiting))
 	line("  outcome_unknown       %d uploads, not called again; the service had charged %d of them",
 		f.Failed[ledger.ErrorCodeOutcomeUnknown], f.Failed[ledger.ErrorCodeOutcomeUnknown]-f.UnknownUncharged)
 	line("dead letters            %d uploads: %s; %d/%d malformed messages", total(f.DeadLetters), sorted(f.DeadLetters), f.MalformedDead, f.Malformed)

@@ -182,11 +182,11 @@ func badInputs() []badInput {
 			})},
 			wantStatus: ledger.StatusFailed, wantCode: predictor.CodeMalformedResponse, wantCalls: 1},
 		{name: "secret without the geo_ prefix", body: jpeg, rig: rigOptions{secretValue: strPtr("sk_test_fake_key_1")},
-			wantRetry: true},
+			wantRetry: true, wantStatus: ledger.StatusWaiting, wantCode: predictor.CodeKeyUnavailable},
 		{name: "empty secret", body: jpeg, rig: rigOptions{secretValue: strPtr("")},
-			wantRetry: true},
+			wantRetry: true, wantStatus: ledger.StatusWaiting, wantCode: predictor.CodeKeyUnavailable},
 		{name: "secret of only spaces", body: jpeg, rig: rigOptions{secretValue: strPtr("   \n")},
-			wantRetry: true},
+			wantRetry: true, wantStatus: ledger.StatusWaiting, wantCode: predictor.CodeKeyUnavailable},
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/aws/smithy-go"
+
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
@@ -14,6 +16,13 @@ import (
 // errSimulatedCrash is what a crashed invocation returns: to the queue it
 // is an invocation error, so nothing of the batch is deleted.
 var errSimulatedCrash = errors.New("simulated crash: the Lambda instance died between the paid call and the write")
+
+// crashError is the failed write of a process that died: an error the
+// predictor does not retry (a client fault), as a dead process retries
+// nothing.
+func crashError() error {
+	return &smithy.GenericAPIError{Code: "SimulatedCrash", Message: errSimulatedCrash.Error(), Fault: smithy.FaultClient}
+}
 
 // crashSwitch is set when an invocation "crashes". It travels in the
 // invocation's context, which the predictor hands to the ledger.
@@ -38,7 +47,7 @@ func (l *crashLedger) Complete(ctx context.Context, claim *ledger.Claim, result 
 		if _, again := l.crashed.LoadOrStore(claim.Ref.Key, struct{}{}); !again {
 			sw.crashed.Store(true)
 			l.count.Add(1)
-			return errSimulatedCrash
+			return crashError()
 		}
 	}
 	return l.Ledger.Complete(ctx, claim, result)

@@ -67,13 +67,15 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 
 // soakFaults is the schedule of the soak: a constant background of faults
 // and, on top, one episode at a time.
-func soakFaults(r *rig, attemptTimeout time.Duration, resend func()) []faultStep {
+func soakFaults(r *rig, attemptTimeout time.Duration, resend, reupload func()) []faultStep {
 	base := geosim.Faults{
 		ServerErrorRate: 0.03, // 500 JSON, 502/503 HTML; not charged
 		DropRate:        0.02, // connection closed before any answer; not charged
 		// Charged, then the connection is closed: the answer is lost.
 		DropAfterChargeRate: 0.005,
-		MalformedRate:       0.003, // 200 with a truncated body; charged
+		// Charged, then a gateway answers 502 or 504: maybe charged.
+		GatewayErrorAfterChargeRate: 0.005,
+		MalformedRate:               0.003, // 200 with a truncated body; charged
 	}
 	with := func(edit func(*geosim.Faults)) geosim.Faults {
 		f := base
@@ -96,6 +98,7 @@ func soakFaults(r *rig, attemptTimeout time.Duration, resend func()) []faultStep
 		}},
 		{at: 0.40, name: "key regenerated, secret updated", run: func(context.Context) { r.rotateKey() }},
 		{at: 0.55, name: "duplicates re-sent out of order", run: func(context.Context) { resend() }},
+		{at: 0.60, name: "deleted objects uploaded again", run: func(context.Context) { reupload() }},
 		{at: 0.65, name: "credits exhausted (2 s), topped up", run: func(ctx context.Context) {
 			r.sim.AddAccount(simOrg, 0, 0)
 			sleepCtx(ctx, 2*time.Second)

@@ -73,11 +73,27 @@ type rigOptions struct {
 	ledger func(predictor.Ledger) predictor.Ledger
 	client func(*geoapi.Options)
 	opts   []func(*predictor.Options)
+	// unversioned runs on a bucket with versioning off, as an existing
+	// bucket may be; the default is versioned, as the stack's own bucket.
+	unversioned bool
+}
+
+// unversionedBucket creates a bucket with versioning off (S3's default).
+func unversionedBucket(t testing.TB, c *s3.Client) string {
+	t.Helper()
+	name := fmt.Sprintf("soak-unversioned-%d", time.Now().UnixNano())
+	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }
 
 func newRig(t testing.TB, o rigOptions) *rig {
 	t.Helper()
 	s3c, bucket := localawstest.S3(t)
+	if o.unversioned {
+		bucket = unversionedBucket(t, s3c)
+	}
 	ddb, table := localawstest.DynamoDB(t)
 	r := &rig{
 		t: t, s3: s3c, bucket: bucket, ddb: ddb, table: table,

@@ -57,6 +57,7 @@ type soakUpload struct {
 	sha        string // sha256 of the bytes, "" when no call may be made
 	wantReason string // expected rejection reason; "" for an image
 	deleted    bool   // deleted before its event is processed
+	reupload   bool   // deleted, then uploaded again (same bytes) during the run
 	crash      bool   // its first result write is lost to a crash
 }
 
@@ -77,6 +78,7 @@ func planUpload(t testing.TB, i int) *soakUpload {
 		u.body, u.wantReason = []byte{}, predictor.ReasonEmptyObject
 	case i%200 == 21:
 		u.body, u.wantReason, u.deleted = uniqueJPEG(t, key), predictor.ReasonObjectNotFound, true
+		u.reupload = i%400 == 21
 	case i%50 == 9:
 		u.body = append(heicHeader(), "soak:"+key...)
 	default:
@@ -93,13 +95,26 @@ func planUpload(t testing.TB, i int) *soakUpload {
 
 // TestSoak runs SOAK_UPLOADS uploads through the queue, several concurrent
 // handler instances and the real handler under every fault in the
-// schedule, then accounts for every upload and every credit.
+// schedule, then accounts for every upload and every credit. It runs on a
+// versioned bucket (the stack's own) and on an unversioned one (an existing
+// bucket may be), where a key and ETag come back when the same bytes are
+// uploaded again.
 func TestSoak(t *testing.T) {
+	for _, mode := range []struct {
+		name        string
+		unversioned bool
+	}{{"versioned", false}, {"unversioned", true}} {
+		t.Run(mode.name, func(t *testing.T) { soak(t, mode.unversioned) })
+	}
+}
+
+func soak(t *testing.T, unversioned bool) {
 	n := soakUploads(t)
 	crashes := &crashLedger{}
 	r := newRig(t, rigOptions{
-		lease:    soakLease,
-		logLevel: "info",
+		unversioned: unversioned,
+		lease:       soakLease,
+		logLevel:    "info",
 		env: map[string]string{
 			envvars.RatePerMinute:  "30000",
 			envvars.MaxConcurrency: "4",
@@ -165,6 +180,27 @@ func TestSoak(t *testing.T) {
 		sent.Unlock()
 	}
 
+	reupload := func() {
+		// Objects deleted before their event was processed come back with
+		// the same bytes: on an unversioned bucket the same key and ETag.
+		for _, u := range ups {
+			if !u.reupload {
+				continue
+			}
+			obj, err := r.putObject(u.obj.Key, u.body)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			sum := sha256.Sum256(u.body)
+			u.obj, u.wantReason, u.sha = obj, "", hex.EncodeToString(sum[:])
+			q.Send(uploadEvent(t, obj))
+			sent.Lock()
+			messages++
+			sent.Unlock()
+		}
+	}
+
 	tracker := newDeliveryTracker()
 	poller := &localqueue.Poller{
 		Queue:       q,
@@ -177,7 +213,7 @@ func TestSoak(t *testing.T) {
 		Logger:      lambdarun.NewLogger(r.logs, "info"),
 	}
 	schedule := &faultSchedule{
-		steps: soakFaults(r, soakAttemptTimeout, resend),
+		steps: soakFaults(r, soakAttemptTimeout, resend, reupload),
 		progress: func() float64 {
 			sent.Lock()
 			defer sent.Unlock()
@@ -208,7 +244,7 @@ func TestSoak(t *testing.T) {
 	f.Deliveries, f.QueueDuplicates, f.UploadsDuplicated = tracker.figures()
 	f.Faults = schedule.done()
 	f.KeyLeaks = keyLeaks(r)
-	t.Logf("soak figures (SOAK_UPLOADS=%d):\n%s", n, f)
+	t.Logf("soak figures (SOAK_UPLOADS=%d, unversioned=%t):\n%s", n, unversioned, f)
 	if path := os.Getenv("SOAK_LOG_FILE"); path != "" {
 		// Every log line of the run, for a closer look.
 		if err := os.WriteFile(path, []byte(r.logs.String()), 0o600); err != nil {
@@ -275,7 +311,14 @@ func checkSoak(t *testing.T, f *figures, ups []*soakUpload, crashes *crashLedger
 	if f.Failed[ledger.ErrorCodeOutcomeUnknown] < int(f.Crashes) {
 		t.Errorf("%d crashes but %d outcome_unknown records", f.Crashes, f.Failed[ledger.ErrorCodeOutcomeUnknown])
 	}
-	for _, result := range []string{geosim.FaultServerError, geosim.FaultDrop, geosim.FaultStorm, "HTTP 401", "HTTP 402", "client gave up (timeout)"} {
+	for _, u := range ups {
+		// Called once uploaded again (a fault may still make the call
+		// fail), never left rejected as gone.
+		if rec := f.records[u.obj.Key]; u.reupload && (rec == nil || rec.Status == ledger.StatusRejected || rec.Attempts == 0) {
+			t.Errorf("%q was deleted and uploaded again but never called: %+v", u.obj.Key, rec)
+		}
+	}
+	for _, result := range []string{geosim.FaultServerError, geosim.FaultDrop, geosim.FaultGatewayAfterCharge, geosim.FaultStorm, "HTTP 401", "HTTP 402", "client gave up (timeout)"} {
 		if f.CallsByResult[result] == 0 {
 			t.Errorf("no call came to %q: the fault was not exercised", result)
 		}
@@ -320,7 +363,9 @@ func uploadAll(t *testing.T, r *rig, ups []*soakUpload) {
 					t.Error(err)
 				}
 				u.obj = obj
-				u.body = nil
+				if !u.reupload {
+					u.body = nil
+				}
 			}
 		})
 	}

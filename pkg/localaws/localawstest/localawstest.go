@@ -1,6 +1,7 @@
 // Package localawstest gives tests real local AWS services: one DynamoDB
 // Local shared by the whole test binary, with a fresh table per call, and
-// an in-memory S3 per call.
+// an in-memory S3 per call, with a versioned bucket (S3) or an
+// unversioned one (S3Unversioned).
 //
 // A package whose tests call DynamoDB must stop the shared instance from
 // its TestMain:
@@ -89,8 +90,27 @@ func DynamoDB(t testing.TB) (*dynamodb.Client, string) {
 }
 
 // S3 starts an in-memory S3 for this test (closed at its end) and returns a
-// client and a new, versioned bucket.
+// client and a new, VERSIONED bucket, like the stack's upload bucket:
+// every PutObject reports a version id. Tests of code that must also work
+// on a user's existing, possibly unversioned bucket should run against
+// S3Unversioned as well.
 func S3(t testing.TB) (*s3.Client, string) {
+	t.Helper()
+	return startS3(t, true)
+}
+
+// S3Unversioned starts an in-memory S3 for this test (closed at its end)
+// and returns a client and a new bucket with versioning never enabled, S3's
+// default: PutObject reports no version id, an overwrite replaces the
+// object (its old ETag then fails If-Match with 412), a delete removes it,
+// and a request naming a version id other than "null" fails with 400
+// InvalidArgument.
+func S3Unversioned(t testing.TB) (*s3.Client, string) {
+	t.Helper()
+	return startS3(t, false)
+}
+
+func startS3(t testing.TB, versioned bool) (*s3.Client, string) {
 	t.Helper()
 	srv, err := localaws.StartS3()
 	if err != nil {
@@ -104,7 +124,11 @@ func S3(t testing.TB) (*s3.Client, string) {
 	bucket := uniqueName(t, "bucket")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := srv.CreateBucket(ctx, bucket); err != nil {
+	create := srv.CreateBucket
+	if versioned {
+		create = srv.CreateVersionedBucket
+	}
+	if err := create(ctx, bucket); err != nil {
 		t.Fatalf("localawstest: %v", err)
 	}
 	return srv.Client(), bucket

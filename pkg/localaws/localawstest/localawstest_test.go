@@ -45,4 +45,27 @@ func TestS3GivesAVersionedBucket(t *testing.T) {
 	if aws.ToString(out.VersionId) == "" {
 		t.Error("bucket is not versioned")
 	}
+	v, err := client.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(bucket)})
+	if err != nil || v.Status != "Enabled" {
+		t.Errorf("GetBucketVersioning = %q, %v; want Enabled", v.Status, err)
+	}
+}
+
+func TestS3UnversionedGivesAnUnversionedBucket(t *testing.T) {
+	ctx := context.Background()
+	client, bucket := localawstest.S3Unversioned(t)
+	v, err := client.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(bucket)})
+	if err != nil || v.Status != "" {
+		t.Fatalf("GetBucketVersioning = %q, %v; want versioning never enabled", v.Status, err)
+	}
+	out, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), Body: strings.NewReader("x")})
+	if err != nil {
+		t.Fatalf("PutObject: %v", err)
+	}
+	if out.VersionId != nil {
+		t.Errorf("PutObject reported version id %q on an unversioned bucket", *out.VersionId)
+	}
+	if _, other := localawstest.S3Unversioned(t); other == bucket {
+		t.Errorf("two calls returned the same bucket %q", bucket)
+	}
 }
