@@ -69,7 +69,9 @@ func newPredictor(env map[string]string, aws *localAWS, queue *localqueue.Queue,
 		S3:             aws.s3.Client(),
 		DynamoDB:       aws.ddb.Client(),
 		SecretsManager: noSecretsManager,
-		Visibility:     queueVisibility{queue},
+		// The predictor delays messages on the local queue as
+		// ChangeMessageVisibility does on SQS, with SQS's limits.
+		Visibility: localqueue.Visibility{Queue: queue},
 	}, lambdarun.NewLogger(opts.FunctionLogs, cfg.LogLevel), opts.FunctionLogs)
 	if err != nil {
 		return nil, fmt.Errorf("predictor: %w", err)
@@ -81,14 +83,6 @@ func newPredictor(env map[string]string, aws *localAWS, queue *localqueue.Queue,
 // no Secrets Manager emulator here.
 func noSecretsManager() (secretkey.SecretsManagerAPI, error) {
 	return nil, errors.New("no Secrets Manager in local runs: the key comes from " + envvars.APIKey)
-}
-
-// queueVisibility lets the predictor delay a message on the local queue, as
-// ChangeMessageVisibility does on SQS.
-type queueVisibility struct{ q *localqueue.Queue }
-
-func (v queueVisibility) ChangeVisibility(_ context.Context, msg events.SQSMessage, timeout time.Duration) error {
-	return v.q.ChangeVisibility(msg.ReceiptHandle, timeout)
 }
 
 // newMonitor builds the monitor's handler from the same environment.

@@ -11,6 +11,13 @@
 //     dead-letter queue on the next receive attempt, as SQS does;
 //   - delivery is at least once: Duplicate makes the queue sometimes deliver a
 //     message twice, with the same message id;
+//   - SQS's limits hold (limits.go cites them): a visibility change may not
+//     keep a message invisible past 12 hours after the receive that produced
+//     its receipt handle, a body is at most MaximumMessageSize (256 KiB by
+//     default), messages older than the retention period (4 days by
+//     default) are dropped, in the dead-letter queue too, counted from the
+//     original send; out-of-range settings are refused with SQS's error
+//     codes;
 //   - [Poller] invokes a Lambda handler with batches through the same adapter
 //     the Lambda runtime uses and deletes every message except the reported
 //     batchItemFailures (nothing at all when the invocation fails), like an

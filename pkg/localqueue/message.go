@@ -29,6 +29,9 @@ type entry struct {
 	md5          string
 	sentAt       time.Time
 	firstReceive time.Time
+	// receivedAt is when the receive that produced receipt was requested:
+	// SQS's 12-hour visibility limit counts from it.
+	receivedAt   time.Time
 	receiveCount int
 	visibleAt    time.Time
 	receipt      string // latest receipt handle; "" until first received

@@ -34,7 +34,7 @@ type Poller struct {
 	Handler any // any handler signature aws-lambda-go accepts
 
 	Concurrency int           // parallel invocations; default DefaultConcurrency
-	BatchSize   int           // 1..10; default DefaultBatchSize
+	BatchSize   int           // 1..10 (no batching window); 0: DefaultBatchSize
 	Timeout     time.Duration // invocation deadline, the function's timeout; default DefaultTimeout
 	WaitTime    time.Duration // long-poll wait per receive; default DefaultWaitTime
 
@@ -100,6 +100,13 @@ func (p *Poller) run(ctx context.Context, done func() bool) error {
 	if p.Queue == nil || p.Handler == nil {
 		return errors.New("localqueue: Poller needs a Queue and a Handler")
 	}
+	if p.BatchSize < 0 || p.BatchSize > MaxBatchSize {
+		// CreateEventSourceMapping refuses a batch size over 10 without a
+		// batching window (MaximumBatchingWindowInSeconds), which the
+		// Poller does not have.
+		return &Error{Code: CodeInvalidParameterValue, Message: fmt.Sprintf(
+			"BatchSize %d is out of range: from 1 to %d for an SQS event source without a batching window", p.BatchSize, MaxBatchSize)}
+	}
 	concurrency := p.Concurrency
 	if concurrency <= 0 {
 		concurrency = DefaultConcurrency
@@ -134,7 +141,7 @@ func (p *Poller) run(ctx context.Context, done func() bool) error {
 // instance is one concurrent "Lambda instance": receive, invoke, settle.
 func (p *Poller) instance(ctx context.Context) {
 	batchSize := p.BatchSize
-	if batchSize <= 0 || batchSize > 10 {
+	if batchSize == 0 {
 		batchSize = DefaultBatchSize
 	}
 	wait := p.WaitTime

@@ -34,24 +34,39 @@ type Queue struct {
 	receipts map[string]*entry // latest receipt handle -> entry
 	live     int               // entries not deleted and not dead-lettered
 	dead     []Message
+	expired  int // messages dropped at the end of their retention period
 	rng      *rand.Rand
 	changed  chan struct{} // closed and replaced whenever a message may have become visible
 }
 
-// New returns an empty queue.
+// New returns an empty queue. It panics when an option is out of SQS's
+// range (see Create).
 func New(optFns ...func(*Options)) *Queue {
+	q, err := Create(optFns...)
+	if err != nil {
+		panic(err)
+	}
+	return q
+}
+
+// Create returns an empty queue, or the error CreateQueue would answer
+// (InvalidAttributeValue) when an option is out of SQS's range.
+func Create(optFns ...func(*Options)) (*Queue, error) {
 	var o Options
 	for _, fn := range optFns {
 		fn(&o)
 	}
 	o.setDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	return &Queue{
 		opts:     o,
 		arn:      fmt.Sprintf("arn:aws:sqs:%s:%s:%s", o.Region, o.AccountID, o.Name),
 		receipts: make(map[string]*entry),
 		rng:      rand.New(rand.NewPCG(uint64(o.Seed), 0x10ca1)),
 		changed:  make(chan struct{}),
-	}
+	}, nil
 }
 
 // ARN is the queue's ARN, the eventSourceARN of its messages.
@@ -60,12 +75,31 @@ func (q *Queue) ARN() string { return q.arn }
 // VisibilityTimeout is the queue's visibility timeout.
 func (q *Queue) VisibilityTimeout() time.Duration { return q.opts.VisibilityTimeout }
 
-// Send enqueues body and returns the new message's id.
-func (q *Queue) Send(body string) string {
+// MaximumMessageSize is the largest body Send accepts, in bytes.
+func (q *Queue) MaximumMessageSize() int { return q.opts.MaximumMessageSize }
+
+// SendMessage enqueues body and returns the new message's id. Like SQS it
+// refuses, with InvalidParameterValue, a body longer than the queue's
+// MaximumMessageSize (256 KiB by default).
+func (q *Queue) SendMessage(body string) (string, error) {
+	if len(body) > q.opts.MaximumMessageSize {
+		return "", &Error{Code: CodeInvalidParameterValue, Message: fmt.Sprintf(
+			"One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", q.opts.MaximumMessageSize)}
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	id := uuid.NewString()
 	q.push(newEntry(q.nextSeq(), id, body, q.opts.Now()))
+	return id, nil
+}
+
+// Send is SendMessage for a body known to fit: it panics when SendMessage
+// fails.
+func (q *Queue) Send(body string) string {
+	id, err := q.SendMessage(body)
+	if err != nil {
+		panic(err)
+	}
 	return id
 }
 
@@ -81,9 +115,12 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) []even
 		max = 10
 	}
 	deadline := time.Now().Add(wait)
+	// SQS counts the 12-hour visibility limit from the time it receives
+	// the ReceiveMessage request, not from when a long poll returns.
+	requested := q.opts.Now()
 	for {
 		q.mu.Lock()
-		msgs := q.receiveLocked(max)
+		msgs := q.receiveLocked(max, requested)
 		changed := q.changed
 		q.mu.Unlock()
 		if len(msgs) > 0 {
@@ -105,8 +142,9 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) []even
 	}
 }
 
-func (q *Queue) receiveLocked(max int) []events.SQSMessage {
+func (q *Queue) receiveLocked(max int, requested time.Time) []events.SQSMessage {
 	now := q.opts.Now()
+	q.expireLocked(now)
 	var out []events.SQSMessage
 	var copies []*entry
 	kept := q.entries[:0]
@@ -122,7 +160,7 @@ func (q *Queue) receiveLocked(max int) []events.SQSMessage {
 				q.dead = append(q.dead, e.message())
 				continue
 			}
-			q.deliverLocked(e, now)
+			q.deliverLocked(e, now, requested)
 			out = append(out, e.sqsMessage(q.arn, q.opts.Region))
 			if !e.isCopy && q.opts.DuplicateRate > 0 && q.rng.Float64() < q.opts.DuplicateRate {
 				c := newEntry(q.nextSeq(), e.id, e.body, e.sentAt)
@@ -142,7 +180,7 @@ func (q *Queue) receiveLocked(max int) []events.SQSMessage {
 	return out
 }
 
-func (q *Queue) deliverLocked(e *entry, now time.Time) {
+func (q *Queue) deliverLocked(e *entry, now, requested time.Time) {
 	if e.receipt != "" {
 		delete(q.receipts, e.receipt)
 	}
@@ -151,6 +189,7 @@ func (q *Queue) deliverLocked(e *entry, now time.Time) {
 		e.firstReceive = now
 	}
 	e.receipt = fmt.Sprintf("local-%d-%d-%s", e.seq, e.receiveCount, uuid.NewString())
+	e.receivedAt = requested
 	e.visibleAt = now.Add(q.opts.VisibilityTimeout)
 	e.visibilitySet = false
 	q.receipts[e.receipt] = e
@@ -160,6 +199,7 @@ func (q *Queue) deliverLocked(e *entry, now time.Time) {
 func (q *Queue) Ack(receipt string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.expireLocked(q.opts.Now())
 	e, ok := q.receipts[receipt]
 	if !ok || e.deleted {
 		return ErrStaleReceipt
@@ -169,15 +209,29 @@ func (q *Queue) Ack(receipt string) error {
 }
 
 // ChangeVisibility makes the message received with receipt visible again
-// after d (0: at once), like ChangeMessageVisibility.
+// after d (0: at once), like ChangeMessageVisibility, with its limits: d
+// must be from 0 to 12 hours, and the message may not stay invisible past
+// 12 hours after the receive that produced receipt; otherwise the error is
+// SQS's InvalidParameterValue (errors.Is(err, ErrInvalidParameterValue))
+// and the visibility is unchanged. Only the latest receipt handle changes
+// the visibility (ErrStaleReceipt otherwise).
 func (q *Queue) ChangeVisibility(receipt string, d time.Duration) error {
+	if d < 0 || d > MaxVisibilityTimeout {
+		return invalidParameter("VisibilityTimeout", seconds(d), "Must be between 0 and 43200, if provided.")
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	now := q.opts.Now()
+	q.expireLocked(now)
 	e, ok := q.receipts[receipt]
 	if !ok || e.deleted {
 		return ErrStaleReceipt
 	}
-	e.visibleAt = q.opts.Now().Add(max(d, 0))
+	if now.Add(d).Sub(e.receivedAt) > MaxVisibilityTimeout {
+		return invalidParameter("VisibilityTimeout", seconds(d),
+			"Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+	}
+	e.visibleAt = now.Add(d)
 	e.visibilitySet = true
 	q.notifyLocked()
 	return nil
@@ -201,6 +255,7 @@ func (q *Queue) retryAfter(receipt string, d time.Duration) {
 func (q *Queue) NoteFailure(receipt, reason string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.expireLocked(q.opts.Now())
 	if e, ok := q.receipts[receipt]; ok && !e.deleted {
 		e.lastFailure = reason
 	}
@@ -211,6 +266,7 @@ func (q *Queue) NoteFailure(receipt, reason string) {
 func (q *Queue) Depth() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.expireLocked(q.opts.Now())
 	return q.visibleLocked()
 }
 
@@ -219,23 +275,58 @@ func (q *Queue) Depth() int {
 func (q *Queue) InFlight() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.expireLocked(q.opts.Now())
 	return q.live - q.visibleLocked()
 }
 
-// Len is the number of messages neither deleted nor dead-lettered: zero
-// means every message sent has been handled one way or the other.
+// Len is the number of messages neither deleted, dead-lettered nor
+// expired: zero means every message sent has been handled one way or the
+// other.
 func (q *Queue) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.expireLocked(q.opts.Now())
 	return q.live
 }
 
 // DeadLetters returns the messages moved to the dead-letter queue, oldest
-// first.
+// first, less those past the dead-letter queue's retention period.
 func (q *Queue) DeadLetters() []Message {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.expireLocked(q.opts.Now())
 	return append([]Message(nil), q.dead...)
+}
+
+// Expired is the number of messages the queue and its dead-letter queue
+// dropped at the end of their retention period.
+func (q *Queue) Expired() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.expireLocked(q.opts.Now())
+	return q.expired
+}
+
+// expireLocked drops the messages older than the retention period, in
+// flight or not. Age counts from the original send, in the dead-letter
+// queue too (SQS keeps a standard queue's enqueue timestamp there).
+func (q *Queue) expireLocked(now time.Time) {
+	for _, e := range q.entries {
+		if !e.deleted && now.Sub(e.sentAt) >= q.opts.MessageRetentionPeriod {
+			q.removeLocked(e)
+			q.expired++
+		}
+	}
+	kept := q.dead[:0]
+	for _, m := range q.dead {
+		if now.Sub(m.SentAt) >= q.opts.DeadLetterRetentionPeriod {
+			q.expired++
+			continue
+		}
+		kept = append(kept, m)
+	}
+	clear(q.dead[len(kept):])
+	q.dead = kept
 }
 
 func (q *Queue) visibleLocked() int {
@@ -278,6 +369,7 @@ func (q *Queue) notifyLocked() {
 func (q *Queue) Holds(messageID string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.expireLocked(q.opts.Now())
 	for _, e := range q.entries {
 		if !e.deleted && e.id == messageID {
 			return true

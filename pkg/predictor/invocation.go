@@ -21,6 +21,10 @@ type invocation struct {
 	outOfCredits atomic.Bool
 	// deadline is the invocation's (Lambda's) deadline; zero when it has none.
 	deadline time.Time
+	// start is when the handler began, on the handler's clock: after the
+	// receive that delivered the batch, so delays are capped from it (see
+	// visibilityLeft).
+	start time.Time
 }
 
 func (h *Handler) newInvocation(ctx context.Context) *invocation {
@@ -28,6 +32,7 @@ func (h *Handler) newInvocation(ctx context.Context) *invocation {
 	return &invocation{
 		h:        h,
 		deadline: deadline,
+		start:    h.opts.Clock(),
 		logger:   lambdarun.WithRequestID(ctx, h.deps.Logger),
 		metrics:  newMetrics(h.deps.Metrics, h.cfg.MetricNamespace, h.cfg.PipelineName),
 	}

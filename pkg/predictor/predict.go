@@ -366,13 +366,25 @@ func (r *reservation) settle(ctx context.Context, charged int) {
 func untilNextDay(now time.Time) time.Duration {
 	now = now.UTC()
 	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	return min(next.Sub(now), 12*time.Hour)
+	return min(next.Sub(now), maxVisibility)
 }
 
 // delayMessage hides a message from the queue for d when a
-// VisibilityChanger is configured.
+// VisibilityChanger is configured, at most for what SQS still allows after
+// the receive (visibilityLeft). When nothing is left it leaves the message
+// as it is: it returns after the queue's visibility timeout.
 func (inv *invocation) delayMessage(ctx context.Context, obj *object, d time.Duration) {
 	if obj.msg == nil || inv.h.deps.Visibility == nil {
+		return
+	}
+	left := visibilityLeft(inv.h.opts.Clock().Sub(inv.start))
+	if d > left {
+		obj.logger.Debug("delay capped by the visibility limit counted from the receive",
+			"wanted_ms", d.Milliseconds(), "capped_ms", left.Milliseconds())
+		d = left
+	}
+	if d <= 0 {
+		obj.logger.Warn("message not delayed: the invocation is too old for SQS to extend its visibility")
 		return
 	}
 	if err := inv.h.deps.Visibility.ChangeVisibility(ctx, *obj.msg, d); err != nil {
