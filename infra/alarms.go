@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
@@ -8,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/metricnames"
@@ -26,20 +29,41 @@ func minutes(n float64) awscdk.Duration { return awscdk.Duration_Minutes(jsii.Nu
 // newAlarmTopic creates the topic every alarm notifies, encrypted with a
 // customer managed key: CloudWatch cannot publish to a topic encrypted with
 // the AWS managed SNS key, so the key policy must name CloudWatch.
-func newAlarmTopic(stack awscdk.Stack, cfg Config) awssns.Topic {
+//
+// failures receives notifications SNS could not deliver to a subscriber
+// after its retries (e.g. a rejecting mail server), so an alarm is not lost
+// without a trace.
+func newAlarmTopic(stack awscdk.Stack, cfg Config, failures awssqs.IQueue) awssns.Topic {
 	key := awskms.NewKey(stack, jsii.String("AlarmTopicKey"), &awskms.KeyProps{
 		Description:       jsii.String("Encrypts the alarm topic of " + *stack.StackName()),
 		EnableKeyRotation: jsii.Bool(true),
 		RemovalPolicy:     cfg.removalPolicy(),
 	})
+	// CloudWatch publishes an alarm's notification itself, as the service
+	// principal: it needs the key (SNS encrypts the message with a data key)
+	// and sns:Publish in the topic policy, which replaces SNS's default
+	// policy. Both are limited to alarms of this stack, by account and by
+	// alarm ARN. The ARN is a pattern on the alarm names (<stack>-<id>), not
+	// the list of the stack's alarm ARNs: the key policy cannot name the
+	// alarms (alarm -> topic -> key -> alarm would be a dependency cycle),
+	// and a pattern keeps covering alarms added or renamed later.
+	alarmArns := stack.FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("cloudwatch"),
+		Resource:     jsii.String("alarm"),
+		ResourceName: jsii.String(*stack.StackName() + "-*"),
+		ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
+	})
+	fromOurAlarms := &map[string]any{
+		"StringEquals": map[string]any{"aws:SourceAccount": stack.Account()},
+		"ArnLike":      map[string]any{"aws:SourceArn": alarmArns},
+	}
+	cloudWatch := &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)}
 	key.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:        jsii.String("AllowCloudWatchAlarmsToPublish"),
-		Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)},
-		Actions:    jsii.Strings("kms:Decrypt", "kms:GenerateDataKey"),
+		Principals: cloudWatch,
+		Actions:    jsii.Strings("kms:Decrypt", "kms:GenerateDataKey*"),
 		Resources:  jsii.Strings("*"), // in a key policy "*" means this key
-		Conditions: &map[string]any{
-			"StringEquals": map[string]any{"aws:SourceAccount": stack.Account()},
-		},
+		Conditions: fromOurAlarms,
 	}), jsii.Bool(false))
 
 	topic := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
@@ -47,8 +71,17 @@ func newAlarmTopic(stack awscdk.Stack, cfg Config) awssns.Topic {
 		MasterKey:   key,
 		EnforceSSL:  jsii.Bool(true),
 	})
+	topic.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("AllowCloudWatchAlarmsToPublish"),
+		Principals: cloudWatch,
+		Actions:    jsii.Strings("sns:Publish"),
+		Resources:  jsii.Strings(*topic.TopicArn()),
+		Conditions: fromOurAlarms,
+	}))
 	if cfg.AlarmEmail != "" {
-		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), nil))
+		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.AlarmEmail), &awssnssubscriptions.EmailSubscriptionProps{
+			DeadLetterQueue: failures,
+		}))
 	}
 	return topic
 }
@@ -96,8 +129,10 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			metric:      m.metric(metricnames.CreditDaysRemaining, "Minimum", monitorPeriod),
 			comparison:  awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD,
 			threshold:   cfg.CreditsForecastDays,
-			// The monitor has no forecast while nothing is being spent.
-			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
+			// The monitor has no forecast while nothing is being spent, and
+			// none while it is down: keep the last state either way and let
+			// MonitorHeartbeat report a silent monitor, rather than turn OK.
+			missingData: awscloudwatch.TreatMissingData_IGNORE,
 		},
 		{
 			id:                "ConfiguredModelUnavailable",
@@ -148,11 +183,24 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
 		{
-			id:          "QueueBacklogAge",
-			description: "The oldest waiting upload is older than queueAgeAlarmSeconds (stalled predictor, rate limit or budget).",
+			id: "QueueBacklogAge",
+			// SQS leaves messages received three or more times out of this
+			// metric, so it cannot see retry loops: QueueStalled does.
+			description: "The oldest waiting upload (received fewer than three times) is older than queueAgeAlarmSeconds: the backlog drains too slowly (rate limit, budget or concurrency).",
 			metric:      p.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: flow, Statistic: jsii.String("Maximum")}),
 			comparison:  awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 			threshold:   cfg.QueueAgeAlarm.Seconds(),
+			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
+		},
+		{
+			id:                "QueueStalled",
+			description:       "Uploads wait or are in flight, yet none has been completed (deleted from the queue) for longer than a visibility timeout plus a predictor run: every attempt fails and is retried (or is held back by the budget or by missing credits).",
+			metric:            queueStalled(p, flow),
+			comparison:        awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			threshold:         1,
+			evaluationPeriods: stalledPeriods(cfg),
+			datapointsToAlarm: stalledPeriods(cfg),
+			// SQS stops publishing only for an idle, empty queue.
 			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
 		{
@@ -170,7 +218,18 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			metric:      sum(metricnames.OutOfCredits),
 			comparison:  awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 			threshold:   1,
-			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
+			// A message refused with 402 comes back only after the queue's
+			// visibility timeout, so while credits are out a 402 is seen
+			// once per visibility timeout and the 5-minute periods between
+			// are empty. One breaching period among enough periods to span a
+			// visibility timeout plus one keeps the alarm in ALARM across
+			// that gap; empty periods count as OK (notBreaching), so it turns
+			// OK only after a whole window without a 402, once a retry went
+			// through. A single SUM over one long period would still flap
+			// when two 402s fall into non-adjacent periods.
+			evaluationPeriods: outOfCreditsPeriods(cfg),
+			datapointsToAlarm: 1,
+			missingData:       awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
 	}
 
@@ -208,6 +267,46 @@ func failedPredictionRate(m pipelineMetrics) awscloudwatch.IMetric {
 			"failed":   sum(metricnames.ImagesFailed),
 		},
 		Label:  jsii.String("Failed images (%)"),
+		Period: period,
+	})
+}
+
+// periodsCovering is the number of flow periods that spans d and one more
+// period, so a window always holds a whole d however it is aligned.
+func periodsCovering(d time.Duration) int {
+	period := flowPeriodMinutes * time.Minute
+	return int((d+period-1)/period) + 1
+}
+
+// outOfCreditsPeriods spans the queue's visibility timeout, the gap between
+// two deliveries of a refused message. At most 6 x 900 s, so at most 19
+// five-minute periods, well within CloudWatch's one-day evaluation range.
+func outOfCreditsPeriods(cfg Config) int {
+	return periodsCovering(cfg.QueueVisibilityTimeout())
+}
+
+// stalledPeriods spans a visibility timeout plus a predictor run: a message
+// that fails once is redelivered after the visibility timeout and may take a
+// whole run to succeed, so a shorter window would flag one ordinary retry.
+// At most 22 five-minute periods.
+func stalledPeriods(cfg Config) int {
+	return periodsCovering(cfg.QueueVisibilityTimeout() + cfg.PredictorTimeout)
+}
+
+// queueStalled is 1 for a period in which the upload queue holds messages,
+// waiting or in flight, and none was deleted (a deletion is a finished
+// upload), else 0. In flight counts because a message in a retry loop is
+// invisible most of the time. Missing counts are zero (FILL).
+func queueStalled(p *pipeline, period awscdk.Duration) awscloudwatch.IMetric {
+	max := &awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: period}
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String("IF(FILL(waiting,0) + FILL(inflight,0) > 0 AND FILL(deleted,0) == 0, 1, 0)"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{
+			"waiting":  p.queue.MetricApproximateNumberOfMessagesVisible(max),
+			"inflight": p.queue.MetricApproximateNumberOfMessagesNotVisible(max),
+			"deleted":  p.queue.MetricNumberOfMessagesDeleted(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: period}),
+		},
+		Label:  jsii.String("Queue stalled (1 = messages but no deletions)"),
 		Period: period,
 	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
@@ -16,8 +17,7 @@ func TestAlarms(t *testing.T) {
 			cfg := s.cfg
 			topicID, _ := s.onlyResource(t, "AWS::SNS::Topic", nil)
 			predictorID, _ := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
-			queueID, _ := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
-			dlqID, _ := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] == nil })
+			queueID, dlqID := s.uploadQueueIDs(t)
 			monitorPeriod := cfg.MonitorSchedule.Seconds()
 			pipeline := []any{obj{"Name": metricnames.DimPipeline, "Value": cfg.StackName}}
 
@@ -28,43 +28,55 @@ func TestAlarms(t *testing.T) {
 				threshold float64
 				periods   int
 				missing   string
+				// datapoints defaults to periods.
+				datapoints int
 			}{
 				{"CreditsLow", obj{"MetricName": metricnames.CreditsRemaining, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Minimum", "Period": monitorPeriod},
-					"LessThanThreshold", cfg.CreditsLowThreshold, 1, "ignore"},
+					"LessThanThreshold", cfg.CreditsLowThreshold, 1, "ignore", 0},
 				{"CreditsRunningOut", obj{"MetricName": metricnames.CreditDaysRemaining, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Minimum", "Period": monitorPeriod},
-					"LessThanThreshold", cfg.CreditsForecastDays, 1, "notBreaching"},
+					"LessThanThreshold", cfg.CreditsForecastDays, 1, "ignore", 0},
 				{"ConfiguredModelUnavailable", obj{"MetricName": metricnames.ConfiguredModelAvailable, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Maximum", "Period": monitorPeriod},
-					"LessThanThreshold", 1, 2, "ignore"},
+					"LessThanThreshold", 1, 2, "ignore", 0},
 				{"MonitorHeartbeat", obj{"MetricName": metricnames.MonitorHealthy, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Minimum", "Period": monitorPeriod},
-					"LessThanThreshold", 1, 2, "breaching"},
+					"LessThanThreshold", 1, 2, "breaching", 0},
 				{"PredictorErrors", obj{"MetricName": "Errors", "Namespace": "AWS/Lambda", "Dimensions": []any{obj{"Name": "FunctionName", "Value": obj{"Ref": predictorID}}}, "Statistic": "Sum"},
-					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching"},
+					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0},
 				{"PredictorThrottles", obj{"MetricName": "Throttles", "Namespace": "AWS/Lambda", "Dimensions": []any{obj{"Name": "FunctionName", "Value": obj{"Ref": predictorID}}}, "Statistic": "Sum"},
-					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching"},
+					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0},
 				{"DeadLetters", obj{"MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{dlqID, "QueueName"}}}}},
-					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching"},
+					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0},
 				{"QueueBacklogAge", obj{"MetricName": "ApproximateAgeOfOldestMessage", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}},
-					"GreaterThanOrEqualToThreshold", cfg.QueueAgeAlarm.Seconds(), 1, "notBreaching"},
-				{"OutOfCredits", obj{"MetricName": metricnames.OutOfCredits, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Sum"},
-					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching"},
+					"GreaterThanOrEqualToThreshold", cfg.QueueAgeAlarm.Seconds(), 1, "notBreaching", 0},
+				// One 402 per visibility timeout must keep it in ALARM.
+				{"OutOfCredits", obj{"MetricName": metricnames.OutOfCredits, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Sum", "Period": 300},
+					"GreaterThanOrEqualToThreshold", 1, outOfCreditsPeriods(cfg), "notBreaching", 1},
+				{"QueueStalled", obj{"Metrics": arrayWith(
+					like(obj{"Expression": "IF(FILL(waiting,0) + FILL(inflight,0) > 0 AND FILL(deleted,0) == 0, 1, 0)", "ReturnData": true}),
+					like(obj{"Id": "deleted", "MetricStat": like(obj{"Metric": obj{"MetricName": "NumberOfMessagesDeleted", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}}, "Stat": "Sum"})}),
+					like(obj{"Id": "inflight", "MetricStat": like(obj{"Metric": obj{"MetricName": "ApproximateNumberOfMessagesNotVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}}, "Stat": "Maximum"})}),
+					like(obj{"Id": "waiting", "MetricStat": like(obj{"Metric": obj{"MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}}, "Stat": "Maximum"})}),
+				)}, "GreaterThanOrEqualToThreshold", 1, stalledPeriods(cfg), "notBreaching", 0},
 				// arrayWith keeps order: the expression comes first, then its inputs by id.
 				{"FailedPredictionRate", obj{"Metrics": arrayWith(
 					like(obj{"Expression": assertions.Match_StringLikeRegexp(jsii.String(`100 \* FILL\(failed,0\) /`)), "ReturnData": true}),
 					like(obj{"Id": "failed", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesFailed, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 					like(obj{"Id": "ok", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesSucceeded, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 					like(obj{"Id": "rejected", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesRejected, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
-				)}, "GreaterThanThreshold", cfg.FailedPredictionRateThreshold, 1, "notBreaching"},
+				)}, "GreaterThanThreshold", cfg.FailedPredictionRateThreshold, 1, "notBreaching", 0},
 			}
 			if got := len(s.resources("AWS::CloudWatch::Alarm")); got != len(tests) {
 				t.Errorf("%d alarms, want %d", got, len(tests))
 			}
 			for _, tt := range tests {
+				if tt.datapoints == 0 {
+					tt.datapoints = tt.periods
+				}
 				props := obj{
 					"AlarmName":          cfg.StackName + "-" + tt.id,
 					"ComparisonOperator": tt.operator,
 					"Threshold":          tt.threshold,
 					"EvaluationPeriods":  tt.periods,
-					"DatapointsToAlarm":  tt.periods,
+					"DatapointsToAlarm":  tt.datapoints,
 					"TreatMissingData":   tt.missing,
 					// Both firing and recovery reach the topic.
 					"AlarmActions": []any{obj{"Ref": topicID}},
@@ -91,9 +103,47 @@ func TestAlarmTopicIsEncryptedTLSOnlyAndSubscribed(t *testing.T) {
 			if key["EnableKeyRotation"] != true {
 				t.Error("key rotation disabled")
 			}
-			// CloudWatch must be able to use the key, or alarms never arrive.
-			if policy := asJSON(key["KeyPolicy"]); !strings.Contains(policy, `"cloudwatch.amazonaws.com"`) || !strings.Contains(policy, `"kms:GenerateDataKey"`) {
-				t.Errorf("key policy does not let CloudWatch publish: %s", policy)
+			// CloudWatch must be able to use the key and publish to the
+			// topic (whose policy replaces SNS's default one), or alarms
+			// never arrive; only for this stack's alarms.
+			alarmArns := obj{"Fn::Join": []any{"", []any{
+				"arn:", obj{"Ref": "AWS::Partition"}, ":cloudwatch:", obj{"Ref": "AWS::Region"}, ":", obj{"Ref": "AWS::AccountId"}, ":alarm:" + s.cfg.StackName + "-*",
+			}}}
+			fromOurAlarms := obj{
+				"StringEquals": obj{"aws:SourceAccount": obj{"Ref": "AWS::AccountId"}},
+				"ArnLike":      obj{"aws:SourceArn": alarmArns},
+			}
+			check(t, "key policy lets CloudWatch alarms use the key", func() {
+				s.template.HasResourceProperties(jsii.String("AWS::KMS::Key"), obj{
+					"KeyPolicy": like(obj{"Statement": arrayWith(obj{
+						"Sid":       "AllowCloudWatchAlarmsToPublish",
+						"Effect":    "Allow",
+						"Principal": obj{"Service": "cloudwatch.amazonaws.com"},
+						"Action":    []any{"kms:Decrypt", "kms:GenerateDataKey*"},
+						"Resource":  "*",
+						"Condition": fromOurAlarms,
+					})}),
+				})
+			})
+			check(t, "topic policy lets CloudWatch alarms publish", func() {
+				s.template.HasResourceProperties(jsii.String("AWS::SNS::TopicPolicy"), obj{
+					"Topics": []any{obj{"Ref": topicID}},
+					"PolicyDocument": like(obj{"Statement": arrayWith(obj{
+						"Sid":       "AllowCloudWatchAlarmsToPublish",
+						"Effect":    "Allow",
+						"Principal": obj{"Service": "cloudwatch.amazonaws.com"},
+						"Action":    "sns:Publish",
+						"Resource":  obj{"Ref": topicID},
+						"Condition": fromOurAlarms,
+					})}),
+				})
+			})
+			// Every alarm's name matches the pattern, or its notifications
+			// are refused.
+			for id, alarm := range s.resources("AWS::CloudWatch::Alarm") {
+				if name, _ := alarm["Properties"].(obj)["AlarmName"].(string); !strings.HasPrefix(name, s.cfg.StackName+"-") {
+					t.Errorf("alarm %s is named %q, outside the policies' %s-* pattern", id, name, s.cfg.StackName)
+				}
 			}
 			check(t, "TLS only", func() {
 				s.template.HasResourceProperties(jsii.String("AWS::SNS::TopicPolicy"), obj{
@@ -103,12 +153,44 @@ func TestAlarmTopicIsEncryptedTLSOnlyAndSubscribed(t *testing.T) {
 			})
 		})
 	}
-	check(t, "e-mail subscription", func() {
+	check(t, "e-mail subscription, undeliverable notifications kept", func() {
 		a.created.template.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), obj{
 			"Protocol": "email", "Endpoint": a.created.cfg.AlarmEmail,
+			"RedrivePolicy": obj{"deadLetterTargetArn": obj{"Fn::GetAtt": []any{monitoringFailuresID(t, a.created), "Arn"}}},
 		})
 	})
 	if n := len(a.imported.resources("AWS::SNS::Subscription")); n != 0 {
 		t.Errorf("no alarmEmail, yet %d subscriptions", n)
+	}
+}
+
+// monitoringFailuresID is the queue that is neither the upload queue nor
+// its dead-letter queue.
+func monitoringFailuresID(t *testing.T, s *synthesized) string {
+	t.Helper()
+	queueID, dlqID := s.uploadQueueIDs(t)
+	var others []string
+	for id := range s.resources("AWS::SQS::Queue") {
+		if id != queueID && id != dlqID {
+			others = append(others, id)
+		}
+	}
+	if len(others) != 1 {
+		t.Fatalf("want one monitoring failures queue, found %v", others)
+	}
+	return others[0]
+}
+func TestAlarmWindowsCoverTheRetryCadence(t *testing.T) {
+	for _, timeout := range []time.Duration{30 * time.Second, 120 * time.Second, 900 * time.Second} {
+		cfg := Config{PredictorTimeout: timeout}
+		period := flowPeriodMinutes * time.Minute
+		// However the periods align, the window holds a whole visibility
+		// timeout, so one 402 per visibility timeout is always inside it.
+		if w := time.Duration(outOfCreditsPeriods(cfg)) * period; w < cfg.QueueVisibilityTimeout()+period || w > 24*time.Hour {
+			t.Errorf("timeout %v: OutOfCredits window %v, want at least %v and at most a day", timeout, w, cfg.QueueVisibilityTimeout()+period)
+		}
+		if w := time.Duration(stalledPeriods(cfg)) * period; w < cfg.QueueVisibilityTimeout()+cfg.PredictorTimeout+period || w > 24*time.Hour {
+			t.Errorf("timeout %v: QueueStalled window %v is shorter than a retry", timeout, w)
+		}
 	}
 }

@@ -18,13 +18,15 @@ import (
 const (
 	keyStackName                     = "stackName"
 	keyAPIURL                        = "apiUrl"
-	keyExistingBucketName            = "existingBucketName" // optional
-	keyUploadPrefix                  = "uploadPrefix"       // optional
-	keyUploadSuffix                  = "uploadSuffix"       // optional
-	keyExistingSecretName            = "existingSecretName" // optional
-	keyExistingSecretArn             = "existingSecretArn"  // optional
-	keyTopN                          = "topN"               // optional
-	keyModelID                       = "modelId"            // optional
+	keyExistingBucketName            = "existingBucketName"      // optional
+	keyUploadPrefix                  = "uploadPrefix"            // optional
+	keyUploadSuffix                  = "uploadSuffix"            // optional
+	keyExistingSecretName            = "existingSecretName"      // optional
+	keyExistingSecretArn             = "existingSecretArn"       // optional
+	keyExistingBucketKmsKeyArn       = "existingBucketKmsKeyArn" // optional
+	keyExistingSecretKmsKeyArn       = "existingSecretKmsKeyArn" // optional
+	keyTopN                          = "topN"                    // optional
+	keyModelID                       = "modelId"                 // optional
 	keyModelFallback                 = "modelFallback"
 	keyRatePerMinute                 = "ratePerMinute"
 	keyMaxConcurrency                = "maxConcurrency"
@@ -67,6 +69,13 @@ type Config struct {
 	// already holds the geo_ key; when both are empty a new secret is created.
 	ExistingSecretName string
 	ExistingSecretArn  string
+
+	// ExistingBucketKmsKeyArn and ExistingSecretKmsKeyArn name the customer
+	// managed KMS key that encrypts the existing bucket's objects or the
+	// existing secret; the functions that read them get kms:Decrypt on it,
+	// through that service only. Empty when the data uses an AWS managed key.
+	ExistingBucketKmsKeyArn string
+	ExistingSecretKmsKeyArn string
 
 	// TopN is the number of clusters requested; 0 leaves the service default.
 	TopN int
@@ -127,26 +136,34 @@ var (
 	// secretArnPattern is a complete Secrets Manager secret ARN (with the
 	// six-character suffix Secrets Manager appends).
 	secretArnPattern = regexp.MustCompile(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$`)
+	// kmsKeyArnPattern is a KMS key ARN: a key id (UUID) or a multi-Region
+	// key id (mrk-...). Aliases are refused: IAM authorizes kms:Decrypt on the
+	// key's ARN, never on an alias of it.
+	kmsKeyArnPattern = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/(mrk-[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`)
 	// modelIDPattern keeps model ids to characters safe in a query string.
 	modelIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,200}$`)
 )
+
+const kmsKeyArnWant = "a KMS key ARN, arn:aws:kms:<region>:<account>:key/<key id> (not an alias)"
 
 // LoadConfig reads and validates every context key. It reports all bad keys
 // at once, each message naming the key and what it accepts.
 func LoadConfig(lookup ContextLookup) (Config, error) {
 	r := &contextReader{lookup: lookup}
 	cfg := Config{
-		StackName:          r.matching(keyStackName, stackNamePattern, "letters, digits and hyphens, starting with a letter, at most 128"),
-		APIURL:             r.apiURL(keyAPIURL),
-		ExistingBucketName: r.optionalMatching(keyExistingBucketName, bucketNamePattern, "an S3 bucket name: 3-63 lowercase letters, digits, dots or hyphens"),
-		UploadPrefix:       r.keyFilter(keyUploadPrefix),
-		UploadSuffix:       r.keyFilter(keyUploadSuffix),
-		ExistingSecretName: r.optionalMatching(keyExistingSecretName, secretNamePattern, "a Secrets Manager secret name"),
-		ExistingSecretArn:  r.optionalMatching(keyExistingSecretArn, secretArnPattern, "a complete secret ARN, arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>"),
-		TopN:               r.optionalInt(keyTopN, 1, 15),
-		ModelID:            r.optionalMatching(keyModelID, modelIDPattern, "a model id from GET /v1/prediction/models"),
-		ModelFallback:      r.boolean(keyModelFallback),
-		RatePerMinute:      r.intIn(keyRatePerMinute, 1, 1_000_000),
+		StackName:               r.matching(keyStackName, stackNamePattern, "letters, digits and hyphens, starting with a letter, at most 128"),
+		APIURL:                  r.apiURL(keyAPIURL),
+		ExistingBucketName:      r.optionalMatching(keyExistingBucketName, bucketNamePattern, "an S3 bucket name: 3-63 lowercase letters, digits, dots or hyphens"),
+		UploadPrefix:            r.keyFilter(keyUploadPrefix),
+		UploadSuffix:            r.keyFilter(keyUploadSuffix),
+		ExistingSecretName:      r.optionalMatching(keyExistingSecretName, secretNamePattern, "a Secrets Manager secret name"),
+		ExistingSecretArn:       r.optionalMatching(keyExistingSecretArn, secretArnPattern, "a complete secret ARN, arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>"),
+		ExistingBucketKmsKeyArn: r.optionalMatching(keyExistingBucketKmsKeyArn, kmsKeyArnPattern, kmsKeyArnWant),
+		ExistingSecretKmsKeyArn: r.optionalMatching(keyExistingSecretKmsKeyArn, kmsKeyArnPattern, kmsKeyArnWant),
+		TopN:                    r.optionalInt(keyTopN, 1, 15),
+		ModelID:                 r.optionalMatching(keyModelID, modelIDPattern, "a model id from GET /v1/prediction/models"),
+		ModelFallback:           r.boolean(keyModelFallback),
+		RatePerMinute:           r.intIn(keyRatePerMinute, 1, 1_000_000),
 		// Lambda's SQS event source accepts a maximum concurrency of 2 to 1000.
 		MaxConcurrency: r.intIn(keyMaxConcurrency, 2, 1000),
 		// Above 10 Lambda requires a batching window, which would delay images.
@@ -185,6 +202,14 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 	}
 	if cfg.ExistingSecretName != "" && cfg.ExistingSecretArn != "" {
 		r.fail(keyExistingSecretArn, "set either %s or %s, not both", keyExistingSecretName, keyExistingSecretArn)
+	}
+	// A key is only used for existing data: the stack's own bucket and secret
+	// use keys that need no grant.
+	if cfg.ExistingBucketKmsKeyArn != "" && cfg.ExistingBucketName == "" {
+		r.fail(keyExistingBucketKmsKeyArn, "is set but %s is empty; the key is only for an existing bucket's objects", keyExistingBucketName)
+	}
+	if cfg.ExistingSecretKmsKeyArn != "" && cfg.ExistingSecretName == "" && cfg.ExistingSecretArn == "" {
+		r.fail(keyExistingSecretKmsKeyArn, "is set but %s and %s are empty; the key is only for an existing secret", keyExistingSecretName, keyExistingSecretArn)
 	}
 	if len(r.errs) > 0 {
 		return Config{}, fmt.Errorf("invalid CDK context (fix cdk.json or the -c overrides):\n%w", errors.Join(r.errs...))

@@ -104,6 +104,7 @@ func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 		{keyAlarmEmail, "ops@example.com", func(c Config) bool { return c.AlarmEmail == "ops@example.com" }},
 		{keyExistingBucketName, "my.upload-bucket-1", func(c Config) bool { return c.ExistingBucketName == "my.upload-bucket-1" }},
 		{keyExistingSecretArn, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", func(c Config) bool { return c.ExistingSecretArn != "" }},
+		{keyExistingBucketKmsKeyArn, "", func(c Config) bool { return c.ExistingBucketKmsKeyArn == "" }},
 		{keyFailedPredictionRateThreshold, "0.5", func(c Config) bool { return c.FailedPredictionRateThreshold == 0.5 }},
 		{keyQueueAgeAlarmSeconds, "60", func(c Config) bool { return c.QueueAgeAlarm == time.Minute }},
 		{keyNoncurrentVersionDays, "1", func(c Config) bool { return c.NoncurrentVersionDays == 1 }},
@@ -169,6 +170,10 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyExistingBucketName, "Bad_Bucket", "S3 bucket name"},
 		{keyExistingSecretArn, "arn:aws:s3:::bucket", "complete secret ARN"},
 		{keyExistingSecretName, "bad name!", "secret name"},
+		{keyExistingBucketKmsKeyArn, "alias/uploads", "KMS key ARN"},
+		{keyExistingBucketKmsKeyArn, "arn:aws:kms:eu-west-1:123456789012:alias/uploads", "not an alias"},
+		{keyExistingSecretKmsKeyArn, "1234abcd-12ab-34cd-56ef-1234567890ab", "KMS key ARN"},
+		{keyExistingSecretKmsKeyArn, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", "KMS key ARN"},
 		{keyUploadPrefix, "/uploads/", "not starting with /"},
 		{keyModelID, "a model", "model id"},
 		{keyStackName, "1stack", "starting with a letter"},
@@ -288,4 +293,32 @@ func TestCDKJSONListsEveryKey(t *testing.T) {
 func toText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+func TestLoadConfigKMSKeysOfExistingData(t *testing.T) {
+	const key = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	const mrk = "arn:aws-cn:kms:cn-north-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab"
+	ctx := defaultContext(t)
+	ctx[keyExistingBucketName] = "my-uploads"
+	ctx[keyExistingBucketKmsKeyArn] = key
+	ctx[keyExistingSecretArn] = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123"
+	ctx[keyExistingSecretKmsKeyArn] = mrk
+	cfg, err := LoadConfig(lookupIn(ctx))
+	if err != nil {
+		t.Fatalf("rejected: %v", err)
+	}
+	if cfg.ExistingBucketKmsKeyArn != key || cfg.ExistingSecretKmsKeyArn != mrk {
+		t.Errorf("keys not carried into Config: %q %q", cfg.ExistingBucketKmsKeyArn, cfg.ExistingSecretKmsKeyArn)
+	}
+
+	// A key without the existing data it decrypts is a mistake.
+	ctx = defaultContext(t)
+	ctx[keyExistingBucketKmsKeyArn] = key
+	ctx[keyExistingSecretKmsKeyArn] = key
+	_, err = LoadConfig(lookupIn(ctx))
+	for _, want := range []string{`"` + keyExistingBucketKmsKeyArn + `": is set but ` + keyExistingBucketName, `"` + keyExistingSecretKmsKeyArn + `": is set but ` + keyExistingSecretName} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
 }

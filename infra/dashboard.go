@@ -42,9 +42,10 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	}
 	none := []awscloudwatch.IMetric{}
 
-	name := *stack.StackName()
+	// Dashboard names are unique per account, not per region: the region
+	// keeps one stack name deployed in two regions from colliding.
 	dashboard := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName: jsii.String(name),
+		DashboardName: jsii.String(*stack.StackName() + "-" + *stack.Region()),
 	})
 	dashboard.AddWidgets(
 		awscloudwatch.NewSingleValueWidget(&awscloudwatch.SingleValueWidgetProps{
@@ -107,6 +108,18 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			p.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("Oldest message age (s)"), Statistic: jsii.String("Maximum"), Period: flow}),
 		}),
 	)
+	// The predictor also counts failures, rejections and dead letters by
+	// Reason, and the monitor reports each model's readiness by ModelId. The
+	// values are open-ended, so SEARCH finds whichever exist.
+	search := func(metric, dimension, statistic string, period awscdk.Duration) awscloudwatch.IMetric {
+		return m.search(metric, dimension, statistic, period)
+	}
+	dashboard.AddWidgets(
+		graph6("Failed images by reason", search(metricnames.ImagesFailed, metricnames.DimReason, "Sum", flow)),
+		graph6("Rejected images by reason", search(metricnames.ImagesRejected, metricnames.DimReason, "Sum", flow)),
+		graph6("Dead-lettered images by reason", search(metricnames.ImagesDeadLettered, metricnames.DimReason, "Sum", flow)),
+		graph6("Model ready (1) by model", search(metricnames.ModelReady, metricnames.DimModelID, "Minimum", monitorPeriod)),
+	)
 	dashboard.AddWidgets(
 		lambdaGraph("Predictor", p.predictor, flow),
 		lambdaGraph("Monitor", p.monitor, flow),
@@ -127,6 +140,14 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	url := awscdk.Fn_Sub(jsii.String("https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}#dashboards:name=${Name}"),
 		&map[string]*string{"Name": dashboard.DashboardName()})
 	return dashboardRef{dashboard: dashboard, url: url}
+}
+
+// graph6 is a quarter-width graph of one metric or search expression.
+func graph6(title string, metric awscloudwatch.IMetric) awscloudwatch.IWidget {
+	return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+		Title: jsii.String(title), Width: jsii.Number(6), Height: jsii.Number(6),
+		Left: &[]awscloudwatch.IMetric{metric},
+	})
 }
 
 // lambdaGraph shows a function's errors and throttles (left) and duration (right).

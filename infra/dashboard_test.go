@@ -11,8 +11,30 @@ func TestDashboard(t *testing.T) {
 	s := synthApp(t).created
 	_, dash := s.onlyResource(t, "AWS::CloudWatch::Dashboard", nil)
 	body := asJSON(dash["DashboardBody"])
-	if dash["DashboardName"] != s.cfg.StackName {
-		t.Errorf("DashboardName = %v, want %s", dash["DashboardName"], s.cfg.StackName)
+	// Dashboard names are account-wide: the region keeps one stack name
+	// in two regions apart.
+	wantName := asJSON(obj{"Fn::Join": []any{"", []any{s.cfg.StackName + "-", obj{"Ref": "AWS::Region"}}}})
+	if got := asJSON(dash["DashboardName"]); got != wantName {
+		t.Errorf("DashboardName = %s, want %s", got, wantName)
+	}
+	// Breakdowns by Reason and ModelId, found by SEARCH within this pipeline.
+	for _, search := range []struct{ metric, dim, stat string }{
+		{metricnames.ImagesFailed, metricnames.DimReason, "Sum"},
+		{metricnames.ImagesRejected, metricnames.DimReason, "Sum"},
+		{metricnames.ImagesDeadLettered, metricnames.DimReason, "Sum"},
+		{metricnames.ModelReady, metricnames.DimModelID, "Minimum"},
+	} {
+		// The body is JSON inside a JSON string: a quote in the expression
+		// is escaped twice.
+		q := `\\\"`
+		expr := `SEARCH('{` + metricnames.DefaultNamespace + `,` + metricnames.DimPipeline + `,` + search.dim + `} MetricName=` + q +
+			search.metric + q + ` ` + metricnames.DimPipeline + `=` + q + s.cfg.StackName + q + `', '` + search.stat + `', `
+		if !strings.Contains(body, `\"expression\":\"`+expr) {
+			t.Errorf("dashboard has no SEARCH of %s by %s (want %s)", search.metric, search.dim, expr)
+		}
+		if !strings.Contains(body, `PROP('Dim.`+search.dim+`')`) {
+			t.Errorf("SEARCH lines by %s are not labelled with the %s", search.dim, search.dim)
+		}
 	}
 
 	metrics := []string{

@@ -3,12 +3,15 @@ package main
 import (
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdadestinations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -95,6 +98,10 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assetsDir string) (awslambda.
 	}))
 	grantTableData(role, p, predictorTableActions)
 	p.secret.GrantRead(role, nil)
+	// S3 decrypts SSE-KMS objects with the reader's permissions: without
+	// kms:Decrypt on the bucket's key GetObject is denied.
+	grantDecryptVia(role, cfg.ExistingBucketKmsKeyArn, "s3")
+	grantDecryptVia(role, cfg.ExistingSecretKmsKeyArn, "secretsmanager")
 
 	// The event source grants receive/delete/change-visibility on the queue.
 	fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.queue, &awslambdaeventsources.SqsEventSourceProps{
@@ -139,6 +146,8 @@ func newMonitor(stack awscdk.Stack, p *pipeline, assetsDir string) awslambda.Fun
 
 	role := newFunctionRole(stack, "MonitorRole", "Monitor: reads the API key secret and keeps credit history in the results table")
 	logs := newFunctionLogGroup(stack, "MonitorLogs", cfg, role)
+	failures := newMonitoringFailuresQueue(stack)
+	p.monitoringFailures = failures
 	fn := newGoFunction(stack, "Monitor", &awslambda.FunctionProps{
 		Description: jsii.String("Publishes credit balance, forecast and model health metrics"),
 		Code:        awslambda.Code_FromAsset(jsii.String(filepath.Join(assetsDir, monitorAssetDir)), nil),
@@ -150,16 +159,82 @@ func newMonitor(stack awscdk.Stack, p *pipeline, assetsDir string) awslambda.Fun
 		// A failed run is reported by the heartbeat alarm and the next
 		// scheduled run comes soon; retries would only pile up overlapping runs.
 		RetryAttempts: jsii.Number(0),
+		// An event Lambda could not run within a schedule period (throttled)
+		// is dropped, and a failed run's record (request and error) is kept
+		// in the failures queue for diagnosis.
+		MaxEventAge: monitorMaxEventAge(cfg, maxLambdaEventAge),
+		OnFailure:   awslambdadestinations.NewSqsDestination(failures),
 	})
 	grantTableData(role, p, monitorTableActions)
 	p.secret.GrantRead(role, nil)
+	// The monitor reads the API key too (GetSecretValue).
+	grantDecryptVia(role, cfg.ExistingSecretKmsKeyArn, "secretsmanager")
 
+	// EventBridge invokes the monitor asynchronously. Its retry policy covers
+	// failed deliveries (throttled or failed Invoke calls), not function
+	// errors: a few retries with backoff, for no longer than one schedule
+	// period, since the next scheduled run supersedes a late one. An event
+	// still undelivered then goes to the failures queue, so a monitor that
+	// is silent because it was never invoked leaves a trace.
 	awsevents.NewRule(stack, jsii.String("MonitorSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Runs the monitor"),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(cfg.MonitorSchedule.Minutes()))),
-		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, &awseventstargets.LambdaFunctionProps{
+			RetryAttempts:   jsii.Number(monitorDeliveryRetries),
+			MaxEventAge:     monitorMaxEventAge(cfg, maxEventBridgeEventAge),
+			DeadLetterQueue: failures,
+		})},
 	})
 	return fn
+}
+
+// monitorDeliveryRetries is how often EventBridge retries delivering a
+// scheduled event to the monitor after a failed Invoke.
+const monitorDeliveryRetries = 2
+
+// Longest event ages EventBridge targets and Lambda's asynchronous
+// invocation configuration accept.
+const (
+	maxEventBridgeEventAge = 24 * time.Hour
+	maxLambdaEventAge      = 6 * time.Hour
+)
+
+// monitorMaxEventAge is one schedule period, within [1 minute, limit]: an
+// event older than that would only run the monitor next to the newer one.
+func monitorMaxEventAge(cfg Config, limit time.Duration) awscdk.Duration {
+	age := min(max(cfg.MonitorSchedule, time.Minute), limit)
+	return awscdk.Duration_Seconds(jsii.Number(age.Seconds()))
+}
+
+// newMonitoringFailuresQueue is the dead-letter queue of monitoring: it
+// keeps the scheduled events EventBridge could not deliver to the monitor,
+// the records of monitor runs that failed, and alarm notifications SNS could
+// not deliver to a subscriber. Like the other queues it is encrypted (SSE-SQS
+// needs no key policy for EventBridge, Lambda or SNS), TLS-only and keeps
+// messages 14 days.
+func newMonitoringFailuresQueue(stack awscdk.Stack) awssqs.Queue {
+	return awssqs.NewQueue(stack, jsii.String("MonitoringFailuresQueue"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(maxQueueRetentionDays)),
+	})
+}
+
+// grantDecryptVia lets role use the customer managed key keyArn (empty: no
+// grant) to decrypt, only in requests that service (s3, secretsmanager)
+// makes on its behalf, in the key's region, which is the data's region.
+func grantDecryptVia(role awsiam.IRole, keyArn, service string) {
+	if keyArn == "" {
+		return
+	}
+	region := strings.Split(keyArn, ":")[3] // arn:partition:kms:region:account:key/id
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("kms:Decrypt"),
+		Resources: jsii.Strings(keyArn),
+		Conditions: &map[string]any{
+			"StringEquals": map[string]any{"kms:ViaService": service + "." + region + ".amazonaws.com"},
+		},
+	}))
 }
 
 // newGoFunction fills in what both Go functions share.

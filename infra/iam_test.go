@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aws/jsii-runtime-go"
 )
 
 // grants maps each allowed action of a role's inline policies to the
@@ -54,7 +56,8 @@ func TestFunctionRolesAreLeastPrivilege(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := s.cfg
 			tableID, _ := s.onlyResource(t, "AWS::DynamoDB::Table", nil)
-			queueID, _ := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
+			queueID, _ := s.uploadQueueIDs(t)
+			failures := getAtt(monitoringFailuresID(t, s), "Arn")
 			_, predictor := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
 			_, monitor := s.onlyResource(t, "AWS::Lambda::Function", isMonitor)
 
@@ -112,6 +115,23 @@ func TestFunctionRolesAreLeastPrivilege(t *testing.T) {
 			}
 			maps.Copy(wantMonitor, tableGrants(monitorTableActions))
 			maps.Copy(wantMonitor, secretGrants)
+			// The on-failure destination of its asynchronous invocations.
+			for _, a := range []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"} {
+				wantMonitor[a] = failures
+			}
+			// Customer managed keys of existing data: decrypt only.
+			if cfg.ExistingBucketKmsKeyArn != "" {
+				wantPredictor["kms:Decrypt"] = `"` + cfg.ExistingBucketKmsKeyArn + `"`
+			}
+			if cfg.ExistingSecretKmsKeyArn != "" {
+				// Either key may be listed; the statements are checked below.
+				if _, ok := wantPredictor["kms:Decrypt"]; !ok {
+					wantPredictor["kms:Decrypt"] = `"` + cfg.ExistingSecretKmsKeyArn + `"`
+				} else {
+					wantPredictor["kms:Decrypt"] = `"arn:aws:kms:`
+				}
+				wantMonitor["kms:Decrypt"] = `"` + cfg.ExistingSecretKmsKeyArn + `"`
+			}
 
 			for fnName, c := range map[string]struct {
 				fn   obj
@@ -156,6 +176,47 @@ func TestNoWildcardActions(t *testing.T) {
 						t.Errorf("%s: %s allows wildcard action %s", name, id, action)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestExistingDataKeysAreDecryptableThroughTheirServiceOnly: an existing
+// bucket or secret encrypted with a customer managed key needs kms:Decrypt
+// on that key, limited to requests S3 or Secrets Manager make.
+func TestExistingDataKeysAreDecryptableThroughTheirServiceOnly(t *testing.T) {
+	s := synthApp(t).imported
+	_, predictor := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
+	_, monitor := s.onlyResource(t, "AWS::Lambda::Function", isMonitor)
+	decrypt := func(key, via string) obj {
+		return obj{
+			"Effect":    "Allow",
+			"Action":    "kms:Decrypt",
+			"Resource":  key,
+			"Condition": obj{"StringEquals": obj{"kms:ViaService": via}},
+		}
+	}
+	// The ViaService region is the key's, which is the data's region.
+	bucketKey := decrypt(testBucketKeyArn, "s3.eu-west-1.amazonaws.com")
+	secretKey := decrypt(testSecretKeyArn, "secretsmanager.eu-central-1.amazonaws.com")
+	for name, c := range map[string]struct {
+		fn   obj
+		want []obj
+	}{"predictor": {predictor, []obj{bucketKey, secretKey}}, "monitor": {monitor, []obj{secretKey}}} {
+		for _, st := range c.want {
+			check(t, name+" "+asJSON(st["Resource"]), func() {
+				s.template.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj{
+					"Roles":          []any{obj{"Ref": roleOf(t, c.fn)}},
+					"PolicyDocument": like(obj{"Statement": arrayWith(st)}),
+				})
+			})
+		}
+	}
+	// The stacks without such keys grant no KMS use at all.
+	for name, s := range map[string]*synthesized{"created": synthApp(t).created, "disposable": synthApp(t).disposable} {
+		for id, policy := range s.resources("AWS::IAM::Policy") {
+			if strings.Contains(asJSON(policy), "kms:") {
+				t.Errorf("%s: %s grants KMS use without a configured key", name, id)
 			}
 		}
 	}

@@ -41,8 +41,10 @@ func run() error {
 		Config:    cfg,
 		AssetsDir: defaultAssetsDir,
 	})
-	// A deployment that fails AWS Solutions checks stops at synth, not in review.
+	// A deployment that fails AWS Solutions or Serverless checks stops at
+	// synth, not in review.
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	awscdk.Aspects_Of(app).Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	app.Synth(nil)
 	return nil
 }

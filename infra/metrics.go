@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/jsii-runtime-go"
@@ -34,4 +36,18 @@ func (m pipelineMetrics) metric(name, statistic string, period awscdk.Duration) 
 // labelled returns name like metric, with a legend label.
 func (m pipelineMetrics) labelled(name, statistic, label string, period awscdk.Duration) awscloudwatch.Metric {
 	return m.metric(name, statistic, period).With(&awscloudwatch.MetricOptions{Label: jsii.String(label)})
+}
+
+// search returns a SEARCH expression for metric name of this pipeline split
+// by one more dimension (e.g. Reason), one line per value, each labelled
+// with that value.
+func (m pipelineMetrics) search(name, dimension, statistic string, period awscdk.Duration) awscloudwatch.IMetric {
+	expr := fmt.Sprintf(`SEARCH('{%s,%s,%s} MetricName="%s" %s="%s"', '%s', %d)`,
+		metricnames.DefaultNamespace, metricnames.DimPipeline, dimension,
+		name, metricnames.DimPipeline, m.pipeline, statistic, int(*period.ToSeconds(nil)))
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String(expr),
+		Label:      jsii.String("${PROP('Dim." + dimension + "')}"),
+		Period:     period,
+	})
 }

@@ -18,6 +18,11 @@ func newUploadQueues(stack awscdk.Stack, cfg Config) (queue, deadLetters awssqs.
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(maxQueueRetentionDays)),
+		// Dead letters are uploads nobody has looked at yet: kept with the
+		// other stored data when the stack is deleted (a queue's default is
+		// to be deleted), and deleted only with removeOnDestroy, whose point
+		// is to leave nothing behind.
+		RemovalPolicy: cfg.removalPolicy(),
 	})
 	queue = awssqs.NewQueue(stack, jsii.String("UploadQueue"), &awssqs.QueueProps{
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,

@@ -37,8 +37,11 @@ type pipeline struct {
 	predictorLogs awslogs.LogGroup
 	predictorRole awsiam.Role
 	monitor       awslambda.Function
-	topic         awssns.Topic
-	metrics       pipelineMetrics
+	// monitoringFailures keeps undelivered schedule events, failed monitor
+	// runs and undeliverable alarm notifications.
+	monitoringFailures awssqs.Queue
+	topic              awssns.Topic
+	metrics            pipelineMetrics
 }
 
 // NewGeolocationStack provisions the whole pipeline: uploads bucket, queue
@@ -49,15 +52,18 @@ func NewGeolocationStack(scope constructs.Construct, id string, props *Geolocati
 	cfg := props.Config
 
 	p := &pipeline{cfg: cfg, metrics: newPipelineMetrics(*stack.StackName())}
-	p.bucket = newUploadBucket(stack, cfg)
+	handlerRole, immutableHandlerRole := newNotificationsHandlerRole(stack)
+	p.bucket = newUploadBucket(stack, cfg, immutableHandlerRole)
 	p.queue, p.deadLetters = newUploadQueues(stack, cfg)
-	subscribeQueueToUploads(p.bucket, p.queue, cfg)
+	subscribeQueueToUploads(stack, p.bucket, p.queue, cfg)
+	configureNotificationsHandler(stack, cfg, p.bucket, handlerRole)
+	routeAutoDeleteLogs(stack, cfg)
 	p.table = newResultsTable(stack, cfg)
 	p.secret, p.createdSecret = apiKeySecret(stack, cfg)
 	p.predictor, p.predictorLogs, p.predictorRole = newPredictor(stack, p, props.AssetsDir)
 	p.monitor = newMonitor(stack, p, props.AssetsDir)
 
-	p.topic = newAlarmTopic(stack, cfg)
+	p.topic = newAlarmTopic(stack, cfg, p.monitoringFailures)
 	alarms := newAlarms(stack, p)
 	dashboard := newDashboard(stack, p, alarms)
 

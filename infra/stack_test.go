@@ -127,12 +127,31 @@ func TestUploadsNotifyTheQueue(t *testing.T) {
 			"Queues": []any{obj{"Ref": queueID}},
 			"PolicyDocument": like(obj{"Statement": arrayWith(
 				like(denyInsecureTransport),
-				like(obj{
+				// A bucket ARN has no account id: aws:SourceAccount pins it.
+				obj{
 					"Effect":    "Allow",
 					"Principal": obj{"Service": "s3.amazonaws.com"},
-					"Condition": obj{"ArnLike": obj{"aws:SourceArn": obj{"Fn::GetAtt": []any{bucketID, "Arn"}}}},
-				}),
+					"Action":    "sqs:SendMessage",
+					"Resource":  obj{"Fn::GetAtt": []any{queueID, "Arn"}},
+					"Condition": obj{
+						"ArnLike":      obj{"aws:SourceArn": obj{"Fn::GetAtt": []any{bucketID, "Arn"}}},
+						"StringEquals": obj{"aws:SourceAccount": obj{"Ref": "AWS::AccountId"}},
+					},
+				},
 			)}),
+		})
+	})
+	check(t, "imported bucket's queue policy pins the account too", func() {
+		importedQueueID, _ := a.imported.uploadQueueIDs(t)
+		a.imported.template.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), obj{
+			"Queues": []any{obj{"Ref": importedQueueID}},
+			"PolicyDocument": like(obj{"Statement": arrayWith(like(obj{
+				"Principal": obj{"Service": "s3.amazonaws.com"},
+				"Condition": obj{
+					"ArnLike":      obj{"aws:SourceArn": obj{"Fn::Join": []any{"", []any{"arn:", obj{"Ref": "AWS::Partition"}, ":s3:::" + a.imported.cfg.ExistingBucketName}}}},
+					"StringEquals": obj{"aws:SourceAccount": obj{"Ref": "AWS::AccountId"}},
+				},
+			}))}),
 		})
 	})
 	check(t, "imported bucket keeps its other notifications and is not filtered", func() {
@@ -153,8 +172,17 @@ func TestUploadsNotifyTheQueue(t *testing.T) {
 func TestQueuesRetryThenKeepFailures(t *testing.T) {
 	for name, s := range synthApp(t).scenarios() {
 		t.Run(name, func(t *testing.T) {
-			dlqID, _ := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] == nil })
-			queueID, props := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
+			queueID, dlqID := s.uploadQueueIDs(t)
+			props := s.resources("AWS::SQS::Queue")[queueID]["Properties"].(obj)
+			// Dead letters are stored data: kept when the stack is deleted
+			// unless removeOnDestroy asks for a clean slate.
+			wantPolicy := "Retain"
+			if s.cfg.RemoveOnDestroy {
+				wantPolicy = "Delete"
+			}
+			if got := s.resources("AWS::SQS::Queue")[dlqID]["DeletionPolicy"]; got != wantPolicy {
+				t.Errorf("dead-letter queue DeletionPolicy = %v, want %s", got, wantPolicy)
+			}
 
 			// Lambda's guidance: at least six times the function timeout.
 			if got, min := props["VisibilityTimeout"].(float64), 6*s.cfg.PredictorTimeout.Seconds(); got < min {
@@ -168,7 +196,7 @@ func TestQueuesRetryThenKeepFailures(t *testing.T) {
 					},
 				})
 			})
-			for _, id := range []string{queueID, dlqID} {
+			for _, id := range []string{queueID, dlqID, monitoringFailuresID(t, s)} {
 				q := s.resources("AWS::SQS::Queue")[id]["Properties"].(obj)
 				if q["SqsManagedSseEnabled"] != true {
 					t.Errorf("%s is not encrypted: %v", id, q)
@@ -334,10 +362,25 @@ func TestFunctions(t *testing.T) {
 					"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 				})
 			})
+			failures := obj{"Fn::GetAtt": []any{monitoringFailuresID(t, s), "Arn"}}
+			// Failed deliveries are retried within one schedule period, then
+			// kept; failed runs are not retried but recorded.
 			check(t, "monitor schedule", func() {
 				s.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
 					"ScheduleExpression": "rate(" + strconv.Itoa(int(cfg.MonitorSchedule.Minutes())) + " minutes)",
-					"Targets":            []any{like(obj{"Arn": obj{"Fn::GetAtt": []any{monitorID, "Arn"}}})},
+					"Targets": []any{like(obj{
+						"Arn":              obj{"Fn::GetAtt": []any{monitorID, "Arn"}},
+						"RetryPolicy":      obj{"MaximumRetryAttempts": monitorDeliveryRetries, "MaximumEventAgeInSeconds": cfg.MonitorSchedule.Seconds()},
+						"DeadLetterConfig": obj{"Arn": failures},
+					})},
+				})
+			})
+			check(t, "monitor asynchronous invocations", func() {
+				s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), obj{
+					"FunctionName":             obj{"Ref": monitorID},
+					"MaximumRetryAttempts":     0,
+					"MaximumEventAgeInSeconds": cfg.MonitorSchedule.Seconds(),
+					"DestinationConfig":        obj{"OnFailure": obj{"Destination": failures}},
 				})
 			})
 		})
@@ -352,5 +395,124 @@ func TestOutputs(t *testing.T) {
 	url := asJSON(s.doc["Outputs"].(obj)["DashboardUrl"])
 	if !strings.Contains(url, "#dashboards:name=") {
 		t.Errorf("DashboardUrl = %s", url)
+	}
+}
+
+// TestNotificationsHandlerHasItsOwnRoleAndLogs: CDK's bucket-notifications
+// handler runs with a role of this stack without managed policies, allowed
+// only to configure the one bucket, and logs to a group with retention.
+func TestNotificationsHandlerHasItsOwnRoleAndLogs(t *testing.T) {
+	for name, s := range synthApp(t).scenarios() {
+		t.Run(name, func(t *testing.T) {
+			var handler obj
+			for id, fn := range s.resources("AWS::Lambda::Function") {
+				if strings.HasPrefix(id, bucketNotificationsHandlerID) {
+					handler = fn
+				}
+			}
+			if handler == nil {
+				t.Fatal("no bucket notifications handler")
+			}
+			props := handler["Properties"].(obj)
+			roleID := roleOf(t, props)
+			role := s.resources("AWS::IAM::Role")[roleID]["Properties"].(obj)
+			if role["ManagedPolicyArns"] != nil {
+				t.Errorf("handler role %s has managed policies: %v", roleID, role["ManagedPolicyArns"])
+			}
+			logGroup, _ := props["LoggingConfig"].(obj)["LogGroup"].(obj)["Ref"].(string)
+			group, ok := s.resources("AWS::Logs::LogGroup")[logGroup]
+			if !ok {
+				t.Fatalf("handler logs to %v, not to a log group of this stack", props["LoggingConfig"])
+			}
+			if got := group["Properties"].(obj)["RetentionInDays"]; got != float64(s.cfg.LogRetentionDays) {
+				t.Errorf("handler log retention %v, want %d", got, s.cfg.LogRetentionDays)
+			}
+			bucket := ":s3:::" + s.cfg.ExistingBucketName
+			want := map[string]bool{"s3:PutBucketNotification": true, "logs:CreateLogStream": true, "logs:PutLogEvents": true}
+			if s.cfg.ExistingBucketName != "" {
+				want["s3:GetBucketNotification"] = true
+			} else {
+				bucketID, _ := s.onlyResource(t, "AWS::S3::Bucket", func(p obj) bool { return p["LoggingConfiguration"] != nil })
+				bucket = getAtt(bucketID, "Arn")
+			}
+			got := s.grants(t, roleID)
+			for action, resources := range got {
+				if !want[action] {
+					t.Errorf("handler may %s on %v", action, resources)
+				}
+				for _, r := range resources {
+					if strings.HasPrefix(action, "s3:") && !strings.Contains(r, bucket) {
+						t.Errorf("handler may %s on %s, want only the upload bucket", action, r)
+					}
+					if strings.HasPrefix(action, "logs:") && !strings.Contains(r, getAtt(logGroup, "Arn")) {
+						t.Errorf("handler may %s on %s, want only its log group", action, r)
+					}
+				}
+			}
+			for action := range want {
+				if _, ok := got[action]; !ok {
+					t.Errorf("handler lacks %s", action)
+				}
+			}
+			// The function waits for its role's grants.
+			if deps := asJSON(handler["DependsOn"]); !strings.Contains(deps, roleID) {
+				t.Errorf("handler DependsOn %s, want its role %s and its policy", deps, roleID)
+			}
+		})
+	}
+}
+
+// TestRemoveOnDestroyLeavesNothingBehind: a disposable stack's buckets are
+// emptied before deletion, and the auto-delete handler logs to a group of
+// the stack (deleted with it) instead of a group it would leave behind.
+func TestRemoveOnDestroyLeavesNothingBehind(t *testing.T) {
+	a := synthApp(t)
+	s := a.disposable
+	buckets := s.resources("AWS::S3::Bucket")
+	if len(buckets) != 2 {
+		t.Fatalf("want the upload and access-log buckets, found %d", len(buckets))
+	}
+	for id, b := range buckets {
+		if b["DeletionPolicy"] != "Delete" {
+			t.Errorf("%s DeletionPolicy = %v", id, b["DeletionPolicy"])
+		}
+		check(t, id+" emptied on delete", func() {
+			s.template.HasResourceProperties(jsii.String("Custom::S3AutoDeleteObjects"), obj{"BucketName": obj{"Ref": id}})
+		})
+	}
+	var provider obj
+	for id, fn := range s.resources("AWS::Lambda::Function") {
+		if strings.HasPrefix(id, "CustomS3AutoDeleteObjects") {
+			provider = fn
+		}
+	}
+	if provider == nil {
+		t.Fatal("no auto-delete handler")
+	}
+	logGroup, _ := provider["Properties"].(obj)["LoggingConfig"].(obj)["LogGroup"].(obj)["Ref"].(string)
+	if group, ok := s.resources("AWS::Logs::LogGroup")[logGroup]; !ok || group["DeletionPolicy"] != "Delete" || group["Properties"].(obj)["RetentionInDays"] != float64(s.cfg.LogRetentionDays) {
+		t.Errorf("auto-delete handler logs to %v, want a log group of the stack with retention, deleted with it", provider["Properties"].(obj)["LoggingConfig"])
+	}
+	// Retained stacks keep their data: nothing empties their buckets.
+	if n := len(a.created.resources("Custom::S3AutoDeleteObjects")); n != 0 {
+		t.Errorf("created (retained) scenario empties %d buckets on delete", n)
+	}
+}
+
+// TestDependsOnNamesResources: every DependsOn names a resource of the
+// template (CDK drops dependencies on resources it does not render).
+func TestDependsOnNamesResources(t *testing.T) {
+	for name, s := range synthApp(t).scenarios() {
+		all := s.doc["Resources"].(obj)
+		for id, r := range all {
+			for _, dep := range asList(r.(obj)["DependsOn"]) {
+				if dep == nil {
+					continue
+				}
+				if _, ok := all[dep.(string)]; !ok {
+					t.Errorf("%s: %s depends on missing %v", name, id, dep)
+				}
+			}
+		}
 	}
 }

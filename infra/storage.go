@@ -3,9 +3,12 @@ package main
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awss3notifications"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawss3"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/tableschema"
@@ -21,7 +24,10 @@ const abortIncompleteUploadsDays = 7
 
 // newUploadBucket imports the configured bucket or creates a private,
 // encrypted, TLS-only, versioned one whose access is logged to a second bucket.
-func newUploadBucket(stack awscdk.Stack, cfg Config) awss3.IBucket {
+//
+// handlerRole is the role of CDK's bucket-notifications handler (see
+// newNotificationsHandlerRole).
+func newUploadBucket(stack awscdk.Stack, cfg Config, handlerRole awsiam.IRole) awss3.IBucket {
 	if cfg.ExistingBucketName != "" {
 		// An existing bucket is used exactly as it is: the stack changes
 		// neither its versioning nor its lifecycle rules, which belong to
@@ -29,7 +35,10 @@ func newUploadBucket(stack awscdk.Stack, cfg Config) awss3.IBucket {
 		// bucket too: its events carry no versionId (or "null" once versioning
 		// is suspended), and it then reads the object by key and tells its
 		// uploads apart by ETag.
-		return awss3.Bucket_FromBucketName(stack, jsii.String("UploadBucket"), jsii.String(cfg.ExistingBucketName))
+		return awss3.Bucket_FromBucketAttributes(stack, jsii.String("UploadBucket"), &awss3.BucketAttributes{
+			BucketName:               jsii.String(cfg.ExistingBucketName),
+			NotificationsHandlerRole: handlerRole,
+		})
 	}
 	// The log bucket is the destination of access logs, not a source: cdk-nag
 	// recognises it by its log-delivery policy and does not ask it to log.
@@ -43,6 +52,13 @@ func newUploadBucket(stack awscdk.Stack, cfg Config) awss3.IBucket {
 			Expiration: awscdk.Duration_Days(jsii.Number(accessLogRetentionDays)),
 		}},
 		RemovalPolicy: cfg.removalPolicy(),
+		// A bucket must be empty to be deleted. CDK empties it just before
+		// (a custom resource). S3 delivers access logs late, up to hours
+		// after the requests, so a record written between the emptying and
+		// the delete can still fail the delete (BucketNotEmpty); nothing in
+		// the template can wait for S3's last delivery. Deleting the stack
+		// again, or emptying the bucket by hand, finishes the job.
+		AutoDeleteObjects: jsii.Bool(cfg.RemoveOnDestroy),
 	})
 	return awss3.NewBucket(stack, jsii.String("UploadBucket"), &awss3.BucketProps{
 		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
@@ -64,13 +80,17 @@ func newUploadBucket(stack awscdk.Stack, cfg Config) awss3.IBucket {
 			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(abortIncompleteUploadsDays)),
 		}},
 		RemovalPolicy: cfg.removalPolicy(),
+		// A versioned bucket keeps every version: emptied by CDK, or its
+		// delete fails.
+		AutoDeleteObjects:        jsii.Bool(cfg.RemoveOnDestroy),
+		NotificationsHandlerRole: handlerRole,
 	})
 }
 
 // subscribeQueueToUploads sends ObjectCreated events for keys matching the
 // configured prefix and suffix to the queue. For an imported bucket CDK's
 // notification handler adds this configuration and keeps existing ones.
-func subscribeQueueToUploads(bucket awss3.IBucket, queue awssqs.IQueue, cfg Config) {
+func subscribeQueueToUploads(stack awscdk.Stack, bucket awss3.IBucket, queue awssqs.IQueue, cfg Config) {
 	// CDK rejects an empty filter, so one is passed only when it filters.
 	var filters []*awss3.NotificationKeyFilter
 	if cfg.UploadPrefix != "" || cfg.UploadSuffix != "" {
@@ -83,7 +103,86 @@ func subscribeQueueToUploads(bucket awss3.IBucket, queue awssqs.IQueue, cfg Conf
 		}
 		filters = append(filters, filter)
 	}
-	bucket.AddEventNotification(awss3.EventType_OBJECT_CREATED, awss3notifications.NewSqsDestination(queue), filters...)
+	bucket.AddEventNotification(awss3.EventType_OBJECT_CREATED, &queueDestination{queue: queue, account: stack.Account()}, filters...)
+}
+
+// queueDestination is awss3notifications.SqsDestination with the confused
+// deputy guard S3's documentation asks for: a bucket ARN carries no account
+// id, so aws:SourceArn alone would also match a bucket of that name in
+// another account (after this one's is deleted); aws:SourceAccount pins the
+// owner. The bucket, created or imported, is this account's: CDK's handler
+// configures its notifications with this account's credentials.
+type queueDestination struct {
+	queue   awssqs.IQueue
+	account *string
+}
+
+// Bind lets S3 send this bucket's events to the queue (sqs:SendMessage is
+// all S3 needs) and has the notification configuration wait for that
+// permission: S3 validates the destination when it is configured. The
+// queues use SQS-managed encryption, so no key policy is involved.
+func (d *queueDestination) Bind(_ constructs.Construct, bucket interfacesawss3.IBucketRef) *awss3.BucketNotificationDestinationConfig {
+	d.queue.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("s3.amazonaws.com"), nil)},
+		Actions:    jsii.Strings("sqs:SendMessage"),
+		Resources:  jsii.Strings(*d.queue.QueueArn()),
+		Conditions: &map[string]any{
+			"ArnLike":      map[string]any{"aws:SourceArn": bucket.BucketRef().BucketArn},
+			"StringEquals": map[string]any{"aws:SourceAccount": d.account},
+		},
+	}))
+	return &awss3.BucketNotificationDestinationConfig{
+		Arn:          d.queue.QueueArn(),
+		Type:         awss3.BucketNotificationDestinationType_QUEUE,
+		Dependencies: &[]constructs.IDependable{d.queue},
+	}
+}
+
+// newNotificationsHandlerRole creates the role of CDK's handler that writes
+// the bucket's notification configuration at deploy time. CDK attaches
+// AWSLambdaBasicExecutionRole to any role it is given (account-wide log
+// permissions) and its own s3:PutBucketNotification policy, so it gets an
+// immutable view of this role (CDK's additions are dropped) and the role
+// grants exactly what the handler does: write the bucket's notification
+// configuration (and read it first for an imported bucket, whose other
+// notifications it keeps), and log to its own log group.
+func newNotificationsHandlerRole(stack awscdk.Stack) (role awsiam.Role, immutable awsiam.IRole) {
+	role = awsiam.NewRole(stack, jsii.String("BucketNotificationsHandlerRole"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("CDK's S3 bucket notifications handler: configures the upload bucket's notifications at deploy time"),
+	})
+	return role, role.WithoutPolicyUpdates(nil)
+}
+
+// configureNotificationsHandler finishes CDK's bucket-notifications handler
+// once AddEventNotification has created it: its role's grants, and a log
+// group with the configured retention (and removal policy) instead of the
+// /aws/lambda/<name> group Lambda would create, keep forever and leave
+// behind when the stack is deleted.
+func configureNotificationsHandler(stack awscdk.Stack, cfg Config, bucket awss3.IBucket, role awsiam.Role) {
+	actions := []string{"s3:PutBucketNotification"}
+	if cfg.ExistingBucketName != "" {
+		actions = append(actions, "s3:GetBucketNotification")
+	}
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings(actions...),
+		Resources: jsii.Strings(*bucket.BucketArn()),
+	}))
+	logs := newFunctionLogGroup(stack, "BucketNotificationsHandlerLogs", cfg, role)
+
+	handler := stack.Node().TryFindChild(jsii.String(bucketNotificationsHandlerID))
+	if handler == nil {
+		panic("CDK's bucket notifications handler was not created")
+	}
+	fn, ok := handler.Node().DefaultChild().(awscdk.CfnResource)
+	if !ok {
+		panic("CDK's bucket notifications handler has no function resource")
+	}
+	fn.AddPropertyOverride(jsii.String("LoggingConfig.LogGroup"), logs.LogGroupName())
+	// The function must not run before its role may write the notification
+	// configuration and its logs (CDK's own dependency is on the immutable
+	// view, which carries none of these grants).
+	handler.Node().AddDependency(role)
 }
 
 // newResultsTable creates the table with the key schema and index of
@@ -112,4 +211,29 @@ func newResultsTable(stack awscdk.Stack, cfg Config) awsdynamodb.Table {
 		ProjectionType: awsdynamodb.ProjectionType_ALL,
 	})
 	return table
+}
+
+// autoDeleteProviderID is the id of CDK's stack-singleton provider behind
+// autoDeleteObjects (CustomResourceProvider, a raw Lambda function).
+const autoDeleteProviderID = "Custom::S3AutoDeleteObjectsCustomResourceProvider"
+
+// routeAutoDeleteLogs gives CDK's auto-delete-objects handler, when
+// removeOnDestroy created it, a log group with the configured retention that
+// is deleted with the stack; otherwise Lambda creates /aws/lambda/<name> at
+// the handler's last run, during the stack's deletion, and keeps it forever.
+// Its CDK-made role (AWSLambdaBasicExecutionRole) may write to any group.
+func routeAutoDeleteLogs(stack awscdk.Stack, cfg Config) {
+	provider := stack.Node().TryFindChild(jsii.String(autoDeleteProviderID))
+	if provider == nil {
+		return
+	}
+	fn, ok := provider.Node().TryFindChild(jsii.String("Handler")).(awscdk.CfnResource)
+	if !ok {
+		panic("CDK's auto-delete-objects provider has no Handler function")
+	}
+	logs := awslogs.NewLogGroup(stack, jsii.String("AutoDeleteObjectsHandlerLogs"), &awslogs.LogGroupProps{
+		Retention:     logRetentions[cfg.LogRetentionDays],
+		RemovalPolicy: cfg.removalPolicy(),
+	})
+	fn.AddPropertyOverride(jsii.String("LoggingConfig.LogGroup"), logs.LogGroupName())
 }

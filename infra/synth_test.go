@@ -26,8 +26,9 @@ type synthesized struct {
 // testApp holds both test stacks. Synthesizing starts jsii and takes
 // seconds, so the app is built once and shared by every test.
 type testApp struct {
-	created  *synthesized // new bucket and secret, retained data
-	imported *synthesized // existing bucket and secret, removeOnDestroy
+	created    *synthesized // new bucket and secret, retained data
+	imported   *synthesized // existing bucket and secret (KMS-encrypted), removeOnDestroy
+	disposable *synthesized // new bucket and secret, removeOnDestroy
 }
 
 var (
@@ -72,11 +73,28 @@ func importedContext(t testing.TB) map[string]any {
 	ctx[keyStackName] = "GeoImported"
 	ctx[keyExistingBucketName] = "geo-test-existing-bucket"
 	ctx[keyExistingSecretName] = "geo/test/api-key"
+	ctx[keyExistingBucketKmsKeyArn] = testBucketKeyArn
+	ctx[keyExistingSecretKmsKeyArn] = testSecretKeyArn
 	ctx[keyRemoveOnDestroy] = "true"
 	ctx[keyMaxConcurrency] = "5"
 	ctx[keyBatchSize] = "1"
 	ctx[keyMonitorScheduleMinutes] = "15"
 	ctx[keyLogRetentionDays] = "14"
+	return ctx
+}
+
+// The customer managed keys of the imported scenario's bucket and secret.
+const (
+	testBucketKeyArn = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	testSecretKeyArn = "arn:aws:kms:eu-central-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab"
+)
+
+// disposableContext is a development stack: everything created, and
+// removed with the stack.
+func disposableContext(t testing.TB) map[string]any {
+	ctx := defaultContext(t)
+	ctx[keyStackName] = "GeoDisposable"
+	ctx[keyRemoveOnDestroy] = "true"
 	return ctx
 }
 
@@ -122,6 +140,7 @@ func buildTestApp(t *testing.T) (*testApp, error) {
 		Outdir:  jsii.String(filepath.Join(assetsDir, "cdk.out")),
 	})
 	awscdk.Aspects_Of(cdkApp).Add(cdknag.NewAwsSolutionsChecks(nil), nil)
+	awscdk.Aspects_Of(cdkApp).Add(cdknag.NewServerlessChecks(nil), nil)
 
 	build := func(ctx map[string]any) (*synthesized, error) {
 		cfg, err := LoadConfig(lookupIn(ctx))
@@ -142,9 +161,13 @@ func buildTestApp(t *testing.T) (*testApp, error) {
 	if err != nil {
 		return nil, err
 	}
+	disposable, err := build(disposableContext(t))
+	if err != nil {
+		return nil, err
+	}
 	// The first Template_FromStack synthesizes the whole app; the second
 	// reuses that synthesis.
-	for _, s := range []*synthesized{created, imported} {
+	for _, s := range []*synthesized{created, imported, disposable} {
 		s.template = assertions.Template_FromStack(s.stack, nil)
 		raw, err := json.Marshal(s.template.ToJSON())
 		if err != nil {
@@ -154,12 +177,12 @@ func buildTestApp(t *testing.T) (*testApp, error) {
 			return nil, err
 		}
 	}
-	return &testApp{created: created, imported: imported}, nil
+	return &testApp{created: created, imported: imported, disposable: disposable}, nil
 }
 
 // scenarios lists both stacks for tests that hold for each.
 func (a *testApp) scenarios() map[string]*synthesized {
-	return map[string]*synthesized{"created": a.created, "imported": a.imported}
+	return map[string]*synthesized{"created": a.created, "imported": a.imported, "disposable": a.disposable}
 }
 
 // check runs one assertions-library check, turning its panic into a test
@@ -217,3 +240,16 @@ func asJSON(v any) string {
 
 func getAtt(id, attr string) string { return asJSON(map[string]any{"Fn::GetAtt": []any{id, attr}}) }
 func ref(id string) string          { return asJSON(map[string]any{"Ref": id}) }
+
+// uploadQueueIDs returns the logical ids of the upload queue and of its
+// dead-letter queue (the target of its redrive policy; the monitoring
+// failures queue has no redrive policy either).
+func (s *synthesized) uploadQueueIDs(t *testing.T) (queueID, dlqID string) {
+	t.Helper()
+	queueID, props := s.onlyResource(t, "AWS::SQS::Queue", func(p map[string]any) bool { return p["RedrivePolicy"] != nil })
+	att, _ := props["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"].(map[string]any)["Fn::GetAtt"].([]any)
+	if len(att) != 2 {
+		t.Fatalf("redrive target is not a queue of this stack: %v", props["RedrivePolicy"])
+	}
+	return queueID, att[0].(string)
+}

@@ -114,28 +114,10 @@ func TestMIMETypes(t *testing.T) {
 	}
 }
 
-func TestTooLarge(t *testing.T) {
+func TestDefaultMaxImageBytesIsTenMillion(t *testing.T) {
 	// The contract's "10 MB" is SI: 10 MiB is over the limit.
-	tests := []struct {
-		n    int64
-		want bool
-	}{
-		{0, false},
-		{DefaultMaxImageBytes - 1, false},
-		{10_000_000, false},
-		{10_000_001, true},
-		{10_485_760, true},
-	}
-	for _, tt := range tests {
-		if got := TooLarge(tt.n); got != tt.want {
-			t.Errorf("TooLarge(%d) = %v, want %v", tt.n, got, tt.want)
-		}
-	}
-}
-
-func TestDeprecatedMaxImageBytesIsTheDefault(t *testing.T) {
-	if DefaultMaxImageBytes != 10_000_000 || MaxImageBytes != DefaultMaxImageBytes {
-		t.Errorf("DefaultMaxImageBytes = %d, MaxImageBytes = %d; want both 10000000", DefaultMaxImageBytes, MaxImageBytes)
+	if DefaultMaxImageBytes != 10_000_000 {
+		t.Errorf("DefaultMaxImageBytes = %d, want 10000000", DefaultMaxImageBytes)
 	}
 }
 

@@ -2,21 +2,12 @@
 // caller can reject a non-image before paying for a prediction call.
 package imageformat
 
-// maxImageBytes is the contract's "at most 10 MB", read as SI megabytes:
-// nothing in the contract says MiB, and the smaller reading never sends an
-// image the service could refuse (after paying nothing, but for nothing).
-const maxImageBytes = 10_000_000
-
 // DefaultMaxImageBytes is the largest upload the geolocation service accepts
-// by default: 10,000,000 bytes are allowed, one byte more is rejected.
-// Callers with a configurable limit use it as the default.
-const DefaultMaxImageBytes int64 = maxImageBytes
-
-// MaxImageBytes is the former name of DefaultMaxImageBytes. It stays untyped,
-// as it always was, so existing int and int64 uses keep compiling.
-//
-// Deprecated: use DefaultMaxImageBytes or a configured limit.
-const MaxImageBytes = maxImageBytes
+// by default: the contract's "at most 10 MB", read as SI megabytes (nothing
+// in the contract says MiB, and the smaller reading never sends an image the
+// service could refuse). 10,000,000 bytes are allowed, one byte more is
+// rejected. Callers with a configurable limit use it as the default.
+const DefaultMaxImageBytes int64 = 10_000_000
 
 // MinHeaderBytes is how many leading bytes Detect needs before it answers.
 // Anything shorter is treated as a truncated header, not an image.
@@ -51,7 +42,3 @@ var (
 
 // String returns the format name.
 func (f Format) String() string { return f.Name }
-
-// TooLarge reports whether an image of n bytes exceeds DefaultMaxImageBytes.
-// A caller with a configured limit compares against that limit instead.
-func TooLarge(n int64) bool { return n > DefaultMaxImageBytes }

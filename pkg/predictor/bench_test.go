@@ -57,7 +57,7 @@ func BenchmarkHandler10MBPeakHeap(b *testing.B) {
 	e.cfg.APIURL = drain.URL
 	e.h = e.newHandler(e.cfg)
 
-	img := make([]byte, imageformat.MaxImageBytes)
+	img := make([]byte, imageformat.DefaultMaxImageBytes)
 	_, _ = rand.Read(img)
 	copy(img, []byte{0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00})
 

@@ -76,7 +76,7 @@ func badInputs() []badInput {
 			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonFolderMarker},
 		{name: "folder marker with content", key: "odd/", body: jpeg,
 			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonFolderMarker},
-		{name: "10 MB plus one byte", body: func(t testing.TB) []byte { return sized(uniqueJPEG(t, "big"), imageformat.MaxImageBytes+1) },
+		{name: "10 MB plus one byte", body: func(t testing.TB) []byte { return sized(uniqueJPEG(t, "big"), int(imageformat.DefaultMaxImageBytes)+1) },
 			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonTooLarge},
 		{name: "text file named jpg", body: bytesOf(textFile()),
 			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonNotAnImage},
@@ -95,7 +95,7 @@ func badInputs() []badInput {
 			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonObjectNotFound},
 
 		// Valid images in unusual clothes: one call, one credit.
-		{name: "exactly 10 MB", body: func(t testing.TB) []byte { return sized(uniqueJPEG(t, "ten"), imageformat.MaxImageBytes) },
+		{name: "exactly 10 MB", body: func(t testing.TB) []byte { return sized(uniqueJPEG(t, "ten"), int(imageformat.DefaultMaxImageBytes)) },
 			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1},
 		{name: "JPEG truncated after its header", body: func(t testing.TB) []byte { j := uniqueJPEG(t, "half"); return j[:len(j)/2] },
 			// The service is documented to sniff formats, not to decode
