@@ -17,8 +17,8 @@ import (
 func TestHistoryPutAndSince(t *testing.T) {
 	client, table := localawstest.DynamoDB(t)
 	ctx := context.Background()
-	h := NewHistory(client, table, "test", 14*24*time.Hour)
-	other := NewHistory(client, table, "other", 0)
+	h := NewHistory(codeClient(client), table, "test", 14*24*time.Hour)
+	other := NewHistory(codeClient(client), table, "other", 0)
 
 	// Whole seconds and fractions mixed: the sort key must order them by time.
 	at := []time.Time{
@@ -97,7 +97,7 @@ func TestHistoryPutAndSince(t *testing.T) {
 func TestHistorySkipsExpiredReadings(t *testing.T) {
 	client, table := localawstest.DynamoDB(t)
 	ctx := context.Background()
-	h := NewHistory(client, table, "ttl", time.Hour)
+	h := NewHistory(codeClient(client), table, "ttl", time.Hour)
 	if err := h.Put(ctx, Reading{At: t0, Remaining: 10}); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestHistorySkipsExpiredReadings(t *testing.T) {
 
 func TestHistoryErrorsNameTheTable(t *testing.T) {
 	client, _ := localawstest.DynamoDB(t)
-	h := NewHistory(client, "no-such-table", "p", time.Hour)
+	h := NewHistory(codeClient(client), "no-such-table", "p", time.Hour)
 	err := h.Put(context.Background(), Reading{At: t0, Remaining: 1})
 	if err == nil || !strings.Contains(err.Error(), "no-such-table") {
 		t.Errorf("put error = %v", err)

@@ -1,9 +1,15 @@
 package monitor
 
 import (
+	"os"
 	"testing"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
 	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
 )
 
-func TestMain(m *testing.M) { localawstest.Main(m) }
+// TestMain checks the calls recorded in monitorCalls (awscalls_test.go)
+// against the monitor's golden list (-update-aws-calls rewrites it).
+func TestMain(m *testing.M) {
+	os.Exit(awscalls.FinishMain(localawstest.Run(m), "../../testdata/aws-calls/monitor.json", "pkg/monitor", monitorCalls.Calls()))
+}

@@ -285,7 +285,7 @@ func TestForecastFromHistory(t *testing.T) {
 	client, table := localawstest.DynamoDB(t)
 	sim, url := newSim(t)
 	cfg := testConfig()
-	h := newHarness(t, url, cfg, NewHistory(client, table, cfg.PipelineName, cfg.HistoryTTL))
+	h := newHarness(t, url, cfg, NewHistory(codeClient(client), table, cfg.PipelineName, cfg.HistoryTTL))
 
 	step := func(at time.Time, subscription, topUp int) (Report, points) {
 		t.Helper()
@@ -337,7 +337,7 @@ func TestForecastFromHistory(t *testing.T) {
 func TestHistoryFailureIsUnhealthyButKeepsReadings(t *testing.T) {
 	client, _ := localawstest.DynamoDB(t)
 	_, url := newSim(t)
-	h := newHarness(t, url, testConfig(), NewHistory(client, "missing-table", "test-pipeline", time.Hour))
+	h := newHarness(t, url, testConfig(), NewHistory(codeClient(client), "missing-table", "test-pipeline", time.Hour))
 	rep, pts := h.run(t)
 	pts.want(t, metricnames.MonitorHealthy, 0)
 	pts.want(t, metricnames.CreditsRemaining, geosim.DefaultAllowance)
@@ -353,7 +353,7 @@ func TestKeyNeverAppears(t *testing.T) {
 	sim, url := newSim(t)
 	cfg := testConfig()
 	cfg.ModelID = geosim.ModelRetired
-	h := newHarness(t, url, cfg, NewHistory(client, table, cfg.PipelineName, cfg.HistoryTTL))
+	h := newHarness(t, url, cfg, NewHistory(codeClient(client), table, cfg.PipelineName, cfg.HistoryTTL))
 
 	var all strings.Builder
 	record := func(rep Report) {

@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,12 +30,17 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
 	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
 	"github.com/geolocate-aws/geolocate/pkg/metricnames"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
 
-func TestMain(m *testing.M) { localawstest.Main(m) }
+// TestMain checks the calls recorded by awscalls_test.go against the
+// predictor's golden list (-update-aws-calls rewrites this package's share).
+func TestMain(m *testing.M) {
+	os.Exit(awscalls.FinishMain(localawstest.Run(m), "../../testdata/aws-calls/predictor.json", "pkg/predictor", predictorCalls.Calls()))
+}
 
 // testEnv is the predictor wired to real local parts: gofakes3, DynamoDB
 // Local and the service simulator.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
@@ -41,7 +43,9 @@ const (
 // parts: gofakes3, DynamoDB Local, the service simulator behind HTTP, and
 // the real Secrets Manager key provider over a fake Secrets Manager.
 type rig struct {
-	t       testing.TB
+	t testing.TB
+	// s3, ddb and store are the test's own view of the bucket and table;
+	// the handler has clients of its own that report to predictorCalls.
 	s3      *s3.Client
 	bucket  string
 	ddb     *dynamodb.Client
@@ -128,7 +132,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	if o.secretValue != nil {
 		value = *o.secretValue
 	}
-	r.secret = secretkeytest.New("", value)
+	r.secret = secretkeytest.New("", value).RecordTo(&predictorCalls)
 
 	// The configuration comes from an environment, exactly as the stack
 	// sets it, through the predictor's own parser.
@@ -174,12 +178,18 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var store predictor.Ledger = r.store
+	// The handler's clients: the test's, plus the recorder of the calls
+	// the predictor makes (main_test.go checks them).
+	recorded := func(stack *[]func(*middleware.Stack) error) {
+		*stack = append(slices.Clip(*stack), predictorCalls.Register)
+	}
+	objects := s3.New(s3c.Options(), func(o *s3.Options) { recorded(&o.APIOptions) })
+	var store predictor.Ledger = ledger.New(dynamodb.New(ddb.Options(), func(o *dynamodb.Options) { recorded(&o.APIOptions) }), table)
 	if o.ledger != nil {
 		store = o.ledger(store)
 	}
 	r.handler, err = predictor.New(cfg, predictor.Deps{
-		Objects: s3c, Ledger: store, Service: client, Keys: keys,
+		Objects: objects, Ledger: store, Service: client, Keys: keys,
 		Logger: logger, Metrics: r.metrics,
 	}, o.opts...)
 	if err != nil {

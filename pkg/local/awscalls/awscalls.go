@@ -58,6 +58,15 @@ func (r *Recorder) Register(stack *middleware.Stack) error {
 		}), middleware.After)
 }
 
+// Add records a call made without an SDK client's middleware, for a fake
+// that stands for a client behind the interface the code uses (see
+// pkg/secretkey/secretkeytest).
+func (r *Recorder) Add(c Call) {
+	r.mu.Lock()
+	r.calls = append(r.calls, c)
+	r.mu.Unlock()
+}
+
 // Calls returns the calls so far, in the order they finished.
 func (r *Recorder) Calls() []Call {
 	r.mu.Lock()

@@ -8,6 +8,9 @@
 //
 //	func TestMain(m *testing.M) { localawstest.Main(m) }
 //
+// A TestMain with more to do after the tests calls Run instead, which
+// returns the exit code.
+//
 // Tests that need DynamoDB fail (they do not skip) when it cannot start.
 package localawstest
 
@@ -40,7 +43,11 @@ var (
 
 // Main runs the tests and then stops the shared DynamoDB Local. Call it
 // from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with more to do after the tests: it runs them,
+// stops the shared DynamoDB Local and returns m.Run's exit code.
+func Run(m *testing.M) int {
 	mainInstalled.Store(true)
 	code := m.Run()
 	sharedMu.Lock()
@@ -49,7 +56,7 @@ func Main(m *testing.M) {
 		sharedDB = nil
 	}
 	sharedMu.Unlock()
-	os.Exit(code)
+	return code
 }
 
 // SharedDynamoDB returns the test binary's DynamoDB Local, starting it on

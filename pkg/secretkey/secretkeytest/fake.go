@@ -10,22 +10,37 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
 )
 
 // SecretsManager holds one secret whose AWSCURRENT version is the last value
 // set, and counts the calls made to it. It satisfies
-// secretkey.SecretsManagerAPI.
+// secretkey.SecretsManagerAPI. RecordTo reports each call, as the SDK
+// client's middleware would, so the calls of the code under test count
+// with those of its real clients (pkg/local/awscalls).
 type SecretsManager struct {
 	mu       sync.Mutex
 	id       string   // "" accepts any secret id
 	versions []string // value of each version; the last is AWSCURRENT
 	calls    int
 	fail     error
+	rec      *awscalls.Recorder
 }
 
 // New holds a secret named id ("" for any) whose first version is value.
 func New(id, value string) *SecretsManager {
 	return &SecretsManager{id: id, versions: []string{value}}
+}
+
+// RecordTo makes the fake report every call it answers to rec (as Service
+// "Secrets Manager", with the operation and secret id the SDK client would
+// report) and returns the fake.
+func (f *SecretsManager) RecordTo(rec *awscalls.Recorder) *SecretsManager {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rec = rec
+	return f
 }
 
 // Rotate stores a new current value, as an operator does after regenerating
@@ -57,8 +72,15 @@ func (f *SecretsManager) FailWith(err error) {
 	f.fail = err
 }
 
-func (f *SecretsManager) check(id *string) error {
+// check counts and records the call of operation op on secret id, and
+// returns the error it fails with, if any. Every method calls it first.
+func (f *SecretsManager) check(op string, id *string) (err error) {
 	f.calls++
+	if f.rec != nil {
+		defer func() {
+			f.rec.Add(awscalls.Call{Service: "Secrets Manager", Operation: op, SecretID: aws.ToString(id), Failed: err != nil})
+		}()
+	}
 	if f.fail != nil {
 		return f.fail
 	}
@@ -72,7 +94,7 @@ func (f *SecretsManager) check(id *string) error {
 func (f *SecretsManager) DescribeSecret(_ context.Context, in *secretsmanager.DescribeSecretInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.check(in.SecretId); err != nil {
+	if err := f.check("DescribeSecret", in.SecretId); err != nil {
 		return nil, err
 	}
 	stages := map[string][]string{}
@@ -87,7 +109,7 @@ func (f *SecretsManager) DescribeSecret(_ context.Context, in *secretsmanager.De
 func (f *SecretsManager) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.check(in.SecretId); err != nil {
+	if err := f.check("GetSecretValue", in.SecretId); err != nil {
 		return nil, err
 	}
 	var i int
