@@ -33,6 +33,7 @@ var commands = map[string]command{
 	"results":  {"list prediction records from the results table", runResults},
 	"backfill": {"send existing objects of a bucket through the pipeline", runBackfill},
 	"status":   {"credits, forecast, models and queue depths of a deployed stack", runStatus},
+	"doctor":   {"check a deployed stack's setup: one pass/fail line per check, with fixes", runDoctor},
 }
 
 func main() {

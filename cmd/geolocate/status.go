@@ -15,8 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -66,6 +69,12 @@ type awsClients struct {
 	queues  queueAPI
 	objects s3.ListObjectVersionsAPIClient
 	tables  tableAPI
+	// Read by doctor (doctor.go).
+	stackResources stackResourceLister
+	notifications  bucketNotificationAPI
+	functions      functionAPI
+	metrics        metricAPI
+	topics         topicAPI
 }
 
 // loadAWS builds the clients from the default configuration: credentials,
@@ -77,11 +86,18 @@ var loadAWS = func(ctx context.Context) (*awsClients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
+	stacks := cloudformation.NewFromConfig(cfg)
+	objects := s3.NewFromConfig(cfg, lambdarun.S3Options)
 	return &awsClients{
-		stacks:  cloudformation.NewFromConfig(cfg),
-		queues:  sqs.NewFromConfig(cfg),
-		objects: s3.NewFromConfig(cfg, lambdarun.S3Options),
-		tables:  dynamodb.NewFromConfig(cfg),
+		stacks:         stacks,
+		queues:         sqs.NewFromConfig(cfg),
+		objects:        objects,
+		tables:         dynamodb.NewFromConfig(cfg),
+		stackResources: stacks,
+		notifications:  objects,
+		functions:      lambda.NewFromConfig(cfg),
+		metrics:        cloudwatch.NewFromConfig(cfg),
+		topics:         sns.NewFromConfig(cfg),
 	}, nil
 }
 
