@@ -40,18 +40,18 @@ test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI
 test-short: deps ## fast tests only
 	$(GO) test -short -count=1 ./...
 
-build: ## build the Lambda bootstrap binaries (linux/arm64, no RPC, trimmed)
+build: ## build the Lambda bootstrap binaries as cdk synth does (linux/arm64, no RPC, trimmed, reproducible)
 	@for fn in $(FUNCTIONS); do \
 		mkdir -p $(BUILD_DIR)/$$fn && \
 		echo "build $(BUILD_DIR)/$$fn/bootstrap" && \
-		CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build -tags lambda.norpc -trimpath \
-			-ldflags='-s -w' -o $(BUILD_DIR)/$$fn/bootstrap ./functions/$$fn || exit 1; \
+		GOFLAGS= GOWORK=off CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) GOARM64=v8.0 $(GO) build -tags lambda.norpc -trimpath \
+			-buildvcs=false -ldflags='-s -w -buildid=' -o $(BUILD_DIR)/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
 
-synth: deps build ## synthesize the CloudFormation template offline into cdk.out/ (CDK_ARGS="-c apiUrl=...")
+synth: deps ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=...")
 	npx --no-install cdk synth --quiet $(or $(CDK_ARGS),-c apiUrl=https://geolocation.invalid)
 
-deploy: deps build ## deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
+deploy: deps ## build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
 	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\"" >&2; exit 2;; esac
 	npx --no-install cdk deploy $(CDK_ARGS)
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -21,8 +20,8 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/metricnames"
 )
 
-// Asset directories under GeolocationStackProps.AssetsDir, each holding a
-// `bootstrap` binary built for provided.al2023 on arm64.
+// The functions: each is built from ./functions/<name> (see assets.go); a
+// prebuilt GeolocationStackProps.AssetsDir holds <name>/bootstrap instead.
 const (
 	predictorAssetDir = "predictor"
 	monitorAssetDir   = "monitor"
@@ -43,7 +42,7 @@ var (
 
 // newPredictor creates the function that turns queued upload notifications
 // into paid predictions and records them.
-func newPredictor(stack awscdk.Stack, p *pipeline, assetsDir string) (awslambda.Function, awslogs.LogGroup, awsiam.Role) {
+func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awslambda.Function, awslogs.LogGroup, awsiam.Role) {
 	cfg := p.cfg
 	env := map[string]*string{
 		envvars.TableName:       p.table.TableName(),
@@ -75,7 +74,7 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assetsDir string) (awslambda.
 	logs := newFunctionLogGroup(stack, "PredictorLogs", cfg, role)
 	fn := newGoFunction(stack, "Predictor", &awslambda.FunctionProps{
 		Description: jsii.String("Geolocates each uploaded image once and records the result"),
-		Code:        awslambda.Code_FromAsset(jsii.String(filepath.Join(assetsDir, predictorAssetDir)), nil),
+		Code:        assets.code(predictorAssetDir),
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(cfg.PredictorTimeout.Seconds())),
 		MemorySize:  jsii.Number(cfg.PredictorMemoryMB),
 		Role:        role,
@@ -125,7 +124,7 @@ func redriveMaxReceiveCount(queue awssqs.Queue) int {
 
 // newMonitor creates the scheduled function that reads credits and model
 // health and publishes them as metrics.
-func newMonitor(stack awscdk.Stack, p *pipeline, assetsDir string) awslambda.Function {
+func newMonitor(stack awscdk.Stack, p *pipeline, assets functionAssets) awslambda.Function {
 	cfg := p.cfg
 	env := map[string]*string{
 		envvars.TableName:       p.table.TableName(),
@@ -150,7 +149,7 @@ func newMonitor(stack awscdk.Stack, p *pipeline, assetsDir string) awslambda.Fun
 	p.monitoringFailures = failures
 	fn := newGoFunction(stack, "Monitor", &awslambda.FunctionProps{
 		Description: jsii.String("Publishes credit balance, forecast and model health metrics"),
-		Code:        awslambda.Code_FromAsset(jsii.String(filepath.Join(assetsDir, monitorAssetDir)), nil),
+		Code:        assets.code(monitorAssetDir),
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(monitorTimeoutSeconds)),
 		MemorySize:  jsii.Number(128),
 		Role:        role,

@@ -6,16 +6,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 )
-
-// defaultAssetsDir is where `make build` puts the function binaries,
-// relative to the project root, where the CDK CLI runs the app.
-const defaultAssetsDir = "build"
 
 func main() {
 	defer jsii.Close()
@@ -31,7 +26,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := checkAssets(defaultAssetsDir); err != nil {
+	// Synthesis builds the functions (see assets.go): find what it needs
+	// before constructing anything.
+	sourceDir, err := findModuleRoot()
+	if err != nil {
+		return err
+	}
+	if _, err := lookGo(); err != nil {
 		return err
 	}
 	NewGeolocationStack(app, cfg.StackName, &GeolocationStackProps{
@@ -39,24 +40,12 @@ func run() error {
 			Description: jsii.String("Image geolocation pipeline: S3 uploads -> SQS -> predictor Lambda -> DynamoDB, with credit monitoring"),
 		},
 		Config:    cfg,
-		AssetsDir: defaultAssetsDir,
+		SourceDir: sourceDir,
 	})
 	// A deployment that fails AWS Solutions or Serverless checks stops at
 	// synth, not in review.
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	awscdk.Aspects_Of(app).Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	app.Synth(nil)
-	return nil
-}
-
-// checkAssets fails early when the function binaries have not been built:
-// CDK would otherwise package an empty directory and deploy broken functions.
-func checkAssets(dir string) error {
-	for _, fn := range []string{predictorAssetDir, monitorAssetDir} {
-		path := filepath.Join(dir, fn, "bootstrap")
-		if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("function binary %s is missing: run `make build` first: %w", path, err)
-		}
-	}
 	return nil
 }

@@ -19,8 +19,11 @@ type GeolocationStackProps struct {
 	awscdk.StackProps
 	// Config is the validated context (see LoadConfig).
 	Config Config
-	// AssetsDir holds predictor/bootstrap and monitor/bootstrap, the prebuilt
-	// linux/arm64 function binaries (`make build` writes them to build/).
+	// SourceDir is the root of the module the functions are built from
+	// during synthesis; empty: the module containing the working directory.
+	SourceDir string
+	// AssetsDir, for tests, holds predictor/bootstrap and monitor/bootstrap,
+	// used as they are instead of building the functions.
 	AssetsDir string
 }
 
@@ -60,8 +63,9 @@ func NewGeolocationStack(scope constructs.Construct, id string, props *Geolocati
 	routeAutoDeleteLogs(stack, cfg)
 	p.table = newResultsTable(stack, cfg)
 	p.secret, p.createdSecret = apiKeySecret(stack, cfg)
-	p.predictor, p.predictorLogs, p.predictorRole = newPredictor(stack, p, props.AssetsDir)
-	p.monitor = newMonitor(stack, p, props.AssetsDir)
+	assets := newFunctionAssets(props)
+	p.predictor, p.predictorLogs, p.predictorRole = newPredictor(stack, p, assets)
+	p.monitor = newMonitor(stack, p, assets)
 
 	p.topic = newAlarmTopic(stack, cfg, p.monitoringFailures)
 	alarms := newAlarms(stack, p)
