@@ -12,9 +12,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
 
 const testKey = "geo_test_fake_key_1"
@@ -29,25 +30,8 @@ func newTestServer(t *testing.T, optFns ...func(*Config)) (*Server, string) {
 	return sim, ts.URL
 }
 
-// fakeClock is a settable clock for the rate limiter and storms.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newFakeClock is a settable clock for the rate limiter and storms.
+func newFakeClock() *simclock.Clock { return simclock.New(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // testJPEG encodes a small gradient whose pixels depend on seed, so
 // different seeds give different files.

@@ -14,35 +14,19 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
 
 func TestMain(m *testing.M) { localawstest.Main(m) }
 
-// clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 var start = time.Date(2026, 3, 14, 9, 26, 53, 589793000, time.UTC)
 
 // newStore returns a store on a fresh table with a settable clock.
-func newStore(t *testing.T, optFns ...func(*ledger.Options)) (*ledger.Store, *clock, *dynamodb.Client, string) {
+func newStore(t *testing.T, optFns ...func(*ledger.Options)) (*ledger.Store, *simclock.Clock, *dynamodb.Client, string) {
 	t.Helper()
 	client, table := localawstest.DynamoDB(t)
-	clk := &clock{now: start}
+	clk := simclock.New(start)
 	opts := append([]func(*ledger.Options){func(o *ledger.Options) { o.Clock = clk.Now }}, optFns...)
 	return ledger.New(client, table, opts...), clk, client, table
 }

@@ -7,28 +7,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
 
-// manualClock is a clock tests move by hand.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newManualClock() *manualClock {
-	return &manualClock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newManualClock is a clock tests move by hand.
+func newManualClock() *simclock.Clock {
+	return simclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 }
 
 func receiveNow(t *testing.T, q *Queue, max int) []string {

@@ -25,6 +25,8 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
 
 // predictorCalls records the calls the predictor's code makes here on real
@@ -89,7 +91,7 @@ func (f *fakeSQS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the function makes on SQS are recorded as the SDK makes them.
 func TestBudgetDeferralCallsSQS(t *testing.T) {
 	e := newTestEnv(t, func(c *Config) { c.DailyBudget = 1 })
-	clock := &testClock{now: time.Date(2031, 3, 4, 0, 30, 0, 0, time.UTC)}
+	clock := simclock.New(time.Date(2031, 3, 4, 0, 30, 0, 0, time.UTC))
 	if ok, err := e.store.ReserveCredits(t.Context(), ledger.Day(clock.Now()), 1, 1); err != nil || !ok {
 		t.Fatalf("fill the day's budget: %v %v", ok, err)
 	}

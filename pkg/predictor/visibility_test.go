@@ -14,6 +14,8 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
 
 func TestVisibilityLeft(t *testing.T) {
@@ -60,29 +62,11 @@ func TestSQSVisibilityKeepsTimeoutInSQSRange(t *testing.T) {
 	}
 }
 
-// testClock is a manual clock shared by the queue and the handler.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // slowLedger makes the budget reservation take a while, as a batch that
 // waited does: the deferral happens late in the invocation.
 type slowLedger struct {
 	Ledger
-	clock *testClock
+	clock *simclock.Clock
 	delay time.Duration
 }
 
@@ -95,7 +79,7 @@ func (l slowLedger) ReserveCredits(ctx context.Context, day string, credits, bud
 // their outcome.
 type delayRecorder struct {
 	next  VisibilityChanger
-	clock *testClock
+	clock *simclock.Clock
 	mu    sync.Mutex
 	calls []delayCall
 }
@@ -133,7 +117,7 @@ func TestBudgetDeferralStaysWithinTwelveHoursOfReceive(t *testing.T) {
 			e := newTestEnv(t, func(c *Config) { c.DailyBudget = 1 })
 			// 00:30 UTC: the budget resets in 23.5 hours, so the wanted
 			// delay is the 12-hour cap itself.
-			clock := &testClock{now: time.Date(2031, 3, 4, 0, 30, 0, 0, time.UTC)}
+			clock := simclock.New(time.Date(2031, 3, 4, 0, 30, 0, 0, time.UTC))
 			if ok, err := e.store.ReserveCredits(t.Context(), ledger.Day(clock.Now()), 1, 1); err != nil || !ok {
 				t.Fatalf("fill the day's budget: %v %v", ok, err)
 			}
