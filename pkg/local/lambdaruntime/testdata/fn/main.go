@@ -59,11 +59,14 @@ func handle(ctx context.Context, ev event) (reply, error) {
 	case "exit":
 		os.Exit(3)
 	case "background": // respond, and keep appending a line every 5 ms
+		// The file and its first line exist before the response, so the
+		// test never races the goroutine's start.
+		f, err := os.OpenFile(ev.File, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return reply{}, err
+		}
+		fmt.Fprintln(f, "start")
 		go func() {
-			f, err := os.OpenFile(ev.File, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-			if err != nil {
-				return
-			}
 			defer f.Close()
 			for i := 0; i < 4000; i++ {
 				fmt.Fprintf(f, "%d\n", i)
