@@ -11,14 +11,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
-	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
 
 func main() {
@@ -43,12 +37,6 @@ func newHandler(ctx context.Context) (*predictor.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return predictor.Assemble(cfg, predictor.AWSClients{
-		S3:       s3.NewFromConfig(awsCfg, lambdarun.S3Options),
-		DynamoDB: dynamodb.NewFromConfig(awsCfg),
-		SecretsManager: func() (secretkey.SecretsManagerAPI, error) {
-			return secretsmanager.NewFromConfig(awsCfg), nil
-		},
-		Visibility: predictor.NewSQSVisibility(sqs.NewFromConfig(awsCfg)),
-	}, logger, lambdarun.MetricsWriter())
+	// The clients and their retry configuration: predictor.NewAWSClients.
+	return predictor.Assemble(cfg, predictor.NewAWSClients(awsCfg, lambdarun.S3Options), logger, lambdarun.MetricsWriter())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -70,9 +71,10 @@ func finishContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(base, finishTimeout)
 }
 
-// sdkRetryable is the AWS SDK's own judgement of which errors are transient
-// (throttling, 5xx, connection errors).
-var sdkRetryable = retry.IsErrorRetryables(retry.DefaultRetryables)
+// sdkRetryable is the judgement of the predictor's DynamoDB client on which
+// errors are transient: the SDK's (throttling, 5xx, connection errors) and
+// a transaction conflict.
+var sdkRetryable = retry.IsErrorRetryables(append(slices.Clone(retry.DefaultRetryables), dynamoDBRetryables))
 
 // transient reports whether a failed AWS request may succeed if repeated:
 // what the SDK retries (throttling, 5xx, connection errors), and any error

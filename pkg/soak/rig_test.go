@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -19,12 +20,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/smithy-go/middleware"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsfault"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
@@ -51,6 +52,7 @@ type rig struct {
 	ddb     *dynamodb.Client
 	table   string
 	store   *ledger.Store
+	proxies *awsProxies // nil without rigOptions.awsFaults
 	sim     *geosim.Server
 	url     string // the service's base URL
 	secret  *secretkeytest.SecretsManager
@@ -80,6 +82,71 @@ type rigOptions struct {
 	// unversioned runs on a bucket with versioning off, as an existing
 	// bucket may be; the default is versioned, as the stack's own bucket.
 	unversioned bool
+	// awsFaults puts awsfault proxies between the handler's AWS clients and
+	// the local S3, DynamoDB and Secrets Manager (rig.faults sets them).
+	awsFaults bool
+}
+
+// awsProxies are the fault-injecting proxies in front of the local AWS
+// parts, when the rig has them.
+type awsProxies struct {
+	S3, DynamoDB, SecretsManager *awsfault.Proxy
+}
+
+// setRules sets each proxy's rules (nil for none).
+func (p *awsProxies) setRules(s3, ddb, sm []awsfault.Rule) {
+	p.S3.SetRules(s3...)
+	p.DynamoDB.SetRules(ddb...)
+	p.SecretsManager.SetRules(sm...)
+}
+
+// injected lists the faults injected so far, by service and operation.
+func (p *awsProxies) injected() map[string]int {
+	out := map[string]int{}
+	for _, px := range []struct {
+		name string
+		p    *awsfault.Proxy
+	}{{"S3", p.S3}, {"DynamoDB", p.DynamoDB}, {"Secrets Manager", p.SecretsManager}} {
+		for k, n := range px.p.Stats().Injected {
+			out[px.name+" "+k] += n
+		}
+	}
+	return out
+}
+
+// startProxy starts an awsfault proxy closed at the test's end.
+func startProxy(t testing.TB, svc awsfault.Service, backend string) *awsfault.Proxy {
+	t.Helper()
+	p, err := awsfault.Start(svc, backend, soakSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// shippedClients builds the handler's AWS clients as the function does:
+// endpoints from AWS_ENDPOINT_URL_<SERVICE>, the default configuration
+// loader, and predictor.NewAWSClients with the retry configuration that
+// ships. Every call they make is recorded for the golden call list.
+func shippedClients(t testing.TB, endpoints map[string]string) predictor.AWSClients {
+	t.Helper()
+	env := map[string]string{
+		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIDFAKEFAKEFAKE", "AWS_SECRET_ACCESS_KEY": "fake-secret",
+		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+	}
+	for k, v := range endpoints {
+		env[k] = v
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	cfg, err := lambdarun.LoadAWSConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.APIOptions = append(slices.Clip(cfg.APIOptions), predictorCalls.Register)
+	return predictor.NewAWSClients(cfg, lambdarun.S3Options)
 }
 
 // unversionedBucket creates a bucket with versioning off (S3's default).
@@ -132,7 +199,31 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	if o.secretValue != nil {
 		value = *o.secretValue
 	}
-	r.secret = secretkeytest.New("", value).RecordTo(&predictorCalls)
+	// The secret is served over HTTP, so the real Secrets Manager client
+	// (and its retries) reads it.
+	r.secret = secretkeytest.New("", value)
+	secretSrv := httptest.NewServer(r.secret)
+	t.Cleanup(secretSrv.Close)
+	endpoints := map[string]string{
+		"AWS_ENDPOINT_URL_S3":              aws.ToString(s3c.Options().BaseEndpoint),
+		"AWS_ENDPOINT_URL_DYNAMODB":        aws.ToString(ddb.Options().BaseEndpoint),
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER": secretSrv.URL,
+	}
+	if o.awsFaults {
+		r.proxies = &awsProxies{
+			S3:             startProxy(t, awsfault.S3, endpoints["AWS_ENDPOINT_URL_S3"]),
+			DynamoDB:       startProxy(t, awsfault.DynamoDB, endpoints["AWS_ENDPOINT_URL_DYNAMODB"]),
+			SecretsManager: startProxy(t, awsfault.SecretsManager, secretSrv.URL),
+		}
+		endpoints["AWS_ENDPOINT_URL_S3"] = r.proxies.S3.URL()
+		endpoints["AWS_ENDPOINT_URL_DYNAMODB"] = r.proxies.DynamoDB.URL()
+		endpoints["AWS_ENDPOINT_URL_SECRETS_MANAGER"] = r.proxies.SecretsManager.URL()
+	}
+	clients := shippedClients(t, endpoints)
+	secrets, err := clients.SecretsManager()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// The configuration comes from an environment, exactly as the stack
 	// sets it, through the predictor's own parser.
@@ -160,7 +251,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	}
 	r.cfg = cfg
 
-	keys, err := secretkey.NewSecretsManager(r.secret, secretID, func(so *secretkey.SecretsManagerOptions) {
+	keys, err := secretkey.NewSecretsManager(secrets, secretID, func(so *secretkey.SecretsManagerOptions) {
 		so.MinRefreshInterval = 50 * time.Millisecond
 	})
 	if err != nil {
@@ -178,18 +269,12 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The handler's clients: the test's, plus the recorder of the calls
-	// the predictor makes (main_test.go checks them).
-	recorded := func(stack *[]func(*middleware.Stack) error) {
-		*stack = append(slices.Clip(*stack), predictorCalls.Register)
-	}
-	objects := s3.New(s3c.Options(), func(o *s3.Options) { recorded(&o.APIOptions) })
-	var store predictor.Ledger = ledger.New(dynamodb.New(ddb.Options(), func(o *dynamodb.Options) { recorded(&o.APIOptions) }), table)
+	var store predictor.Ledger = ledger.New(clients.DynamoDB, table)
 	if o.ledger != nil {
 		store = o.ledger(store)
 	}
 	r.handler, err = predictor.New(cfg, predictor.Deps{
-		Objects: objects, Ledger: store, Service: client, Keys: keys,
+		Objects: clients.S3, Ledger: store, Service: client, Keys: keys,
 		Logger: logger, Metrics: r.metrics,
 	}, o.opts...)
 	if err != nil {
