@@ -62,7 +62,7 @@ bench: deps build ## run the benchmarks and write $(BENCH_OUT)
 	$(GO) run ./cmd/benchreport -out $(BENCH_OUT)
 
 soak: deps ## run the fault soak at size N (default 20000)
-	SOAK_UPLOADS=$(N) $(GO) test -count=1 -timeout 60m -run 'TestSoak' -v ./pkg/soak/
+	SOAK_UPLOADS=$(N) $(GO) test -count=1 -timeout 120m -run 'TestSoak' -v ./pkg/soak/
 
 lint: ## go vet, gofmt and staticcheck
 	$(GO) vet ./...

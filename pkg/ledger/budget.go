@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/tableschema"
 )
@@ -43,8 +45,8 @@ func (s *Store) ReserveCredits(ctx context.Context, day string, credits, budget 
 	update := expression.Add(expression.Name(creditsAttribute), expression.Value(credits)).
 		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(now))).
 		Set(expression.Name(tableschema.TTLAttribute), expression.Value(dayStart.Add(24*time.Hour+s.opts.BudgetTTL).Unix()))
-	_, err = s.updateKey(ctx, budgetPrefix+day, budgetSortKey, cond, update)
-	if _, over := conditionFailed(err); over {
+	over, err := s.updateCounter(ctx, day, cond, update)
+	if over {
 		return false, nil
 	}
 	if err != nil {
@@ -67,8 +69,8 @@ func (s *Store) ReleaseCredits(ctx context.Context, day string, credits int) err
 	cond := expression.Name(creditsAttribute).GreaterThanEqual(expression.Value(credits))
 	update := expression.Add(expression.Name(creditsAttribute), expression.Value(-credits)).
 		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(s.now())))
-	_, err := s.updateKey(ctx, budgetPrefix+day, budgetSortKey, cond, update)
-	if _, under := conditionFailed(err); under {
+	under, err := s.updateCounter(ctx, day, cond, update)
+	if under {
 		return fmt.Errorf("release %d credits for %s: %w", credits, day, ErrReleaseExceedsReserved)
 	}
 	if err != nil {
@@ -106,4 +108,34 @@ func parseDay(day string) (time.Time, error) {
 		return time.Time{}, errors.New("day must be YYYY-MM-DD, got " + fmt.Sprintf("%q", day))
 	}
 	return t, nil
+}
+
+// updateCounter applies one conditional update to day's counter, at most
+// once: it is sent as a one-item TransactWriteItems with a client request
+// token, so when DynamoDB applied it but the answer was lost, the SDK's retry
+// (same token, within DynamoDB's 10-minute idempotency window) is answered
+// as the first try was instead of counting the credits again. An
+// UpdateItem would count them twice. It reports whether cond failed.
+func (s *Store) updateCounter(ctx context.Context, day string, cond expression.ConditionBuilder, update expression.UpdateBuilder) (bool, error) {
+	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(update).Build()
+	if err != nil {
+		return false, fmt.Errorf("build expression: %w", err)
+	}
+	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		ClientRequestToken: aws.String(rand.Text()),
+		TransactItems: []types.TransactWriteItem{{Update: &types.Update{
+			TableName:                 aws.String(s.table),
+			Key:                       itemKey(budgetPrefix+day, budgetSortKey),
+			ConditionExpression:       expr.Condition(),
+			UpdateExpression:          expr.Update(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+		}}},
+	})
+	var canceled *types.TransactionCanceledException
+	if errors.As(err, &canceled) && len(canceled.CancellationReasons) == 1 &&
+		aws.ToString(canceled.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
+		return true, nil
+	}
+	return false, err
 }

@@ -47,8 +47,13 @@ type figures struct {
 	UnattributedCharges int // charged calls for bytes of no upload
 	DoubleCharges       int // extra charged calls for an object version already charged
 	KeyLeaks            int // log lines or records holding a key
-	Faults              []string
-	Elapsed             time.Duration
+	// UnknownFromLostWrite: outcome_unknown uploads (not crashed) whose
+	// attempt recorded nothing: must be 0.
+	UnknownFromLostWrite int
+	BudgetCounter        int            // the daily credit counter at the end
+	AWSFaults            map[string]int // injected by the proxies, by service, operation and fault
+	Faults               []string
+	Elapsed              time.Duration
 
 	records map[string]*ledger.Record // by key
 }
@@ -208,12 +213,17 @@ func (f *figures) String() string {
 	line("  outcome_unknown       %d uploads, not called again; the service had charged %d of them",
 		f.Failed[ledger.ErrorCodeOutcomeUnknown], f.Failed[ledger.ErrorCodeOutcomeUnknown]-f.UnknownUncharged)
 	line("dead letters            %d uploads: %s; %d/%d malformed messages", total(f.DeadLetters), sorted(f.DeadLetters), f.MalformedDead, f.Malformed)
+	line("  from a lost write     %d (an attempt's ledger write lost, not a crash)", f.UnknownFromLostWrite)
 	line("lost                    %d", len(f.Lost))
 	line("in progress at the end  %d (%d past their lease)", f.InProgress, f.StuckInProgress)
 	line("prediction calls        %d: %s", f.Calls, sorted(f.CallsByResult))
 	line("credits charged         %d = %d (succeeded records) + %d (calls whose answer was lost) + %d unexplained",
 		f.Charged, f.SucceededCredits, f.UnknownOutcomeCreds, f.Unexplained)
 	line("double charges          %d (unattributed charges %d)", f.DoubleCharges, f.UnattributedCharges)
+	line("daily credit counter    %d", f.BudgetCounter)
+	if len(f.AWSFaults) > 0 {
+		line("AWS faults injected     %d: %s", total(f.AWSFaults), sorted(f.AWSFaults))
+	}
 	line("key in logs or records  %d", f.KeyLeaks)
 	line("elapsed                 %s (%.1f uploads/s)", f.Elapsed.Round(100*time.Millisecond), float64(f.Uploads)/f.Elapsed.Seconds())
 	line("fault schedule:")

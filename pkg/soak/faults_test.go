@@ -1,8 +1,10 @@
 package soak
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -65,9 +67,44 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	}
 }
 
-// soakFaults is the schedule of the soak: a constant background of faults
-// and, on top, one episode at a time.
-func soakFaults(r *rig, attemptTimeout time.Duration, resend, reupload func()) []faultStep {
+// soakRun is one run of the soak: a bucket kind and the faults injected.
+type soakRun struct {
+	name        string
+	unversioned bool // an existing bucket; else the stack's versioned one
+	service     bool // the service's faults (5xx, drops, storms, slowness, credits)
+	aws         bool // AWS's faults (throttling, 5xx, resets, lost answers)
+}
+
+// soakRuns are the runs of TestSoak. Every run also has the pipeline's own
+// events: duplicates and out-of-order deliveries, deletions and re-uploads,
+// a key rotation and crashes between the call and the write.
+var soakRuns = []soakRun{
+	{name: "service-faults/versioned", service: true},
+	{name: "service-faults/unversioned", unversioned: true, service: true},
+	{name: "aws-faults/versioned", aws: true},
+	{name: "aws-and-service-faults/unversioned", unversioned: true, service: true, aws: true},
+}
+
+// soakSteps is the schedule of run: its events and faults by progress.
+func soakSteps(r *rig, run soakRun, resend, reupload func()) []faultStep {
+	steps := []faultStep{
+		{at: 0.40, name: "key regenerated, secret updated", run: func(context.Context) { r.rotateKey() }},
+		{at: 0.55, name: "duplicates re-sent out of order", run: func(context.Context) { resend() }},
+		{at: 0.60, name: "deleted objects uploaded again", run: func(context.Context) { reupload() }},
+	}
+	if run.service {
+		steps = append(steps, serviceFaults(r, soakAttemptTimeout)...)
+	}
+	if run.aws {
+		steps = append(steps, awsFaults(r)...)
+	}
+	slices.SortStableFunc(steps, func(a, b faultStep) int { return cmp.Compare(a.at, b.at) })
+	return steps
+}
+
+// serviceFaults are the service's faults: a constant background and, on
+// top, one episode at a time.
+func serviceFaults(r *rig, attemptTimeout time.Duration) []faultStep {
 	base := geosim.Faults{
 		ServerErrorRate: 0.03, // 500 JSON, 502/503 HTML; not charged
 		DropRate:        0.02, // connection closed before any answer; not charged
@@ -83,7 +120,7 @@ func soakFaults(r *rig, attemptTimeout time.Duration, resend, reupload func()) [
 		return f
 	}
 	return []faultStep{
-		{at: 0, name: "background faults on", run: func(context.Context) { r.sim.SetFaults(base) }},
+		{at: 0, name: "service background faults on", run: func(context.Context) { r.sim.SetFaults(base) }},
 		{at: 0.10, name: "429 storm (1.5 s, retry after 150 ms)", run: func(ctx context.Context) {
 			r.sim.SetFaults(with(func(f *geosim.Faults) {
 				f.RateLimitStorm, f.StormRetryAfter = 1500*time.Millisecond, 150*time.Millisecond
@@ -96,9 +133,6 @@ func soakFaults(r *rig, attemptTimeout time.Duration, resend, reupload func()) [
 			sleepCtx(ctx, 2*time.Second)
 			r.sim.SetFaults(base)
 		}},
-		{at: 0.40, name: "key regenerated, secret updated", run: func(context.Context) { r.rotateKey() }},
-		{at: 0.55, name: "duplicates re-sent out of order", run: func(context.Context) { resend() }},
-		{at: 0.60, name: "deleted objects uploaded again", run: func(context.Context) { reupload() }},
 		{at: 0.65, name: "credits exhausted (2 s), topped up", run: func(ctx context.Context) {
 			r.sim.AddAccount(simOrg, 0, 0)
 			sleepCtx(ctx, 2*time.Second)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,29 +96,32 @@ func planUpload(t testing.TB, i int) *soakUpload {
 
 // TestSoak runs SOAK_UPLOADS uploads through the queue, several concurrent
 // handler instances and the real handler under every fault in the
-// schedule, then accounts for every upload and every credit. It runs on a
-// versioned bucket (the stack's own) and on an unversioned one (an existing
-// bucket may be), where a key and ETag come back when the same bytes are
-// uploaded again.
+// schedule, then accounts for every upload and every credit. The runs
+// (soakRuns) cover a versioned bucket (the stack's own) and an unversioned
+// one (an existing bucket may be, where a key and ETag come back when the
+// same bytes are uploaded again), the service's faults, AWS's faults
+// (injected by awsfault proxies between the handler's shipped AWS clients
+// and the local parts), and both together.
 func TestSoak(t *testing.T) {
-	for _, mode := range []struct {
-		name        string
-		unversioned bool
-	}{{"versioned", false}, {"unversioned", true}} {
-		t.Run(mode.name, func(t *testing.T) { soak(t, mode.unversioned) })
+	for _, run := range soakRuns {
+		t.Run(run.name, func(t *testing.T) { soak(t, run) })
 	}
 }
 
-func soak(t *testing.T, unversioned bool) {
+func soak(t *testing.T, run soakRun) {
 	n := soakUploads(t)
 	crashes := &crashLedger{}
 	r := newRig(t, rigOptions{
-		unversioned: unversioned,
+		unversioned: run.unversioned,
+		awsFaults:   run.aws,
 		lease:       soakLease,
 		logLevel:    "info",
 		env: map[string]string{
 			envvars.RatePerMinute:  "30000",
 			envvars.MaxConcurrency: "4",
+			// Never reached: every call reserves and settles credits on
+			// the daily counter, whose final value is checked.
+			envvars.DailyBudget: strconv.Itoa(100 * n),
 		},
 		simOpts: []func(*geosim.Config){
 			geosim.WithSeed(soakSeed),
@@ -213,7 +217,7 @@ func soak(t *testing.T, unversioned bool) {
 		Logger:      lambdarun.NewLogger(r.logs, "info"),
 	}
 	schedule := &faultSchedule{
-		steps: soakFaults(r, soakAttemptTimeout, resend, reupload),
+		steps: soakSteps(r, run, resend, reupload),
 		progress: func() float64 {
 			sent.Lock()
 			defer sent.Unlock()
@@ -244,7 +248,12 @@ func soak(t *testing.T, unversioned bool) {
 	f.Deliveries, f.QueueDuplicates, f.UploadsDuplicated = tracker.figures()
 	f.Faults = schedule.done()
 	f.KeyLeaks = keyLeaks(r)
-	t.Logf("soak figures (SOAK_UPLOADS=%d, unversioned=%t):\n%s", n, unversioned, f)
+	f.UnknownFromLostWrite = unknownFromLostWrite(ups, f.records, crashes)
+	f.BudgetCounter = budgetCounter(t, r, start)
+	if r.proxies != nil {
+		f.AWSFaults = r.proxies.injected()
+	}
+	t.Logf("soak figures (SOAK_UPLOADS=%d, %s):\n%s", n, run.name, f)
 	if path := os.Getenv("SOAK_LOG_FILE"); path != "" {
 		// Every log line of the run, for a closer look.
 		if err := os.WriteFile(path, []byte(r.logs.String()), 0o600); err != nil {
@@ -252,13 +261,13 @@ func soak(t *testing.T, unversioned bool) {
 		}
 	}
 
-	checkSoak(t, f, ups, crashes, len(schedule.steps))
+	checkSoak(t, run, f, ups, crashes, len(schedule.steps))
 }
 
 // checkSoak asserts the promises: nothing lost, nothing charged twice,
 // every credit explained, nothing stuck, no key anywhere; and that the run
 // really exercised what it claims to.
-func checkSoak(t *testing.T, f *figures, ups []*soakUpload, crashes *crashLedger, steps int) {
+func checkSoak(t *testing.T, run soakRun, f *figures, ups []*soakUpload, crashes *crashLedger, steps int) {
 	t.Helper()
 	if len(f.Lost) > 0 {
 		t.Errorf("%d uploads lost (no final record, not on the dead-letter queue), e.g. %q", len(f.Lost), f.Lost[0])
@@ -318,9 +327,42 @@ func checkSoak(t *testing.T, f *figures, ups []*soakUpload, crashes *crashLedger
 			t.Errorf("%q was deleted and uploaded again but never called: %+v", u.obj.Key, rec)
 		}
 	}
-	for _, result := range []string{geosim.FaultServerError, geosim.FaultDrop, geosim.FaultGatewayAfterCharge, geosim.FaultStorm, "HTTP 401", "HTTP 402", "client gave up (timeout)"} {
-		if f.CallsByResult[result] == 0 {
-			t.Errorf("no call came to %q: the fault was not exercised", result)
+	// Every outcome_unknown is the service's doing (or a crash's): no
+	// attempt lost its outcome to a failed ledger write.
+	if f.UnknownFromLostWrite != 0 {
+		t.Errorf("%d uploads are outcome_unknown because an attempt's ledger write was lost", f.UnknownFromLostWrite)
+	}
+	if f.Crashes > 0 && !strings.Contains(f.records[firstCrashed(ups, crashes)].ErrorMessage, "lease expired") {
+		t.Error("a crashed attempt's record does not say its lease expired: unknownFromLostWrite would miss lost writes")
+	}
+	// The daily counter holds what was charged, plus the reservations of
+	// outcome_unknown calls the service had not in fact charged (kept, as
+	// the service may have charged).
+	if want := f.Charged + f.UnknownUncharged; f.BudgetCounter != want {
+		t.Errorf("daily credit counter %d, want %d (charged %d + %d outcome_unknown uncharged)",
+			f.BudgetCounter, want, f.Charged, f.UnknownUncharged)
+	}
+	if run.service {
+		for _, result := range []string{geosim.FaultServerError, geosim.FaultDrop, geosim.FaultGatewayAfterCharge, geosim.FaultStorm, "HTTP 402", "client gave up (timeout)"} {
+			if f.CallsByResult[result] == 0 {
+				t.Errorf("no call came to %q: the fault was not exercised", result)
+			}
+		}
+	}
+	if f.CallsByResult["HTTP 401"] == 0 {
+		t.Error("no call came to HTTP 401: the key rotation was not exercised")
+	}
+	if run.aws {
+		for _, want := range awsFaultsExpected {
+			n := 0
+			for k, v := range f.AWSFaults {
+				if strings.HasPrefix(k, want.service+" ") && strings.HasSuffix(k, ": "+want.fault) {
+					n += v
+				}
+			}
+			if n == 0 {
+				t.Errorf("no %s %s was injected: the fault was not exercised", want.service, want.fault)
+			}
 		}
 	}
 	for key := range crashedKeys(ups, crashes) {
@@ -390,4 +432,47 @@ func keyLeaks(r *rig) int {
 		n += strings.Count(items, k)
 	}
 	return n
+}
+
+// unknownFromLostWrite counts outcome_unknown uploads whose attempt did not
+// crash yet recorded nothing: the record was finalised when the attempt's
+// lease expired (ledger.Store.MarkOutcomeUnknown). Only a ledger write
+// lost to a fault leaves an attempt without its outcome; the other
+// outcome_unknown records are written by the attempt itself after the
+// service's answer was lost (a drop, a gateway error, a timeout).
+func unknownFromLostWrite(ups []*soakUpload, records map[string]*ledger.Record, crashes *crashLedger) int {
+	n := 0
+	for _, u := range ups {
+		rec := records[u.obj.Key]
+		if rec != nil && rec.ErrorCode == ledger.ErrorCodeOutcomeUnknown && !crashes.wasCrashed(u.obj.Key) &&
+			strings.Contains(rec.ErrorMessage, "lease expired") {
+			n++
+		}
+	}
+	return n
+}
+
+// budgetCounter is the daily credit counter at the end, summed over the
+// UTC days the run touched.
+func budgetCounter(t *testing.T, r *rig, start time.Time) int {
+	t.Helper()
+	total := 0
+	for _, day := range slices.Compact([]string{ledger.Day(start), ledger.Day(time.Now())}) {
+		n, err := r.store.CreditsReserved(context.Background(), day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	return total
+}
+
+// firstCrashed is the key of a crashed upload.
+func firstCrashed(ups []*soakUpload, crashes *crashLedger) string {
+	for _, u := range ups {
+		if crashes.wasCrashed(u.obj.Key) {
+			return u.obj.Key
+		}
+	}
+	return ""
 }

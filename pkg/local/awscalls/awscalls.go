@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 )
 
@@ -31,6 +32,9 @@ type Call struct {
 	TableName, IndexName   string
 	SecretID               string
 	QueueURL, QueueName    string
+	// ItemOperations are the item operations of a transaction
+	// (TransactWriteItems), each authorized as its own IAM action.
+	ItemOperations []string
 	// Failed is true when the call returned an error (it was still made).
 	Failed bool
 }
@@ -91,6 +95,17 @@ func (c Call) IAMActions() []string {
 	if !ok {
 		return nil
 	}
+	if len(c.ItemOperations) > 0 {
+		// IAM has no action for a transaction: each item is authorized
+		// as its operation (dynamodb:UpdateItem, ...).
+		var actions []string
+		for _, op := range c.ItemOperations {
+			if a := prefix + ":" + op; !slices.Contains(actions, a) {
+				actions = append(actions, a)
+			}
+		}
+		return actions
+	}
 	op := c.Operation
 	if c.Service == "S3" {
 		switch op {
@@ -124,6 +139,9 @@ var fields = map[string]func(*Call) *string{
 // struct of *string fields).
 func describe(params any) Call {
 	var c Call
+	if tx, ok := params.(*dynamodb.TransactWriteItemsInput); ok {
+		return describeTransaction(tx)
+	}
 	v := reflect.ValueOf(params)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return c
@@ -133,6 +151,32 @@ func describe(params any) Call {
 		f := v.FieldByName(name)
 		if f.IsValid() && f.Kind() == reflect.Pointer && !f.IsNil() && f.Elem().Kind() == reflect.String {
 			*dst(&c) = f.Elem().String()
+		}
+	}
+	return c
+}
+
+// describeTransaction names a transaction's table (the first item's) and
+// the operation of each item.
+func describeTransaction(tx *dynamodb.TransactWriteItemsInput) Call {
+	var c Call
+	for _, item := range tx.TransactItems {
+		op, table := "", (*string)(nil)
+		switch {
+		case item.Update != nil:
+			op, table = "UpdateItem", item.Update.TableName
+		case item.Put != nil:
+			op, table = "PutItem", item.Put.TableName
+		case item.Delete != nil:
+			op, table = "DeleteItem", item.Delete.TableName
+		case item.ConditionCheck != nil:
+			op, table = "ConditionCheckItem", item.ConditionCheck.TableName
+		}
+		if op != "" {
+			c.ItemOperations = append(c.ItemOperations, op)
+		}
+		if c.TableName == "" && table != nil {
+			c.TableName = *table
 		}
 	}
 	return c

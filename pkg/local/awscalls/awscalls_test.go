@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -61,6 +62,13 @@ func TestRecorderRecordsResourcesAndIAMActions(t *testing.T) {
 	if _, err := ddb.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("results"), IndexName: aws.String("status-index")}); err != nil {
 		t.Fatal(err)
 	}
+	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "k"}}
+	if _, err := ddb.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{TableName: aws.String("results"), Key: key, UpdateExpression: aws.String("SET a = :a")}},
+		{ConditionCheck: &types.ConditionCheck{TableName: aws.String("results"), Key: key, ConditionExpression: aws.String("attribute_exists(a)")}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String("geo/key")}); err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +80,7 @@ func TestRecorderRecordsResourcesAndIAMActions(t *testing.T) {
 		{Service: "S3", Operation: "GetObject", Bucket: "uploads", Key: "in/a.jpg", VersionID: "v1"},
 		{Service: "S3", Operation: "HeadObject", Bucket: "uploads", Key: "missing", Failed: true},
 		{Service: "DynamoDB", Operation: "Query", TableName: "results", IndexName: "status-index"},
+		{Service: "DynamoDB", Operation: "TransactWriteItems", TableName: "results", ItemOperations: []string{"UpdateItem", "ConditionCheckItem"}},
 		{Service: "Secrets Manager", Operation: "GetSecretValue", SecretID: "geo/key"},
 		{Service: "SQS", Operation: "ChangeMessageVisibility", QueueURL: "https://sqs.us-east-1.amazonaws.com/111122223333/q"},
 	}
@@ -83,7 +92,7 @@ func TestRecorderRecordsResourcesAndIAMActions(t *testing.T) {
 	for _, c := range got {
 		actions = append(actions, c.IAMActions()...)
 	}
-	wantActions := []string{"s3:GetObjectVersion", "s3:GetObject", "dynamodb:Query", "secretsmanager:GetSecretValue", "sqs:ChangeMessageVisibility"}
+	wantActions := []string{"s3:GetObjectVersion", "s3:GetObject", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem", "secretsmanager:GetSecretValue", "sqs:ChangeMessageVisibility"}
 	if !reflect.DeepEqual(actions, wantActions) {
 		t.Errorf("IAM actions = %v, want %v", actions, wantActions)
 	}

@@ -69,6 +69,9 @@ type Rule struct {
 	Operations []string
 	Rate       float64
 	Fault      Fault
+	// Limit caps the faults the rule injects (0: no cap), e.g. 1 to fail
+	// only the first attempt and let the SDK's retry through.
+	Limit int
 }
 
 func (r Rule) matches(op string) bool {
@@ -78,6 +81,12 @@ func (r Rule) matches(op string) bool {
 // On returns rule r restricted to the operations ops.
 func (r Rule) On(ops ...string) Rule {
 	r.Operations = ops
+	return r
+}
+
+// Times returns rule r capped at n injections.
+func (r Rule) Times(n int) Rule {
+	r.Limit = n
 	return r
 }
 

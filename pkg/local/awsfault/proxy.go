@@ -30,6 +30,7 @@ type Proxy struct {
 
 	mu       sync.Mutex
 	rules    []Rule
+	fired    []int // injections per rule, for Rule.Limit
 	rng      *rand.Rand
 	requests map[string]int // by operation
 	injected map[string]int // by "Operation Fault"
@@ -73,6 +74,7 @@ func (p *Proxy) SetRules(rules ...Rule) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rules = slices.Clone(rules)
+	p.fired = make([]int, len(rules))
 }
 
 // Close stops the proxy, cutting open connections.
@@ -100,8 +102,12 @@ func (p *Proxy) pick(op string) (Fault, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.requests[op]++
-	for _, r := range p.rules {
+	for i, r := range p.rules {
+		if r.Limit > 0 && p.fired[i] >= r.Limit {
+			continue
+		}
 		if r.matches(op) && r.Rate > 0 && p.rng.Float64() < r.Rate {
+			p.fired[i]++
 			p.injected[op+": "+r.Fault.Name()]++
 			return r.Fault, true
 		}
