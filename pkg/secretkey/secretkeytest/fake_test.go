@@ -41,7 +41,7 @@ func TestEveryOperationIsRecorded(t *testing.T) {
 		}
 		calls := rec.Calls()
 		want := awscalls.Call{Service: "Secrets Manager", Operation: m.Name, SecretID: "geo/key"}
-		if len(calls) != i+1 || calls[i] != want {
+		if len(calls) != i+1 || !reflect.DeepEqual(calls[i], want) {
 			t.Errorf("after %s the fake reported %+v, want it to end with %+v", m.Name, calls, want)
 		}
 		if got := calls[len(calls)-1].IAMActions(); len(got) != 1 || got[0] != "secretsmanager:"+m.Name {
