@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,13 +39,14 @@ const (
 	SecretsManagerMaxBackoff  = 2 * time.Second
 )
 
-// dynamoDBRetryables adds TransactionConflictException to the SDK's
-// retryable errors: DynamoDB refuses a single-item write while a
-// transaction (another tool's, an operator's script) holds the item, and
+// dynamoDBRetryables are the errors the DynamoDB client retries, and the
+// persist loop with it (transient): the SDK's, plus
+// TransactionConflictException: DynamoDB refuses a single-item write while
+// a transaction (another tool's, an operator's script) holds the item, and
 // the conflict clears by itself. The SDK does not retry it by default.
-var dynamoDBRetryables = retry.RetryableErrorCode{Codes: map[string]struct{}{
+var dynamoDBRetryables = append(slices.Clone(retry.DefaultRetryables), retry.RetryableErrorCode{Codes: map[string]struct{}{
 	"TransactionConflictException": {},
-}}
+}})
 
 // dynamoDBRetryer: no client-side retry quota (ratelimit.None). The quota
 // (500 tokens, 5 per retry) protects a fleet from retry storms, but one
@@ -55,7 +57,7 @@ func dynamoDBRetryer() aws.Retryer {
 		o.MaxAttempts = DynamoDBMaxAttempts
 		o.MaxBackoff = DynamoDBMaxBackoff
 		o.RateLimiter = ratelimit.None
-		o.Retryables = append(o.Retryables, dynamoDBRetryables)
+		o.Retryables = slices.Clone(dynamoDBRetryables)
 	})
 }
 

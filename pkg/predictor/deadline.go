@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -72,9 +71,8 @@ func finishContext(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // sdkRetryable is the judgement of the predictor's DynamoDB client on which
-// errors are transient: the SDK's (throttling, 5xx, connection errors) and
-// a transaction conflict.
-var sdkRetryable = retry.IsErrorRetryables(append(slices.Clone(retry.DefaultRetryables), dynamoDBRetryables))
+// errors are transient (dynamoDBRetryables).
+var sdkRetryable = retry.IsErrorRetryables(dynamoDBRetryables)
 
 // transient reports whether a failed AWS request may succeed if repeated:
 // what the SDK retries (throttling, 5xx, connection errors), and any error
