@@ -80,14 +80,16 @@ func imagesDir(t *testing.T) (string, map[string]wantOutcome) {
 	return dir, want
 }
 
-// outcomeOf classifies content independently of the predictor: JPEG and
-// PNG signatures succeed, empty files and anything else are rejected.
+// outcomeOf classifies content independently of the predictor: JPEG, PNG
+// and HEIC/HEIF/AVIF (an ISO BMFF "ftyp" box first) signatures succeed,
+// empty files and anything else are rejected.
 func outcomeOf(b []byte) wantOutcome {
 	switch {
 	case len(b) == 0:
 		return wantOutcome{status: ledger.StatusRejected, reason: "empty_object"}
 	case len(b) >= 32 && bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}),
-		bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")),
+		len(b) >= 12 && string(b[4:8]) == "ftyp":
 		return wantOutcome{status: ledger.StatusSucceeded}
 	default:
 		return wantOutcome{status: ledger.StatusRejected, reason: "not_an_image"}
