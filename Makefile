@@ -17,7 +17,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps run test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps build-cli run test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -30,8 +30,17 @@ deps: node_modules/.package-lock.json ## install Go modules and npm packages (CD
 	$(GO) mod download
 	@command -v java >/dev/null || { echo "java (>= 17) is required for DynamoDB Local" >&2; exit 1; }
 
-run: deps ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1)
-	$(GO) run ./cmd/geolocate local --images "$(IMAGES)" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned)
+# -buildvcs=auto overrides a GOFLAGS=-buildvcs=false so that `geolocate
+# --version` can name the commit; outside a checkout it quietly records none.
+build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
+	$(GO) build -buildvcs=auto -o bin/geolocate ./cmd/geolocate
+
+# run starts the built CLI itself, not `go run`: go run does not pass SIGTERM
+# on, prints a second "exit status" line, and flattens the exit code, so a
+# Ctrl-C, kill or make's own SIGTERM reaches the process that stops the
+# local parts, and a clean stop leaves make with status 0.
+run: deps build-cli ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1)
+	bin/geolocate local --images "$(IMAGES)" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned)
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
 	$(GO) vet ./...
@@ -58,7 +67,7 @@ deploy: deps ## build the functions and deploy with your own AWS credentials: ma
 destroy: deps ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
 	npx --no-install cdk destroy $(CDK_ARGS)
 
-bench: deps build ## run the benchmarks and write $(BENCH_OUT)
+bench: deps build ## run the benchmarks and write the report (BENCH_OUT=cmd/benchreport/REPORT.md)
 	$(GO) run ./cmd/benchreport -out $(BENCH_OUT)
 
 soak: deps ## run the fault soak at size N (default 20000)

@@ -29,9 +29,8 @@ func describe(err error) error {
 	case errors.As(err, &noCredits):
 		return apiError("out of credits", &noCredits.APIError, "")
 	case errors.As(err, &validation):
-		if validation.RetiredModelID != "" {
-			return apiError("model rejected", &validation.APIError,
-				fmt.Sprintf("%s is not served; see geolocate models, or omit --model", validation.RetiredModelID))
+		if id := validation.RetiredModelID; id != "" {
+			return modelRejected(id, &validation.APIError)
 		}
 		return apiError("rejected", &validation.APIError, "")
 	case errors.As(err, &limited):
@@ -45,7 +44,7 @@ func describe(err error) error {
 	case errors.As(err, &apiErr):
 		return apiError("request failed", apiErr, "")
 	case errors.As(err, &input):
-		return fmt.Errorf("%s: %s (nothing sent, nothing charged)", input.Field, input.Reason)
+		return inputError(input)
 	case errors.As(err, &transport):
 		return withAttempts(fmt.Errorf("cannot reach the service: %v", transport.Err), err)
 	case errors.As(err, &layout):
@@ -54,6 +53,27 @@ func describe(err error) error {
 		return fmt.Errorf("unreadable answer (HTTP %d; the call may have been charged): %v", decode.StatusCode, decode.Err)
 	}
 	return errors.New(strings.TrimPrefix(err.Error(), "geoapi: "))
+}
+
+// modelRejected words a 422 that refused the requested model. The service
+// answers the same way (model_retired, "model X is retired") for a model it
+// retired and for an id it never had, so the message claims neither: it
+// says what is certain, that the id is not in the model list, and how to
+// find one that is.
+func modelRejected(id string, e *geoapi.APIError) error {
+	return fmt.Errorf("model %q is not in the service's model list (%d); run geolocate models to see the models you can use, or leave --model out for the default model",
+		id, e.StatusCode)
+}
+
+// inputError words input the client refused before the call. The text is
+// geoapi.InputError's, written for people and free of the key; this adds
+// what it cost.
+func inputError(e *geoapi.InputError) error {
+	msg := strings.TrimPrefix(e.Error(), "geoapi: ")
+	if e.Sending {
+		return fmt.Errorf("%s; the upload was stopped, nothing charged", msg)
+	}
+	return fmt.Errorf("%s; nothing sent, nothing charged", msg)
 }
 
 // apiError formats "what (status): service message; hint".

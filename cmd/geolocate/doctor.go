@@ -111,7 +111,7 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	fs.StringVar(&d.secretID, "secret-id", "", "the API key's secret (default: the stack's "+outputSecretArn+" output)")
 	fs.DurationVar(&d.monitorPeriod, "monitor-period", defaultMonitorPeriod, "the monitor's schedule period (the stack's monitorScheduleMinutes)")
 	asJSON := fs.Bool("json", false, "print the checks as JSON")
-	fs.Usage = func() { doctorUsage(c.stderr, fs.PrintDefaults) }
+	fs.Usage = func() { doctorUsage(fs.Output(), fs.PrintDefaults) }
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}

@@ -340,7 +340,7 @@ func TestDoctorTextOutput(t *testing.T) {
 func TestDoctorHelpListsPermissions(t *testing.T) {
 	useAWS(t, &awsClients{})
 	r := runCLI(t, nil, nil, "doctor", "--help")
-	if r.code != exitUsage {
+	if r.code != exitOK {
 		t.Errorf("exit %d", r.code)
 	}
 	for _, want := range []string{
@@ -350,14 +350,14 @@ func TestDoctorHelpListsPermissions(t *testing.T) {
 		"lambda:GetFunctionConfiguration", "cloudwatch:GetMetricStatistics", "sns:ListSubscriptionsByTopic",
 		"-monitor-period", "-json", "-stack", "-secret-id",
 	} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("help lacks %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("help lacks %q:\n%s", want, r.stdout)
 		}
 	}
 	if r := runCLI(t, nil, nil, "doctor", "--monitor-period", "30s"); r.code != exitUsage {
 		t.Errorf("--monitor-period 30s: exit %d", r.code)
 	}
-	if r := runCLI(t, nil, nil, "help"); !strings.Contains(r.stderr, "doctor") {
+	if r := runCLI(t, nil, nil, "help"); !strings.Contains(r.stdout, "doctor") {
 		t.Errorf("doctor not in the command list:\n%s", r.stderr)
 	}
 }

@@ -1,29 +1,61 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 )
 
-// newFlagSet returns a flag set that reports to the cli's stderr.
+// newFlagSet returns a flag set whose usage goes to stdout when asked for
+// (-h, --help: exit 0) and to stderr with a bad command line (exit 2).
 func (c *cli) newFlagSet(name, argsUsage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(&flagOutput{stdout: c.stdout, stderr: c.stderr})
 	fs.Usage = func() {
-		c.printUsageLine(name, argsUsage)
+		printUsageLine(fs.Output(), name, argsUsage)
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
-func (c *cli) printUsageLine(name, argsUsage string) {
-	_, _ = c.stderr.Write([]byte("usage: geolocate " + name + " [flags] " + argsUsage + "\n"))
+func printUsageLine(w io.Writer, name, argsUsage string) {
+	_, _ = io.WriteString(w, "usage: geolocate "+name+" [flags] "+argsUsage+"\n")
 }
 
-// parseFlags parses args, allowing flags after positional arguments
-// ("predict a.jpg --json"), and returns the positional ones. "--" ends
-// flag parsing.
+// flagOutput is a flag set's output. While parsing it holds what the flag
+// package writes until the outcome tells where it belongs: the usage asked
+// for with -h on stdout, a complaint about a bad flag on stderr. Outside
+// parsing (a command printing its usage after a missing argument) it
+// writes to stderr.
+type flagOutput struct {
+	stdout, stderr io.Writer
+	parsing        bool
+	held           bytes.Buffer
+}
+
+func (o *flagOutput) Write(p []byte) (int, error) {
+	if o.parsing {
+		return o.held.Write(p)
+	}
+	return o.stderr.Write(p)
+}
+
+// parse runs fs.Parse with the output held, then releases it to stdout for
+// a help request and to stderr otherwise.
+func (o *flagOutput) parse(fs *flag.FlagSet, args []string) error {
+	o.parsing = true
+	err := fs.Parse(args)
+	o.parsing = false
+	to := o.stderr
+	if errors.Is(err, flag.ErrHelp) {
+		to = o.stdout
+	}
+	_, _ = o.held.WriteTo(to)
+	return err
+}
+
 // parseFlagsOnly parses a command that takes flags and no positional
 // argument.
 func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
@@ -37,12 +69,20 @@ func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// parseFlags parses args, allowing flags after positional arguments
+// ("predict a.jpg --json"), and returns the positional ones. "--" ends
+// flag parsing. -h or --help anywhere returns errHelp once the usage is
+// printed.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	parse := fs.Parse
+	if o, ok := fs.Output().(*flagOutput); ok {
+		parse = func(args []string) error { return o.parse(fs, args) }
+	}
 	var positional []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, usageError{}
+				return nil, errHelp
 			}
 			return nil, usageError{} // flag printed the problem
 		}
@@ -56,4 +96,12 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagGiven reports whether the flag name was typed on the command line,
+// which tells "left out" from "typed the default value".
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

@@ -25,7 +25,7 @@ import (
 func runLocal(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("local", "")
 	var (
-		images      = fs.String("images", "testdata/images", "directory of images to upload")
+		images      = fs.String("images", "testdata/images", "folder of images to upload, subfolders included (the key is the path below it); hidden files and folders and symbolic links are skipped and listed")
 		prefix      = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
 		watch       = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
 		serve       = fs.Bool("serve", false, "start the local parts, upload the images without processing them, print the environment for invoking the functions by hand, and wait for Ctrl-C")
@@ -50,9 +50,16 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		opts.FunctionLogs = c.stderr
 	}
 	if *serve {
-		return localpipeline.Serve(ctx, opts)
+		return stoppedIsSuccess(ctx, c, localpipeline.Serve(ctx, opts))
 	}
 	sum, runErr := localpipeline.Run(ctx, opts)
+	if *watch {
+		// Watch mode has no end but a stop: Ctrl-C, or make's SIGTERM, is
+		// how it finishes, even when it comes while the parts start.
+		runErr = stoppedIsSuccess(ctx, c, runErr)
+	} else if runErr != nil && ctx.Err() != nil {
+		runErr = fmt.Errorf("stopped before every upload was processed (%w)", runErr)
+	}
 	if sum == nil {
 		return runErr
 	}
@@ -67,6 +74,20 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return runErr
 	}
 	return localVerdict(sum)
+}
+
+// stoppedIsSuccess makes a stop the user asked for (Ctrl-C, SIGTERM,
+// SIGHUP: ctx is done) a success for the modes that run until stopped,
+// whatever it interrupted: the exit status then says "stopped as asked",
+// and make does not print "Error 1" for it.
+func stoppedIsSuccess(ctx context.Context, c *cli, err error) error {
+	if err != nil && ctx.Err() != nil {
+		// err is the interruption itself (a start-up wait cut short), not
+		// news to the user who asked for it.
+		fmt.Fprintln(c.stderr, "stopped   on request")
+		return nil
+	}
+	return err
 }
 
 // localVerdict turns the summary into the command's exit status.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
@@ -86,5 +87,26 @@ func TestLocalVerdict(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestLocalReportsAMissingFolderOnceBeforeStarting: one line, at once,
+// nothing started (no progress line).
+func TestLocalReportsAMissingFolderOnceBeforeStarting(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "trip")
+	for _, args := range [][]string{
+		{"local", "--images", missing},
+		{"local", "--images", missing, "--watch"},
+		{"local", "--images", missing, "--serve"},
+	} {
+		begin := time.Now()
+		r := runCLI(t, map[string]string{}, nil, args...)
+		assertOneLineError(t, r, "local: images folder "+missing+" does not exist: give an existing folder with --images")
+		if r.code != exitError || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
+		}
+		if d := time.Since(begin); d > 2*time.Second {
+			t.Errorf("%v: took %s, want the check before anything starts", args, d)
+		}
 	}
 }

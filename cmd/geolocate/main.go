@@ -34,10 +34,19 @@ var commands = map[string]command{
 	"backfill": {"send existing objects of a bucket through the pipeline", runBackfill},
 	"status":   {"credits, forecast, models and queue depths of a deployed stack", runStatus},
 	"doctor":   {"check a deployed stack's setup: one pass/fail line per check, with fixes", runDoctor},
+	"version":  {"print the module version and the commit it was built from", runVersion},
 }
 
+// stopSignals end a run the way Ctrl-C does: the long-running commands
+// (local, simulate) stop what they started and exit. SIGTERM is what kill,
+// make and process supervisors send; SIGHUP is what a closed terminal sends.
+// Without them the default action would kill the process outright, skipping
+// the deferred stops (the local parts' own parent-death signal is the last
+// line of defence, not the first).
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
@@ -67,12 +76,17 @@ type cli struct {
 }
 
 func (c *cli) main(ctx context.Context, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		c.usage()
-		if len(args) == 0 {
-			return exitUsage
-		}
+	switch {
+	case len(args) == 0:
+		// No command is a mistake: the list goes to stderr, exit 2.
+		c.usage(c.stderr)
+		return exitUsage
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help":
+		// Asked for: stdout, exit 0, so `geolocate -h | less` works.
+		c.usage(c.stdout)
 		return exitOK
+	case args[0] == "-version" || args[0] == "--version":
+		args = []string{"version"}
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -83,6 +97,8 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	var usage usageError
 	switch {
 	case err == nil:
+		return exitOK
+	case errors.Is(err, errHelp):
 		return exitOK
 	case errors.Is(err, errReported):
 		return exitError
@@ -97,19 +113,19 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	}
 }
 
-func (c *cli) usage() {
-	fmt.Fprintln(c.stderr, "usage: geolocate COMMAND [flags] [args]")
-	fmt.Fprintln(c.stderr, "\ncommands:")
+func (c *cli) usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: geolocate COMMAND [flags] [args]")
+	fmt.Fprintln(w, "\ncommands:")
 	names := make([]string, 0, len(commands))
 	for name := range commands {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		fmt.Fprintf(c.stderr, "  %-9s %s\n", name, commands[name].summary)
+		fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
 	}
-	fmt.Fprintln(c.stderr, "\nenvironment: GEO_API_URL (required), GEO_API_KEY (or --secret-id)")
-	fmt.Fprintln(c.stderr, "run geolocate COMMAND -h for a command's flags")
+	fmt.Fprintln(w, "\nenvironment: GEO_API_URL (required), GEO_API_KEY (or --secret-id)")
+	fmt.Fprintln(w, "run geolocate COMMAND -h for a command's flags, geolocate --version for the build")
 }
 
 // printErr writes err as one line, with the key scrubbed out.
@@ -120,6 +136,9 @@ func (c *cli) printErr(err error) {
 	}
 	fmt.Fprintf(c.stderr, "geolocate: %s\n", msg)
 }
+
+// errHelp means the user asked for a command's help and got it: exit 0.
+var errHelp = errors.New("help requested")
 
 // errReported means the subcommand already printed its errors.
 var errReported = errors.New("errors reported")

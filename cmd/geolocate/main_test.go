@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,25 +95,77 @@ func assertNoKey(t *testing.T, r result) {
 }
 
 func TestUsage(t *testing.T) {
-	tests := []struct {
-		args []string
-		code int
-	}{
-		{nil, exitUsage},
-		{[]string{"help"}, exitOK},
-		{[]string{"bogus"}, exitUsage},
-		{[]string{"predict"}, exitUsage},
-		{[]string{"predict", "--nope", "x.jpg"}, exitUsage},
-		{[]string{"models", "extra"}, exitUsage},
+	// Mistakes: exit 2, the problem and the usage on stderr, nothing on stdout.
+	for _, args := range [][]string{
+		nil,
+		{"bogus"},
+		{"predict"},
+		{"predict", "--nope", "x.jpg"},
+		{"models", "extra"},
+		{"local", "--bogus"},
+	} {
+		r := runCLI(t, nil, nil, args...)
+		if r.code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, r.code, exitUsage, r.stderr)
+		}
+		if r.stderr == "" || r.stdout != "" {
+			t.Errorf("%v: stdout %q, stderr %q: want the problem on stderr only", args, r.stdout, r.stderr)
+		}
 	}
-	for _, tt := range tests {
-		r := runCLI(t, nil, nil, tt.args...)
-		if r.code != tt.code {
-			t.Errorf("%v: exit %d, want %d (stderr %q)", tt.args, r.code, tt.code, r.stderr)
+}
+
+// TestHelpIsAnAnswer: help asked for is the program's output (stdout, exit
+// 0) for the program and every command, whichever way it is asked.
+func TestHelpIsAnAnswer(t *testing.T) {
+	cases := [][]string{{"help"}, {"-h"}, {"--help"}}
+	for name := range commands {
+		cases = append(cases, []string{name, "-h"}, []string{name, "--help"})
+	}
+	cases = append(cases, []string{"predict", "a.jpg", "-h"}) // after a file too
+	for _, args := range cases {
+		r := runCLI(t, nil, nil, args...)
+		if r.code != exitOK {
+			t.Errorf("%v: exit %d, want 0 (stderr %q)", args, r.code, r.stderr)
 		}
-		if r.stderr == "" {
-			t.Errorf("%v: nothing on stderr", tt.args)
+		want := "usage: geolocate "
+		if len(args) > 1 {
+			want += args[0]
 		}
+		if !strings.HasPrefix(r.stdout, want) || r.stderr != "" {
+			t.Errorf("%v: stdout %q, stderr %q: want the usage on stdout only", args, r.stdout, r.stderr)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"built in a checkout", &debug.BuildInfo{
+			GoVersion: "go1.26.8",
+			Main:      debug.Module{Path: "github.com/geolocate-aws/geolocate", Version: "v0.0.0-20261124183116-1064e0f58d9c"},
+			Settings: []debug.BuildSetting{
+				{Key: "vcs.revision", Value: "1064e0f58d9cca6f684a7b8b0820d6afffd81edd"},
+				{Key: "vcs.time", Value: "2026-11-24T18:31:16Z"},
+				{Key: "vcs.modified", Value: "true"},
+			},
+		}, "geolocate v0.0.0-20261124183116-1064e0f58d9c (commit 1064e0f58d9cca6f684a7b8b0820d6afffd81edd, modified, 2026-11-24T18:31:16Z, go1.26.8)\n"},
+		{"go run, no VCS", &debug.BuildInfo{GoVersion: "go1.26.8"}, "geolocate (devel) (commit unknown, go1.26.8)\n"},
+		{"no build info", nil, "geolocate (devel) (commit unknown)\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			saved := buildInfo
+			t.Cleanup(func() { buildInfo = saved })
+			buildInfo = func() (*debug.BuildInfo, bool) { return tt.info, tt.info != nil }
+			for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+				r := runCLI(t, nil, nil, args...)
+				if r.code != exitOK || r.stdout != tt.want || r.stderr != "" {
+					t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", args, r.code, r.stdout, r.stderr, tt.want)
+				}
+			}
+		})
 	}
 }
 
@@ -184,6 +239,8 @@ func TestPredictTables(t *testing.T) {
 }
 
 func TestPredictErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty, large := emptyFile(t, dir), largeJPEG(t, dir)
 	tests := []struct {
 		name   string
 		opts   func(*geosim.Config)
@@ -202,9 +259,19 @@ func TestPredictErrors(t *testing.T) {
 			[]string{imgJPEG, imgPNG}, "predict " + imgJPEG + ": out of credits (402)", 1},
 		{"not an image", nil, nil, []string{imgNotImage}, "predict " + imgNotImage + ":", 0},
 		{"missing file", nil, nil, []string{"no-such-file.jpg"}, "predict no-such-file.jpg: stat no-such-file.jpg: no such file", 0},
+		{"key without geo_", nil, func(u string) map[string]string { return simEnv(u, "abc_fake_key") },
+			[]string{imgJPEG}, "predict " + imgJPEG + `: the API key does not start with "geo_" (check GEO_API_KEY or the secret); nothing sent, nothing charged`, 0},
+		{"empty image", nil, nil, []string{empty}, "predict " + empty + ": the image file is empty; nothing sent, nothing charged", 0},
+		{"too large", nil, nil, []string{large},
+			"predict " + large + ": the image is 12,345,678 bytes; the service accepts at most 10,000,000 bytes; nothing sent, nothing charged", 0},
 		{"retired model", nil, nil, []string{"--model", geosim.ModelRetired, imgJPEG, imgPNG},
-			"predict " + imgJPEG + ": model rejected (422): model " + geosim.ModelRetired + " is retired", 1},
+			"predict " + imgJPEG + `: model "` + geosim.ModelRetired + `" is not in the service's model list (422); run geolocate models`, 1},
+		{"model that never existed", nil, nil, []string{"--model", "no-such-model", imgJPEG},
+			`predict ` + imgJPEG + `: model "no-such-model" is not in the service's model list (422); run geolocate models to see the models you can use, or leave --model out for the default model`, 1},
 		{"top-n out of range", nil, nil, []string{"--top-n", "16", imgJPEG}, "predict: --top-n 16 is outside 1 to 15", 0},
+		{"top-n zero", nil, nil, []string{"--top-n", "0", imgJPEG}, "predict: --top-n 0 is outside 1 to 15: give how many locations you want, or leave --top-n out", 0},
+		{"top-n negative after the file", nil, nil, []string{imgJPEG, "--top-n=-3"}, "predict: --top-n -3 is outside 1 to 15", 0},
+		{"top-n 99", nil, nil, []string{"--top-n", "99", imgJPEG}, "predict: --top-n 99 is outside 1 to 15", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -226,6 +293,47 @@ func TestPredictErrors(t *testing.T) {
 				t.Error("a failed predict was charged")
 			}
 		})
+	}
+}
+
+// emptyFile writes a zero-byte .jpg in dir.
+func emptyFile(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "empty.jpg")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// largeJPEG writes a JPEG of 12,345,678 bytes in dir (sparse: its header,
+// then zeros).
+func largeJPEG(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "large.jpg")
+	if err := os.WriteFile(path, []byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, 'J', 'F', 'I', 'F', 0}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 12_345_678); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestPredictTopNLeftOutIsNotSent(t *testing.T) {
+	sim, _ := startSim(t)
+	var queries []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	r := runCLI(t, simEnv(ts.URL, testKey), nil, "predict", imgJPEG)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if len(queries) != 1 || strings.Contains(queries[0], "top_n") {
+		t.Errorf("queries %q: want one call without top_n", queries)
 	}
 }
 

@@ -31,8 +31,13 @@ func runPredict(ctx context.Context, c *cli, args []string) error {
 		fs.Usage()
 		return usageError{errors.New("no image file given")}
 	}
-	if *topN != 0 && (*topN < geoapi.MinTopN || *topN > geoapi.MaxTopN) {
-		return usageError{fmt.Errorf("--top-n %d is outside %d to %d", *topN, geoapi.MinTopN, geoapi.MaxTopN)}
+	// Left out, --top-n is 0 and not sent: the service's default applies.
+	// Typed, any value outside 1 to 15, 0 included, is refused here, before
+	// any call: the client would otherwise take 0 for "not sent" and charge
+	// for a default the user did not ask for.
+	if flagGiven(fs, "top-n") && (*topN < geoapi.MinTopN || *topN > geoapi.MaxTopN) {
+		return usageError{fmt.Errorf("--top-n %d is outside %d to %d: give how many locations you want, or leave --top-n out for the service's default (5)",
+			*topN, geoapi.MinTopN, geoapi.MaxTopN)}
 	}
 	client, err := conn.client(ctx, c, true)
 	if err != nil {

@@ -16,6 +16,14 @@ import (
 )
 
 func main() {
+	if helpRequested(os.Args[1:]) {
+		// Help must not need a configuration: answer it before LoadConfig,
+		// which would otherwise report the missing variables instead.
+		fmt.Fprint(os.Stderr, usage)
+		// lambdarun.Main owns the flags: on -h it prints them and exits 0.
+		lambdarun.Main("predictor", func(context.Context) error { return nil })
+		return
+	}
 	h, err := newHandler(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "predictor: %v\n", err)
@@ -39,4 +47,29 @@ func newHandler(ctx context.Context) (*predictor.Handler, error) {
 	}
 	// The clients and their retry configuration: predictor.NewAWSClients.
 	return predictor.Assemble(cfg, predictor.NewAWSClients(awsCfg, lambdarun.S3Options), logger, lambdarun.MetricsWriter())
+}
+
+// usage precedes the flags in -h's output.
+const usage = `usage: predictor [-event FILE|-] [-timeout D]
+
+The predictor Lambda function. Under Lambda it serves the runtime; outside,
+-event runs the handler once on an event file (- for stdin) and prints its
+response. It reads its configuration from the environment: TABLE_NAME and
+GEO_API_URL are required, and the key comes from GEO_SECRET_ID (the
+secret's id or ARN) or, locally, GEO_API_KEY. ` + "`geolocate local --serve`" + `
+prints a complete set for the local parts.
+
+`
+
+// helpRequested reports -h, -help or --help among the flags.
+func helpRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--h", "--help":
+			return true
+		}
+	}
+	return false
 }

@@ -71,7 +71,7 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 		return nil, err
 	}
 	if in.TopN != 0 && (in.TopN < MinTopN || in.TopN > MaxTopN) {
-		return nil, &InputError{Field: "TopN", Err: ErrInvalidTopN,
+		return nil, &InputError{Field: "TopN", Err: ErrInvalidTopN, TopN: in.TopN,
 			Reason: fmt.Sprintf("%d is outside %d to %d", in.TopN, MinTopN, MaxTopN)}
 	}
 	if in.Size < 0 {
@@ -81,7 +81,7 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 		return nil, tooLarge(in.Size, o.MaxImageBytes)
 	}
 	if in.Image == nil {
-		return nil, &InputError{Field: "Image", Reason: "no image source", Err: ErrNotImage}
+		return nil, &InputError{Field: "Image", Reason: reasonNoSource, Err: ErrNotImage}
 	}
 
 	first, err := openImage(ctx, in.Image, in.Size)
@@ -91,9 +91,9 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 	format, ok := imageformat.Detect(first.head)
 	if !ok {
 		first.Close()
-		reason := "not a recognised image format"
+		reason := reasonNotImage
 		if len(first.head) == 0 {
-			reason = "empty"
+			reason = reasonEmpty
 		}
 		return nil, &InputError{Field: "Image", Reason: reason, Err: ErrNotImage}
 	}
@@ -161,7 +161,7 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 }
 
 func tooLarge(n, limit int64) error {
-	return &InputError{Field: "Image", Err: ErrImageTooLarge,
+	return &InputError{Field: "Image", Err: ErrImageTooLarge, Size: n, Limit: limit,
 		Reason: fmt.Sprintf("%d bytes is more than the %d byte limit", n, limit)}
 }
 
@@ -189,7 +189,7 @@ func openImage(ctx context.Context, src ImageSource, size int64) (*openedImage, 
 		return nil, fmt.Errorf("geoapi: Predict: open image: %w", err)
 	}
 	if rc == nil {
-		return nil, &InputError{Field: "Image", Reason: "source returned no reader", Err: ErrNotImage}
+		return nil, &InputError{Field: "Image", Reason: reasonNoReader, Err: ErrNotImage}
 	}
 	if size == 0 {
 		size = sizeOf(rc)
@@ -209,14 +209,14 @@ func validateKey(key string, required bool) error {
 		if !required {
 			return nil
 		}
-		return &InputError{Field: "APIKey", Reason: "missing", Err: ErrInvalidKey}
+		return &InputError{Field: "APIKey", Reason: reasonKeyMissing, Err: ErrInvalidKey}
 	}
 	if len(key) <= len("geo_") || key[:4] != "geo_" {
-		return &InputError{Field: "APIKey", Reason: `does not start with "geo_"`, Err: ErrInvalidKey}
+		return &InputError{Field: "APIKey", Reason: reasonKeyPrefix, Err: ErrInvalidKey}
 	}
 	for i := 0; i < len(key); i++ {
 		if key[i] <= ' ' || key[i] >= 0x7f {
-			return &InputError{Field: "APIKey", Reason: "contains whitespace or non-ASCII characters", Err: ErrInvalidKey}
+			return &InputError{Field: "APIKey", Reason: reasonKeyCharacters, Err: ErrInvalidKey}
 		}
 	}
 	return nil

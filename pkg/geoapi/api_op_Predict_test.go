@@ -350,7 +350,7 @@ func TestPredictDefaultLimitIsTenMillionBytes(t *testing.T) {
 	if !errors.Is(err, ErrImageTooLarge) || len(rec.requests()) != 0 {
 		t.Errorf("10 MiB: err = %v after %d requests; want ErrImageTooLarge before any call", err, len(rec.requests()))
 	}
-	if !strings.Contains(err.Error(), "10000000 byte limit") {
+	if !strings.Contains(err.Error(), "the service accepts at most 10,000,000 bytes") {
 		t.Errorf("message %q should name the limit", err)
 	}
 }

@@ -3,6 +3,7 @@ package geoapi
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,14 +30,108 @@ var (
 // InputError reports input that was rejected by the client itself. Except
 // for an image that grows past the limit while it is being streamed, no
 // request has been sent.
+//
+// Field, Reason and Err are for programs (logs, records, errors.Is); Error
+// is for people, worded from the figures below so that nobody has to parse
+// Reason to tell a user what they typed.
 type InputError struct {
 	Field  string
 	Reason string
 	Err    error // one of the sentinels above
+
+	// Size is the image's size in bytes when it matters: the size found
+	// for ErrImageTooLarge (bytes sent so far when Sending), the bytes read
+	// for ErrSizeMismatch. 0 when unknown.
+	Size int64
+	// Limit is the bound Size was measured against: Options.MaxImageBytes
+	// for ErrImageTooLarge, the announced size for ErrSizeMismatch.
+	Limit int64
+	// Sending is true when the limit was crossed while the image was being
+	// streamed: the upload was cut short before the service could answer.
+	Sending bool
+	// TopN is the top_n given, for ErrInvalidTopN.
+	TopN int
 }
 
+// Error says what is wrong and what to do, in words a user of any of the
+// project's tools understands. It never holds the key, only where it came
+// from.
 func (e *InputError) Error() string {
-	return fmt.Sprintf("geoapi: invalid %s: %s", e.Field, e.Reason)
+	return "geoapi: " + e.describe()
+}
+
+// keyHint says where the key comes from in this project's tools.
+const keyHint = "(check GEO_API_KEY or the secret)"
+
+func (e *InputError) describe() string {
+	switch {
+	case errors.Is(e.Err, ErrInvalidKey):
+		switch e.Reason {
+		case reasonKeyMissing:
+			return "no API key was given " + keyHint
+		case reasonKeyPrefix:
+			return `the API key does not start with "geo_" ` + keyHint
+		case reasonKeyCharacters:
+			return "the API key contains spaces, line breaks or non-ASCII characters " + keyHint
+		}
+		return "the API key is not valid " + keyHint
+	case errors.Is(e.Err, ErrImageTooLarge):
+		switch {
+		case e.Sending:
+			return fmt.Sprintf("the image grew past %s bytes while it was being sent; the service accepts at most %s bytes",
+				groupDigits(e.Limit), groupDigits(e.Limit))
+		case e.Size > 0 && e.Limit > 0:
+			return fmt.Sprintf("the image is %s bytes; the service accepts at most %s bytes", groupDigits(e.Size), groupDigits(e.Limit))
+		}
+		return "the image is too large: " + e.Reason
+	case errors.Is(e.Err, ErrNotImage):
+		switch e.Reason {
+		case reasonEmpty:
+			return "the image file is empty"
+		case reasonNotImage:
+			return "the file is not an image the service accepts (JPEG, PNG, WebP, HEIC/HEIF/AVIF, GIF, TIFF or BMP)"
+		case reasonNoSource:
+			return "no image was given"
+		case reasonNoReader:
+			return "the image could not be opened (its source returned nothing)"
+		}
+		return "the file is not an image: " + e.Reason
+	case errors.Is(e.Err, ErrInvalidTopN):
+		return fmt.Sprintf("the number of locations asked for (top_n) is %d; it must be from %d to %d", e.TopN, MinTopN, MaxTopN)
+	case errors.Is(e.Err, ErrSizeMismatch):
+		return fmt.Sprintf("the image changed while it was being read (%s bytes read, %s announced); try again once the file is complete",
+			groupDigits(e.Size), groupDigits(e.Limit))
+	}
+	return fmt.Sprintf("invalid %s: %s", e.Field, e.Reason)
+}
+
+// Reasons of InputError that Error words for people.
+const (
+	reasonKeyMissing    = "missing"
+	reasonKeyPrefix     = `does not start with "geo_"`
+	reasonKeyCharacters = "contains whitespace or non-ASCII characters"
+	reasonEmpty         = "empty"
+	reasonNotImage      = "not a recognised image format"
+	reasonNoSource      = "no image source"
+	reasonNoReader      = "source returned no reader"
+)
+
+// groupDigits writes n with thousands separators (12,345,678), the way the
+// README and the contract write the limit.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	sign := ""
+	if n < 0 {
+		sign, s = "-", s[1:]
+	}
+	var b strings.Builder
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return sign + b.String()
 }
 
 // Unwrap returns the sentinel.

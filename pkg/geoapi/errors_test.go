@@ -1,8 +1,10 @@
 package geoapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -284,5 +286,96 @@ func TestTooLargeError(t *testing.T) {
 				t.Errorf("a size refusal is free and final: %d requests", len(rec.requests()))
 			}
 		})
+	}
+}
+
+// TestInputErrorSpeaksToPeople: the client's own refusals say what is
+// wrong, with the figures involved and what to do, never the internal
+// field names, and never the key; the fields programs use stay as they were.
+func TestInputErrorSpeaksToPeople(t *testing.T) {
+	streamed := func(n int) ImageSource { // a source of unknown size
+		return func(context.Context) (io.ReadCloser, error) {
+			return io.NopCloser(io.MultiReader(bytes.NewReader(fakeJPEG(64)), bytes.NewReader(make([]byte, n)))), nil
+		}
+	}
+	tests := []struct {
+		name     string
+		key      string
+		in       *PredictInput
+		limit    int64
+		sentinel error
+		field    string
+		want     string
+		check    func(t *testing.T, e *InputError)
+	}{
+		{"key missing", "", &PredictInput{Image: BytesSource(fakeJPEG(64))}, 0, ErrInvalidKey, "APIKey",
+			"geoapi: no API key was given (check GEO_API_KEY or the secret)", nil},
+		{"key prefix", "abc_fake_key", &PredictInput{Image: BytesSource(fakeJPEG(64))}, 0, ErrInvalidKey, "APIKey",
+			`geoapi: the API key does not start with "geo_" (check GEO_API_KEY or the secret)`, nil},
+		{"key with a space", "geo_fake key", &PredictInput{Image: BytesSource(fakeJPEG(64))}, 0, ErrInvalidKey, "APIKey",
+			"geoapi: the API key contains spaces, line breaks or non-ASCII characters (check GEO_API_KEY or the secret)", nil},
+		{"empty", testKey, &PredictInput{Image: BytesSource(nil)}, 0, ErrNotImage, "Image",
+			"geoapi: the image file is empty", nil},
+		{"not an image", testKey, &PredictInput{Image: BytesSource([]byte("Dear diary"))}, 0, ErrNotImage, "Image",
+			"geoapi: the file is not an image the service accepts (JPEG, PNG, WebP, HEIC/HEIF/AVIF, GIF, TIFF or BMP)", nil},
+		{"too large", testKey, &PredictInput{Image: BytesSource(fakeJPEG(12_345_678))}, 0, ErrImageTooLarge, "Image",
+			"geoapi: the image is 12,345,678 bytes; the service accepts at most 10,000,000 bytes",
+			func(t *testing.T, e *InputError) {
+				if e.Size != 12_345_678 || e.Limit != 10_000_000 || e.Sending {
+					t.Errorf("Size %d Limit %d Sending %t", e.Size, e.Limit, e.Sending)
+				}
+			}},
+		{"grew past the limit while sent", testKey, &PredictInput{Image: streamed(5000)}, 1000, ErrImageTooLarge, "Image",
+			"geoapi: the image grew past 1,000 bytes while it was being sent; the service accepts at most 1,000 bytes",
+			func(t *testing.T, e *InputError) {
+				if !e.Sending || e.Limit != 1000 || e.Size <= 1000 {
+					t.Errorf("Size %d Limit %d Sending %t", e.Size, e.Limit, e.Sending)
+				}
+			}},
+		{"top_n", testKey, &PredictInput{Image: BytesSource(fakeJPEG(64)), TopN: 16}, 0, ErrInvalidTopN, "TopN",
+			"geoapi: the number of locations asked for (top_n) is 16; it must be from 1 to 15",
+			func(t *testing.T, e *InputError) {
+				if e.TopN != 16 || e.Reason != "16 is outside 1 to 15" {
+					t.Errorf("TopN %d Reason %q", e.TopN, e.Reason)
+				}
+			}},
+		{"announced size wrong", testKey, &PredictInput{Image: BytesSource(fakeJPEG(64)), Size: 100}, 0, ErrSizeMismatch, "Size",
+			"geoapi: the image changed while it was being read (64 bytes read, 100 announced); try again once the file is complete", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := newRecorder(t, respond(http.StatusOK, coordinatesBody))
+			c, _ := rec.client(t, func(o *Options) {
+				o.APIKey = tt.key
+				if tt.limit > 0 {
+					o.MaxImageBytes = tt.limit
+				}
+			})
+			_, err := c.Predict(context.Background(), tt.in)
+			var e *InputError
+			if !errors.As(err, &e) || !errors.Is(err, tt.sentinel) {
+				t.Fatalf("err = %v, want an *InputError wrapping %v", err, tt.sentinel)
+			}
+			if e.Field != tt.field || e.Reason == "" {
+				t.Errorf("Field %q Reason %q: want Field %q and a Reason for programs", e.Field, e.Reason, tt.field)
+			}
+			if e.Error() != tt.want {
+				t.Errorf("text\n got %q\nwant %q", e.Error(), tt.want)
+			}
+			if strings.Contains(err.Error(), "fake") {
+				t.Errorf("the key is in %q", err)
+			}
+			if tt.check != nil {
+				tt.check(t, e)
+			}
+		})
+	}
+}
+
+func TestGroupDigits(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 10_000_000: "10,000,000", 12_345_678: "12,345,678", -1234: "-1,234"} {
+		if got := groupDigits(n); got != want {
+			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -100,13 +100,13 @@ func (g *guardedReader) Read(p []byte) (int, error) {
 	g.n += int64(n)
 	switch {
 	case g.n > g.limit:
-		return 0, g.fail(&InputError{Field: "Image", Err: ErrImageTooLarge,
+		return 0, g.fail(&InputError{Field: "Image", Err: ErrImageTooLarge, Size: g.n, Limit: g.limit, Sending: true,
 			Reason: fmt.Sprintf("more than %d bytes", g.limit)})
 	case g.want >= 0 && g.n > g.want:
-		return 0, g.fail(&InputError{Field: "Size", Err: ErrSizeMismatch,
+		return 0, g.fail(&InputError{Field: "Size", Err: ErrSizeMismatch, Size: g.n, Limit: g.want,
 			Reason: fmt.Sprintf("image source has more than the announced %d bytes", g.want)})
 	case err == io.EOF && g.want >= 0 && g.n < g.want:
-		return n, g.fail(&InputError{Field: "Size", Err: ErrSizeMismatch,
+		return n, g.fail(&InputError{Field: "Size", Err: ErrSizeMismatch, Size: g.n, Limit: g.want,
 			Reason: fmt.Sprintf("image source ended after %d of the announced %d bytes", g.n, g.want)})
 	case err != nil && err != io.EOF:
 		return n, g.fail(fmt.Errorf("geoapi: Predict: read image: %w", err))

@@ -29,10 +29,12 @@ const (
 // Options configure Run. The zero value runs the sample images of the
 // working directory's testdata/images against the simulator.
 type Options struct {
-	// ImagesDir holds the files to upload (regular, non-hidden files at its
-	// top level). Default "testdata/images".
+	// ImagesDir holds the files to upload: the regular, non-hidden files in
+	// it and in its folders, hidden folders and symbolic links excluded.
+	// Default "testdata/images".
 	ImagesDir string
-	// KeyPrefix is prepended to each file name to form its object key.
+	// KeyPrefix is prepended to each file's path below ImagesDir (with
+	// forward slashes) to form its object key.
 	KeyPrefix string
 
 	// Watch keeps running after the first pass: files that appear in

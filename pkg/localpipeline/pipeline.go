@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
@@ -20,7 +19,8 @@ const sweepInterval = 250 * time.Millisecond
 const finishTimeout = 90 * time.Second
 
 // Run runs the pipeline on opts.ImagesDir and returns what became of every
-// upload. Without Watch it returns once every message has been deleted or
+// upload. The inputs (the images folder, the service variables) are checked
+// before anything is started, so a mistake costs one error and no wait. Without Watch it returns once every message has been deleted or
 // dead-lettered; with Watch it keeps going until ctx is done, which then is
 // the normal end (nil error). It stops everything it started before
 // returning. When ctx is cancelled during a one-pass run, it returns the
@@ -29,6 +29,15 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	opts.setDefaults()
 	begin := time.Now()
 	say := func(format string, args ...any) { fmt.Fprintf(opts.Progress, format+"\n", args...) }
+
+	// Inputs first: a wrong folder or half a configuration is one error
+	// line, before a simulator or a JVM is started for nothing.
+	if err := checkServiceEnv(opts.Getenv); err != nil {
+		return nil, err
+	}
+	if err := checkImagesDir(opts.ImagesDir, opts.Watch); err != nil {
+		return nil, err
+	}
 
 	svc, err := startService(opts.Getenv)
 	if err != nil {
@@ -69,6 +78,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		queue:    queue,
 		say:      say,
 		uploaded: map[string]fileState{},
+		told:     map[skippedPath]bool{},
 		tracker: &tracker{
 			store:    ledger.New(aws.ddb.Client(), opts.Table),
 			queue:    queue,
@@ -129,8 +139,9 @@ type pipeline struct {
 	tracker *tracker
 	say     func(format string, args ...any)
 
-	uploaded map[string]fileState // file name -> state last uploaded
+	uploaded map[string]fileState // relative path -> state last uploaded
 	lastScan map[string]fileState // watch mode: state at the previous scan
+	told     map[skippedPath]bool // skipped paths already reported
 }
 
 // run uploads the images and drives the poller: until the queue drains, or
@@ -191,34 +202,47 @@ func (p *pipeline) run(ctx context.Context, poller *localqueue.Poller) error {
 // taken once it looks the same on two scans in a row, so one still being
 // written is not uploaded half-done.
 func (p *pipeline) uploadChanged(ctx context.Context, stable bool) (int, error) {
-	files, names, err := scanDir(p.opts.ImagesDir)
+	found, err := scanDir(p.opts.ImagesDir)
 	if err != nil {
 		return 0, err
 	}
+	p.reportSkipped(found.skipped)
 	previous := p.lastScan
-	p.lastScan = files
+	p.lastScan = found.files
 	n := 0
-	for _, name := range names {
-		state := files[name]
-		if last, ok := p.uploaded[name]; ok && last == state {
+	for _, rel := range found.paths {
+		state := found.files[rel]
+		if last, ok := p.uploaded[rel]; ok && last == state {
 			continue
 		}
-		if stable && previous[name] != state {
+		if stable && previous[rel] != state {
 			continue
 		}
-		if err := p.upload(ctx, name); err != nil {
+		if err := p.upload(ctx, rel); err != nil {
 			return n, err
 		}
-		p.uploaded[name] = state
+		p.uploaded[rel] = state
 		n++
 	}
 	return n, nil
 }
 
-// upload puts one file in the bucket and sends the notification S3 would:
-// with the version id PutObject reported, none on an unversioned bucket.
-func (p *pipeline) upload(ctx context.Context, name string) error {
-	u, err := putFile(ctx, p.aws.s3.Client(), p.opts.Bucket, p.opts.KeyPrefix+name, filepath.Join(p.opts.ImagesDir, name))
+// reportSkipped says once what is not uploaded and why; watch mode scans
+// every second and must not repeat itself.
+func (p *pipeline) reportSkipped(skipped []skippedPath) {
+	for _, sk := range skipped {
+		if !p.told[sk] {
+			p.told[sk] = true
+			p.say("skipped   %s (%s)", sk.Path, sk.Reason)
+		}
+	}
+}
+
+// upload puts one file in the bucket, keyed by its path below the images
+// folder, and sends the notification S3 would: with the version id
+// PutObject reported, none on an unversioned bucket.
+func (p *pipeline) upload(ctx context.Context, rel string) error {
+	u, err := putFile(ctx, p.aws.s3.Client(), p.opts.Bucket, p.opts.KeyPrefix+rel, localPath(p.opts.ImagesDir, rel))
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package localpipeline
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -20,6 +19,15 @@ func Serve(ctx context.Context, opts Options) error {
 	opts.setDefaults()
 	say := func(format string, args ...any) { fmt.Fprintf(opts.Progress, format+"\n", args...) }
 
+	// Inputs first, as in Run. An empty folder is allowed: the events to
+	// invoke by hand may name objects uploaded later.
+	if err := checkServiceEnv(opts.Getenv); err != nil {
+		return err
+	}
+	if err := checkImagesDir(opts.ImagesDir, true); err != nil {
+		return err
+	}
+
 	svc, err := startService(opts.Getenv)
 	if err != nil {
 		return err
@@ -31,12 +39,15 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	defer aws.close()
 
-	_, names, err := scanDir(opts.ImagesDir)
+	found, err := scanDir(opts.ImagesDir)
 	if err != nil {
 		return err
 	}
-	for _, name := range names {
-		u, err := putFile(ctx, aws.s3.Client(), opts.Bucket, opts.KeyPrefix+name, filepath.Join(opts.ImagesDir, name))
+	for _, sk := range found.skipped {
+		say("skipped   %s (%s)", sk.Path, sk.Reason)
+	}
+	for _, rel := range found.paths {
+		u, err := putFile(ctx, aws.s3.Client(), opts.Bucket, opts.KeyPrefix+rel, localPath(opts.ImagesDir, rel))
 		if err != nil {
 			return err
 		}

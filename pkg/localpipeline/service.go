@@ -19,13 +19,11 @@ type service struct {
 // startService uses the real service when both GEO_API_URL and GEO_API_KEY
 // are set, and otherwise starts the simulator on a free port of 127.0.0.1.
 func startService(getenv func(string) string) (*service, error) {
-	url, key := getenv(envvars.APIURL), getenv(envvars.APIKey)
-	switch {
-	case url != "" && key != "":
+	if err := checkServiceEnv(getenv); err != nil {
+		return nil, err
+	}
+	if url, key := getenv(envvars.APIURL), getenv(envvars.APIKey); url != "" {
 		return &service{url: url, key: key, stop: func() {}}, nil
-	case url != "" || key != "":
-		return nil, errors.New("set both " + envvars.APIURL + " and " + envvars.APIKey +
-			" to use the real service, or neither to use the simulator")
 	}
 	sim := geosim.New()
 	baseURL, stop, err := sim.Start("127.0.0.1:0")
@@ -33,6 +31,17 @@ func startService(getenv func(string) string) (*service, error) {
 		return nil, fmt.Errorf("start the service simulator: %w", err)
 	}
 	return &service{url: baseURL, key: sim.DemoKey(), sim: sim, stop: stop}, nil
+}
+
+// checkServiceEnv refuses half a configuration before anything starts:
+// both GEO_API_URL and GEO_API_KEY (the real service) or neither (the
+// simulator).
+func checkServiceEnv(getenv func(string) string) error {
+	if (getenv(envvars.APIURL) == "") != (getenv(envvars.APIKey) == "") {
+		return errors.New("set both " + envvars.APIURL + " and " + envvars.APIKey +
+			" to use the real service, or neither to use the simulator")
+	}
+	return nil
 }
 
 // describe names the service for progress lines.

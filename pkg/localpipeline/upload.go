@@ -6,7 +6,6 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -31,37 +30,6 @@ type Upload struct {
 // Ref is the object version the upload's record belongs to.
 func (u Upload) Ref() ledger.ObjectRef {
 	return ledger.ObjectRef{Bucket: u.Bucket, Key: u.Key, VersionID: u.VersionID, ETag: u.ETag}
-}
-
-// fileState identifies a version of a local file, to notice new and changed
-// files in watch mode.
-type fileState struct {
-	size    int64
-	modTime time.Time
-}
-
-// scanDir lists the regular, non-hidden files at the top level of dir, in
-// name order.
-func scanDir(dir string) (map[string]fileState, []string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read images directory: %w", err)
-	}
-	files := make(map[string]fileState, len(entries))
-	var names []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			continue // removed meanwhile
-		}
-		files[e.Name()] = fileState{size: info.Size(), modTime: info.ModTime()}
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return files, names, nil
 }
 
 // putFile uploads path as key, the way a user's upload would, and returns
