@@ -30,6 +30,7 @@ const (
 	keyModelFallback                 = "modelFallback"
 	keyRatePerMinute                 = "ratePerMinute"
 	keyMaxConcurrency                = "maxConcurrency"
+	keyPacing                        = "pacing"
 	keyBatchSize                     = "batchSize"
 	keyPredictorTimeoutSeconds       = "predictorTimeoutSeconds"
 	keyPredictorMemoryMB             = "predictorMemoryMb"
@@ -84,8 +85,11 @@ type Config struct {
 	// ModelFallback retries with the default model when ModelID is retired.
 	ModelFallback bool
 
-	RatePerMinute      int
-	MaxConcurrency     int
+	RatePerMinute  int
+	MaxConcurrency int
+	// Pacing is "shared" (one schedule in the table for every instance) or
+	// "instance" (each instance at RatePerMinute/MaxConcurrency).
+	Pacing             string
 	BatchSize          int
 	PredictorTimeout   time.Duration
 	PredictorMemoryMB  int
@@ -166,6 +170,7 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		RatePerMinute:           r.intIn(keyRatePerMinute, 1, 1_000_000),
 		// Lambda's SQS event source accepts a maximum concurrency of 2 to 1000.
 		MaxConcurrency: r.intIn(keyMaxConcurrency, 2, 1000),
+		Pacing:         r.pacing(keyPacing),
 		// Above 10 Lambda requires a batching window, which would delay images.
 		BatchSize:          r.intIn(keyBatchSize, 1, 10),
 		PredictorTimeout:   time.Duration(r.intIn(keyPredictorTimeoutSeconds, 30, 900)) * time.Second,
@@ -402,6 +407,26 @@ func (r *contextReader) email(key string) string {
 		return ""
 	}
 	return s
+}
+
+// The predictor's pacing modes (predictor.PacingShared and PacingInstance;
+// config_test.go checks they agree).
+const (
+	pacingShared   = "shared"
+	pacingInstance = "instance"
+)
+
+// pacing accepts the predictor's pacing modes; unset means shared.
+func (r *contextReader) pacing(key string) string {
+	s := strings.ToLower(r.str(key))
+	switch s {
+	case "":
+		return pacingShared
+	case pacingShared, pacingInstance:
+		return s
+	}
+	r.fail(key, "%q is not allowed; want %s or %s", s, pacingShared, pacingInstance)
+	return ""
 }
 
 // logLevel accepts slog's level names, which the functions parse.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	predictorpkg "github.com/geolocate-aws/geolocate/pkg/predictor"
+
 	"encoding/json"
 	"maps"
 	"os"
@@ -154,6 +156,7 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyLogRetentionDays, "", "one of 1, 3"},
 		{keyLogLevel, "verbose", "DEBUG, INFO, WARN or ERROR"},
 		{keyModelFallback, "maybe", "true or false"},
+		{keyPacing, "both", "shared or instance"},
 		{keyRemoveOnDestroy, "yes please", "true or false"},
 		{keyFailedPredictionRateThreshold, "101", "from 0 to 100"},
 		{keyCreditsLowThreshold, "-1", "from 0 to"},
@@ -320,5 +323,12 @@ func TestLoadConfigKMSKeysOfExistingData(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want %q", err, want)
 		}
+	}
+}
+
+func TestPacingModesAreThePredictors(t *testing.T) {
+	if pacingShared != predictorpkg.PacingShared || pacingInstance != predictorpkg.PacingInstance {
+		t.Errorf("infra's pacing modes %q, %q differ from the predictor's %q, %q",
+			pacingShared, pacingInstance, predictorpkg.PacingShared, predictorpkg.PacingInstance)
 	}
 }

@@ -51,6 +51,7 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awsla
 		envvars.ModelFallback:   jsii.String(strconv.FormatBool(cfg.ModelFallback)),
 		envvars.RatePerMinute:   jsii.String(strconv.Itoa(cfg.RatePerMinute)),
 		envvars.MaxConcurrency:  jsii.String(strconv.Itoa(cfg.MaxConcurrency)),
+		envvars.Pacing:          jsii.String(cfg.Pacing),
 		envvars.DailyBudget:     jsii.String(strconv.Itoa(cfg.DailyCreditBudget)),
 		envvars.ClaimLease:      jsii.String(cfg.ClaimLease().String()),
 		envvars.RecordTTLDays:   jsii.String(strconv.Itoa(cfg.RecordTTLDays)),

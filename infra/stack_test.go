@@ -309,6 +309,7 @@ func TestFunctions(t *testing.T) {
 				envvars.ModelFallback:   strconv.FormatBool(cfg.ModelFallback),
 				envvars.RatePerMinute:   strconv.Itoa(cfg.RatePerMinute),
 				envvars.MaxConcurrency:  strconv.Itoa(cfg.MaxConcurrency),
+				envvars.Pacing:          cfg.Pacing,
 				envvars.DailyBudget:     strconv.Itoa(cfg.DailyCreditBudget),
 				envvars.ClaimLease:      cfg.ClaimLease().String(),
 				envvars.RecordTTLDays:   strconv.Itoa(cfg.RecordTTLDays),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
 	"github.com/geolocate-aws/geolocate/pkg/localqueue"
 	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
@@ -174,7 +176,7 @@ func functionEnv(st stack, apiURL string, ratePerMinute float64, concurrency int
 
 // newHandler builds the predictor's handler as functions/predictor does at
 // cold start, on the given clients; logs and metrics go to out.
-func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client, out io.Writer) (*predictor.Handler, error) {
+func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client, out io.Writer, pace predictor.Pacer) (*predictor.Handler, error) {
 	cfg, err := predictor.LoadConfig(func(k string) string { return vars[k] })
 	if err != nil {
 		return nil, err
@@ -193,9 +195,20 @@ func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client
 		Ledger:  ledger.New(ddb, cfg.TableName),
 		Service: service,
 		Keys:    keys,
+		Pacer:   pace,
 		Logger:  logger,
 		Metrics: out,
 	})
+}
+
+// newPacer builds the pacer GEO_PACING names with predictor.NewPacer, on
+// the instance's clock.
+func newPacer(vars map[string]string, ddb *dynamodb.Client, clock func() time.Time) (predictor.Pacer, error) {
+	cfg, err := predictor.LoadConfig(func(k string) string { return vars[k] })
+	if err != nil {
+		return nil, err
+	}
+	return predictor.NewPacer(cfg, ddb, slog.New(slog.DiscardHandler), func(o *pacer.Options) { o.Clock = clock })
 }
 
 // put uploads body and returns the object as its notification describes it.

@@ -5,8 +5,9 @@
 // Stages: overhead ratio (handler against the floor, per image), memory
 // (peak RSS of the predictor binary on a 10 MiB image), cold start
 // (bootstrap sizes, time to ready under a fake Runtime API), throughput
-// against a rate-limited simulator, cost per 1,000 images from those
-// figures, and the packages' own Go benchmarks. Everything binds
+// against a rate-limited simulator, pacing (per-instance against shared,
+// side by side, for several N and limiters), cost per 1,000 images from
+// those figures, and the packages' own Go benchmarks. Everything binds
 // 127.0.0.1 and stops on return or Ctrl-C.
 package main
 
@@ -21,9 +22,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 
-var allStages = []string{"overhead", "memory", "coldstart", "throughput", "gobench"}
+var allStages = []string{"overhead", "memory", "coldstart", "throughput", "pacing", "gobench"}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == rssLauncherArg {
@@ -40,18 +43,27 @@ func main() {
 	instances := flag.Int("instances", 4, "throughput: concurrent function instances N")
 	duration := flag.Duration("duration", time.Minute, "throughput: how long uploads arrive at rate R")
 	retryDelay := flag.Duration("retry-delay", 2*time.Second, "throughput: redelivery delay of failed messages")
-	strict := flag.Duration("strict-duration", 30*time.Second, "throughput: duration of a second run against a simulator with burst 1 (0 skips it)")
+	pacingRate := flag.Float64("pacing-rate", 120, "pacing: the service's rate limit R, requests per minute")
+	pacingInstances := flag.String("pacing-instances", "2,4,10", "pacing: the numbers of instances N to compare")
+	pacingDuration := flag.Duration("pacing-duration", time.Minute, "pacing: how long uploads arrive at rate R in each run")
+	pacingSkew := flag.Duration("pacing-skew", 100*time.Millisecond, "pacing: the instances' clock skew for the skew runs (0 skips them)")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	tc := throughputConfig{RatePerMinute: *rate, SimBurst: *burst, Latency: *latency, Instances: *instances,
-		Duration: *duration, RetryDelay: *retryDelay}
+		Duration: *duration, RetryDelay: *retryDelay, Pacing: predictor.PacingShared}
+	ns, err := parseInstances(*pacingInstances)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchreport: -pacing-instances: %v\n", err)
+		os.Exit(2)
+	}
 	if tc.SimBurst <= 0 {
 		tc.SimBurst = tc.Instances
 	}
 	opts := options{out: *out, stages: strings.Split(*stages, ","), images: *images, warmup: *warmup,
-		coldStarts: *coldStarts, throughput: tc, strictDuration: *strict}
+		coldStarts: *coldStarts, throughput: tc,
+		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew}}
 	if err := run(ctx, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
 		os.Exit(1)
@@ -64,7 +76,7 @@ type options struct {
 	images, warmup int
 	coldStarts     int
 	throughput     throughputConfig
-	strictDuration time.Duration
+	pacing         pacingOptions
 }
 
 func progress(format string, args ...any) {
@@ -107,7 +119,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
-	if want("overhead") || want("memory") || want("coldstart") || want("throughput") {
+	if want("overhead") || want("memory") || want("coldstart") || want("throughput") || want("pacing") {
 		progress("starting gofakes3, DynamoDB Local and the simulator")
 		e, err := startEnv(ctx)
 		if err != nil {
@@ -137,13 +149,12 @@ func run(ctx context.Context, o options) error {
 			}},
 			{"throughput", func() (err error) {
 				r.Throughput, err = measureThroughput(ctx, e, st, o.throughput, progress)
-				if err != nil || o.strictDuration <= 0 || o.throughput.SimBurst == 1 {
-					return err
-				}
-				strict := o.throughput
-				strict.SimBurst, strict.Duration = 1, o.strictDuration
-				progress("throughput against a strict limiter (burst 1) ...")
-				r.Strict, err = measureThroughput(ctx, e, st, strict, progress)
+				return err
+			}},
+			{"pacing", func() (err error) {
+				base := o.throughput
+				base.BatchSize = st.BatchSize
+				r.Pacing, err = measurePacing(ctx, e, st, base, o.pacing, progress)
 				return err
 			}},
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/geolocate-aws/geolocate/pkg/bench"
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
@@ -50,9 +51,16 @@ func measureOverhead(ctx context.Context, e *localEnv, st stack, images, warmup 
 	var counter bench.RequestCounter
 	s3c, ddbc := e.counted(&counter)
 	logs := &countingWriter{}
-	// The limiter is lifted (the simulator has no rate limit here): this
-	// measures cost per image, not pacing.
-	h, err := newHandler(functionEnv(st, e.simURL, 1e6, 1), s3c, ddbc, logs)
+	// The rate is lifted (the simulator has no rate limit here): this
+	// measures cost per image, not pacing; the shared pacer still takes its
+	// slot with one write per image, as it does deployed.
+	env := functionEnv(st, e.simURL, 1e6, 1)
+	env[envvars.PipelineName] = fmt.Sprintf("overhead-%d", time.Now().UnixNano())
+	pace, err := newPacer(env, ddbc, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	h, err := newHandler(env, s3c, ddbc, logs, pace)
 	if err != nil {
 		return nil, err
 	}

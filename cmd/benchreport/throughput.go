@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/bench"
+	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
 	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )
 
 // throughputConfig is the load: the service's limit and latency, and the
@@ -25,6 +28,28 @@ type throughputConfig struct {
 	BatchSize     int
 	Duration      time.Duration // how long uploads arrive, at rate R
 	RetryDelay    time.Duration // local shortening of the visibility timeout for failed messages
+	// Pacing is GEO_PACING: predictor.PacingShared or PacingInstance.
+	Pacing string
+	// ConfiguredRate is GEO_RATE_PER_MINUTE; 0 means R (correctly set).
+	ConfiguredRate float64
+	// Skew spreads the instances' clocks evenly over [-Skew, +Skew].
+	Skew time.Duration
+}
+
+// configuredRate is the rate the pipeline is told.
+func (c throughputConfig) configuredRate() float64 {
+	if c.ConfiguredRate > 0 {
+		return c.ConfiguredRate
+	}
+	return c.RatePerMinute
+}
+
+// skewOf is instance i's clock offset.
+func (c throughputConfig) skewOf(i int) time.Duration {
+	if c.Skew == 0 || c.Instances < 2 {
+		return 0
+	}
+	return -c.Skew + time.Duration(i)*2*c.Skew/time.Duration(c.Instances-1)
 }
 
 type throughputResult struct {
@@ -39,6 +64,11 @@ type throughputResult struct {
 	AchievedPerMinute float64
 	UploadToRecord    bench.Stats
 	Invocations       int
+	PacerWrites       int64 // UpdateItem requests of the shared pacers
+	PacerConflicts    int64 // of which conditional failures
+	Widenings         int64 // 429s that widened the shared spacing
+	FinalSpacing      time.Duration
+	Settled           settling
 	BilledSeconds     float64 // sum over invocations, each rounded up to 1 ms
 	LogBytes          int64
 	Usage             bench.Usage
@@ -71,10 +101,26 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var pollers sync.WaitGroup
-	for range tc.Instances {
-		// One handler per instance: each Lambda instance has its own rate
-		// limiter, at R/N.
-		h, err := newHandler(functionEnv(st, simURL, tc.RatePerMinute, tc.Instances), s3c, ddbc, logs)
+	start := time.Now()
+	// Keys and the schedule unique to this run: a second run must not find
+	// the first's records or slots.
+	prefix := fmt.Sprintf("throughput-%d/", start.UnixNano())
+	var shared []*pacer.Shared
+	for i := range tc.Instances {
+		// One handler per instance, each with its own pacer: a client of the
+		// shared schedule, or its own limiter at R/N.
+		env := functionEnv(st, simURL, tc.configuredRate(), tc.Instances)
+		env[envvars.Pacing] = tc.Pacing
+		env[envvars.PipelineName] = strings.TrimSuffix(prefix, "/")
+		skew := tc.skewOf(i)
+		pace, err := newPacer(env, ddbc, func() time.Time { return time.Now().Add(skew) })
+		if err != nil {
+			return nil, err
+		}
+		if s, ok := pace.(*pacer.Shared); ok {
+			shared = append(shared, s)
+		}
+		h, err := newHandler(env, s3c, ddbc, logs, pace)
 		if err != nil {
 			return nil, err
 		}
@@ -95,9 +141,6 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 	interval := time.Duration(float64(time.Minute) / tc.RatePerMinute)
 	uploads := make([]localpipeline.ObjectCreated, 0, total)
 	img := fakeJPEG(300<<10, 7)
-	start := time.Now()
-	// Keys unique to this run: a second run must not find the first's records.
-	prefix := fmt.Sprintf("throughput-%d/", start.UnixNano())
 	for i := range total {
 		if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
 			time.Sleep(wait)
@@ -129,15 +172,29 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 
 	res := &throughputResult{Config: tc, Uploads: total, Invocations: invocations, BilledSeconds: billed,
 		LogBytes: logs.n.Load(), Usage: counter.Snapshot(), Elapsed: elapsed, Charged: sim.Charged(geosim.DefaultOrg)}
+	for _, s := range shared {
+		st := s.Stats()
+		res.PacerWrites += st.Writes
+		res.PacerConflicts += st.Conflicts
+		res.Widenings += st.Widenings
+		res.FinalSpacing = max(res.FinalSpacing, s.Interval())
+	}
+	if len(shared) > 0 {
+		progress("throughput: pacer writes %d (%d conflicts), %d widenings, spacing at the end %v (1/R = %v)",
+			res.PacerWrites, res.PacerConflicts, res.Widenings, res.FinalSpacing, time.Duration(float64(time.Minute)/tc.configuredRate()))
+	}
+	var calls []geosim.Call
 	for _, c := range sim.Calls() {
 		if c.Endpoint != geosim.PathPredict {
 			continue
 		}
+		calls = append(calls, c)
 		res.Calls++
 		if c.Status == http.StatusTooManyRequests {
 			res.Status429++
 		}
 	}
+	res.Settled = settle(calls)
 	dead := map[string]bool{}
 	for _, m := range queue.DeadLetters() {
 		dead[m.Body] = true
@@ -171,4 +228,56 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 		res.AchievedPerMinute = float64(len(done)-1) / span.Minutes()
 	}
 	return res, nil
+}
+
+// settling describes how the calls settled: from the first call after which
+// every window of settleWindow calls has at most settleMax429 of 429s.
+type settling struct {
+	OK        bool
+	After     time.Duration // from the first call
+	CallsTo   int           // calls before settling
+	PerMinute float64       // accepted calls a minute once settled
+	Share429  float64       // share of 429s once settled
+}
+
+const (
+	settleWindow = 50
+	settleMax429 = 0.05
+)
+
+func settle(calls []geosim.Call) settling {
+	if len(calls) < settleWindow {
+		return settling{}
+	}
+	slices.SortFunc(calls, func(a, b geosim.Call) int { return a.Time.Compare(b.Time) })
+	bad := make([]int, len(calls)+1) // prefix sums of 429s
+	for i, c := range calls {
+		bad[i+1] = bad[i]
+		if c.Status == http.StatusTooManyRequests {
+			bad[i+1]++
+		}
+	}
+	from := -1
+	for i := len(calls) - settleWindow; i >= 0; i-- {
+		if float64(bad[i+settleWindow]-bad[i]) > settleMax429*settleWindow {
+			break
+		}
+		from = i
+	}
+	if from < 0 {
+		return settling{}
+	}
+	rest := calls[from:]
+	accepted := 0
+	for _, c := range rest {
+		if c.Status != http.StatusTooManyRequests {
+			accepted++
+		}
+	}
+	s := settling{OK: true, After: rest[0].Time.Sub(calls[0].Time), CallsTo: from,
+		Share429: float64(len(rest)-accepted) / float64(len(rest))}
+	if span := rest[len(rest)-1].Time.Sub(rest[0].Time); span > 0 {
+		s.PerMinute = float64(accepted-1) / span.Minutes()
+	}
+	return s
 }

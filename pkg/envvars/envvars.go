@@ -13,6 +13,7 @@ const (
 	ModelFallback   = "GEO_MODEL_FALLBACK"      // "true" (default) or "false"
 	RatePerMinute   = "GEO_RATE_PER_MINUTE"     // account-wide requests per minute
 	MaxConcurrency  = "GEO_MAX_CONCURRENCY"     // the queue event source's maximum concurrency
+	Pacing          = "GEO_PACING"              // "shared" (default): one schedule in the table; "instance": R/N each
 	DailyBudget     = "GEO_DAILY_CREDIT_BUDGET" // 0 or unset: no budget
 	ClaimLease      = "CLAIM_LEASE"             // Go duration, how long an in-progress claim blocks others
 	RecordTTLDays   = "RECORD_TTL_DAYS"         // 0 or unset: records never expire

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,6 +105,19 @@ func (p *Parser) Bool(name string, def bool) bool {
 		return def
 	}
 	return b
+}
+
+// OneOf is one of the allowed values (compared lower-cased), def when unset.
+func (p *Parser) OneOf(name, def string, allowed ...string) string {
+	v := strings.ToLower(p.Str(name))
+	if v == "" {
+		return def
+	}
+	if slices.Contains(allowed, v) {
+		return v
+	}
+	p.Fail(name, "must be one of %s, got %q", strings.Join(allowed, ", "), v)
+	return def
 }
 
 // DurationMin is a Go duration of at least lo, def when unset.

@@ -41,8 +41,11 @@ func TestParserDefaultsWhenUnset(t *testing.T) {
 func TestParserReportsEveryBadVariable(t *testing.T) {
 	const fakeKey = "not_a_geo_key_fake_1"
 	p := parserFor(map[string]string{
-		"N": "0", "F": "abc", "B": "maybe", "D": "1s", "L": "loud", "U": "ftp://x", APIKey: fakeKey,
+		"N": "0", "F": "abc", "B": "maybe", "D": "1s", "L": "loud", "U": "ftp://x", "O": "both", APIKey: fakeKey,
 	})
+	if got := p.OneOf("O", "shared", "shared", "instance"); got != "shared" {
+		t.Errorf("OneOf with a bad value = %q, want the default", got)
+	}
 	p.IntRange("N", 1, 1, 15)
 	p.FloatMin("F", 1, 1)
 	p.Bool("B", true)
@@ -59,7 +62,7 @@ func TestParserReportsEveryBadVariable(t *testing.T) {
 	for _, want := range []string{
 		"N must be an integer from 1 to 15", "F must be a number", "B must be true or false",
 		"D must be a Go duration of at least 30s", "L must be one of", "U must be an absolute http or https URL",
-		"R is required", APIKey + ` must start with "geo_"`,
+		"R is required", `O must be one of shared, instance, got "both"`, APIKey + ` must start with "geo_"`,
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)

@@ -50,6 +50,10 @@ type Options struct {
 	UserAgent string
 	// Sleep waits between attempts. Default: a timer that honours ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// OnRateLimited, when set, is called for every attempt the service
+	// answered 429, the last one included, before any retry: a caller
+	// pacing several clients can move their shared schedule.
+	OnRateLimited func(ctx context.Context, err *RateLimitedError)
 	// MaxImageBytes is the largest image Predict sends; a larger one is an
 	// *InputError (ErrImageTooLarge) and nothing is sent. 0 means
 	// imageformat.DefaultMaxImageBytes, the contract's 10 MB.

@@ -67,6 +67,9 @@ func (c *Client) invoke(ctx context.Context, o *Options, base *url.URL, op *oper
 			return resp, nil
 		}
 		lastErr = err
+		if rl := (*RateLimitedError)(nil); o.OnRateLimited != nil && errors.As(err, &rl) {
+			o.OnRateLimited(ctx, rl)
+		}
 		if !Retryable(err) || ctx.Err() != nil {
 			// A cancelled caller's context shows through the transport
 			// error it caused (errors.Is(err, context.Canceled)).

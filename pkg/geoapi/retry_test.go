@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -306,5 +308,32 @@ func TestHeaderRetryAfter(t *testing.T) {
 				t.Errorf("headerRetryAfter() = %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
 			}
 		})
+	}
+}
+
+func TestOnRateLimitedSeesEvery429(t *testing.T) {
+	// Two 429s, a 500, then success: the hook sees the two 429s with their
+	// delays, and nothing else.
+	rec := newRecorder(t, func(i int, w http.ResponseWriter, _ *http.Request) {
+		switch i {
+		case 1, 2:
+			w.Header().Set("X-RateLimit-Retry-After", fmt.Sprintf("0.%d", i))
+			writeBody(w, http.StatusTooManyRequests, `{"message_code":"rate_limited"}`)
+		case 3:
+			writeBody(w, http.StatusInternalServerError, `{}`)
+		default:
+			writeBody(w, http.StatusOK, coordinatesBody)
+		}
+	})
+	var seen []time.Duration
+	c, _ := rec.client(t, func(o *Options) {
+		o.BaseBackoff, o.MaxBackoff = time.Millisecond, time.Millisecond
+		o.OnRateLimited = func(_ context.Context, e *RateLimitedError) { seen = append(seen, e.RetryAfter) }
+	})
+	if _, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(1000))}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}; !slices.Equal(seen, want) {
+		t.Errorf("OnRateLimited saw %v, want %v", seen, want)
 	}
 }

@@ -24,7 +24,7 @@ const PipelineName = "local"
 // passThrough are the optional settings a user may set in the shell to tune
 // the local functions as they would tune the stack through CDK context.
 var passThrough = []string{
-	envvars.TopN, envvars.ModelID, envvars.ModelFallback, envvars.RatePerMinute,
+	envvars.TopN, envvars.ModelID, envvars.ModelFallback, envvars.RatePerMinute, envvars.Pacing,
 	envvars.DailyBudget, envvars.RecordTTLDays, envvars.CreditsPath, envvars.LogLevel,
 }
 
@@ -36,9 +36,9 @@ func functionEnv(opts Options, svc *service) map[string]string {
 		envvars.APIURL:     svc.url,
 		envvars.APIKey:     svc.key,
 		envvars.BucketName: opts.Bucket,
-		// The stack gives each of its N concurrent instances R/N of the
-		// account's rate. Locally the N pollers share ONE handler, hence one
-		// limiter: it gets the whole rate.
+		// Locally the pollers share ONE handler, hence one pacer: with
+		// GEO_PACING=instance it gets the whole rate. The default, shared
+		// pacing, keeps its schedule in the local table as deployed.
 		envvars.MaxConcurrency: "1",
 		envvars.PipelineName:   PipelineName,
 	}

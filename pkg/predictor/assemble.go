@@ -6,6 +6,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
 
@@ -38,7 +39,12 @@ func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Wr
 	if err != nil {
 		return nil, err
 	}
+	pace, err := NewPacer(cfg, clients.DynamoDB, logger)
+	if err != nil {
+		return nil, err
+	}
 	return New(cfg, Deps{
+		Pacer:      pace,
 		Objects:    clients.S3,
 		Ledger:     store,
 		Service:    service,
@@ -47,4 +53,20 @@ func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Wr
 		Logger:     logger,
 		Metrics:    metrics,
 	}, optFns...)
+}
+
+// NewPacer returns the pacer cfg.Pacing names: one schedule shared by every
+// instance in the results table (the item "PACE#<pipeline>"), or the
+// instance's own limiter at R/N. optFns tune the shared one (tests and the
+// benchmark set its clock).
+func NewPacer(cfg Config, ddb pacer.DynamoDBAPI, logger *slog.Logger, optFns ...func(*pacer.Options)) (Pacer, error) {
+	if cfg.Pacing == PacingInstance {
+		return pacer.NewInstance(cfg.PerInstanceRate()), nil
+	}
+	return pacer.NewShared(ddb, cfg.TableName, cfg.RatePerMinute, append([]func(*pacer.Options){func(o *pacer.Options) {
+		o.Name = cfg.PipelineName
+		o.Logger = logger
+		// Slots start no sooner than the handler opens objects before them.
+		o.Lead = DefaultOpenLead
+	}}, optFns...)...)
 }

@@ -11,7 +11,9 @@ import (
 
 // Defaults of the optional settings.
 const (
-	DefaultRatePerMinute  = 60
+	// DefaultRatePerMinute is the rate a public implementation of the
+	// service allows per key; the contract gives no figure.
+	DefaultRatePerMinute  = 30
 	DefaultMaxConcurrency = 2
 	DefaultClaimLease     = 15 * time.Minute
 	DefaultPipelineName   = "local"
@@ -43,6 +45,7 @@ type Config struct {
 
 	RatePerMinute  float64 // account-wide requests per minute
 	MaxConcurrency int     // the queue event source's maximum concurrency
+	Pacing         string  // PacingShared or PacingInstance
 
 	DailyBudget int           // credits per UTC day; 0: no budget
 	ClaimLease  time.Duration // how long an in-progress claim blocks others
@@ -58,6 +61,14 @@ type Config struct {
 	PipelineName    string
 	LogLevel        string
 }
+
+// Pacing modes (GEO_PACING).
+const (
+	// PacingShared paces every instance through one schedule in the table.
+	PacingShared = "shared"
+	// PacingInstance paces each instance alone at R/N.
+	PacingInstance = "instance"
+)
 
 // PerInstanceRate is the rate, in requests per minute, one function instance
 // may use: the account's rate shared among the queue's concurrent instances.
@@ -92,6 +103,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ModelFallback:   p.Bool(envvars.ModelFallback, true),
 		RatePerMinute:   p.FloatMin(envvars.RatePerMinute, DefaultRatePerMinute, 1),
 		MaxConcurrency:  p.IntRange(envvars.MaxConcurrency, DefaultMaxConcurrency, 1, 1000),
+		Pacing:          p.OneOf(envvars.Pacing, PacingShared, PacingShared, PacingInstance),
 		DailyBudget:     p.IntRange(envvars.DailyBudget, 0, 0, 1_000_000_000),
 		ClaimLease:      p.DurationMin(envvars.ClaimLease, DefaultClaimLease, MinClaimLease),
 		RecordTTL:       time.Duration(p.IntRange(envvars.RecordTTLDays, 0, 0, 36500)) * 24 * time.Hour,

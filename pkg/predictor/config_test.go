@@ -30,15 +30,15 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	want := Config{
 		TableName: "results", SecretID: "geolocate/api-key", APIURL: "http://127.0.0.1:8080",
-		ModelFallback: true, RatePerMinute: 60, MaxConcurrency: 2, ClaimLease: 15 * time.Minute,
+		ModelFallback: true, RatePerMinute: 30, MaxConcurrency: 2, Pacing: PacingShared, ClaimLease: 15 * time.Minute,
 		MetricNamespace: metricnames.DefaultNamespace, PipelineName: "local", LogLevel: "info",
 		MaxImageBytes: 10_000_000, FinishReserve: DefaultFinishReserve,
 	}
 	if c != want {
 		t.Errorf("config = %+v\nwant     %+v", c, want)
 	}
-	if got := c.PerInstanceRate(); got != 30 {
-		t.Errorf("per-instance rate = %v, want 30", got)
+	if got := c.PerInstanceRate(); got != 15 {
+		t.Errorf("per-instance rate = %v, want 15", got)
 	}
 	if got := c.ExpectedCost(); got != 1 {
 		t.Errorf("expected cost without a model = %d, want 1", got)
@@ -53,6 +53,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		envvars.ClaimLease: "2m", envvars.RecordTTLDays: "30", envvars.BucketName: "uploads",
 		envvars.MetricNamespace: "Geo/Test", envvars.PipelineName: "prod", envvars.LogLevel: "DEBUG",
 		envvars.MaxImageBytes: "10485760", envvars.MaxReceiveCount: "5", envvars.FinishReserve: "20s",
+		envvars.Pacing: "Instance",
 	} {
 		env[k] = v
 	}
@@ -64,7 +65,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		c.MaxConcurrency != 4 || c.DailyBudget != 500 || c.ClaimLease != 2*time.Minute ||
 		c.RecordTTL != 30*24*time.Hour || c.BucketName != "uploads" || c.MetricNamespace != "Geo/Test" ||
 		c.PipelineName != "prod" || c.LogLevel != "debug" || c.MaxImageBytes != 10<<20 ||
-		c.MaxReceiveCount != 5 || c.FinishReserve != 20*time.Second {
+		c.MaxReceiveCount != 5 || c.FinishReserve != 20*time.Second || c.Pacing != PacingInstance {
 		t.Errorf("config = %+v", c)
 	}
 	if c.PerInstanceRate() != 30 || c.ExpectedCost() != 3 {

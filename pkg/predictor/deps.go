@@ -48,6 +48,15 @@ type KeyProvider interface {
 	Refresh(ctx context.Context) (string, error)
 }
 
+// Pacer grants call slots within the account's rate limit (pacer.Shared or
+// pacer.Instance). Reserve takes the next slot starting within the given
+// time and returns how long until it starts, or an error when none is free
+// by then; Throttled reports a 429 and its retry delay.
+type Pacer interface {
+	Reserve(ctx context.Context, within time.Duration) (time.Duration, error)
+	Throttled(ctx context.Context, retryAfter time.Duration)
+}
+
 // VisibilityChanger delays the redelivery of an SQS message (for example by
 // ChangeMessageVisibility), so a message held back by the daily budget does
 // not spin through its receive count. Optional.

@@ -40,9 +40,9 @@ type failure struct {
 	maybeCharged bool
 }
 
-// errRateWait is returned when the limiter cannot grant a token before the
+// errRateWait is returned when the pacer has no call slot free before the
 // invocation's deadline.
-var errRateWait = errors.New("no rate-limit token before the invocation deadline")
+var errRateWait = errors.New("no call slot free before the invocation deadline")
 
 func classifyFailure(err error) failure {
 	var (

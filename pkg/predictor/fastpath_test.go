@@ -12,6 +12,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )
 
 // TestRequestsPerImage pins what one delivery costs in S3 and DynamoDB
@@ -195,7 +196,7 @@ func TestHeldClaimIsGivenBackWhenNoCallIsMade(t *testing.T) {
 				cfg := e.cfg
 				cfg.RatePerMinute = 1
 				e.h = e.newHandler(cfg, func(o *Options) { o.MinCallTime = 2*time.Minute - cfg.FinishReserve - 5*time.Second })
-				if err := e.h.limiter.Wait(context.Background()); err != nil { // take the only token
+				if _, err := e.h.deps.Pacer.Reserve(context.Background(), pacer.Unbounded); err != nil { // take the only token
 					e.t.Fatal(err)
 				}
 				return func() { e.h = e.newHandler(e.cfg) }

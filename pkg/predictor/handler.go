@@ -11,13 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )
 
 // Defaults of Options.
 const (
 	DefaultParallelism = 4
 	DefaultMinCallTime = 5 * time.Second
+	DefaultOpenLead    = 100 * time.Millisecond
 	// finishTimeout bounds the ledger writes that end a claim when the
 	// invocation has no deadline (local runs); see finishContext.
 	finishTimeout = 10 * time.Second
@@ -31,6 +32,7 @@ type Deps struct {
 	Service    Service
 	Keys       KeyProvider
 	Visibility VisibilityChanger // optional: delays budget-deferred messages
+	Pacer      Pacer             // optional: default, the instance's own limiter at R/N
 	Logger     *slog.Logger      // default: JSON on stderr at the configured level
 	Metrics    io.Writer         // Embedded Metric Format output; default stdout
 }
@@ -46,19 +48,23 @@ type Options struct {
 	MinCallTime time.Duration
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
+	// OpenLead is how long before its call slot an object is opened: the
+	// S3 GET's latency then falls before the slot instead of delaying the
+	// call behind it, so calls reach the service spaced as their slots are.
+	// The object is never open longer than this waiting for a slot.
+	OpenLead time.Duration
 }
 
 // Handler processes S3 upload notifications. Create one at cold start with
-// New and reuse it across invocations: its rate limiter, key cache and
+// New and reuse it across invocations: its pacer, key cache and
 // retired-model memory live for the instance.
 type Handler struct {
-	cfg     Config
-	deps    Deps
-	opts    Options
-	limiter *rate.Limiter
+	cfg  Config
+	deps Deps
+	opts Options
 	// modelRetired remembers, for the instance, that the configured model
 	// was reported retired, so later objects go straight to the default
-	// model instead of spending a rate-limit token on a known 422.
+	// model instead of spending a call slot on a known 422.
 	modelRetired atomic.Bool
 }
 
@@ -70,7 +76,7 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 	if cfg.RatePerMinute <= 0 || cfg.MaxConcurrency <= 0 || cfg.ClaimLease <= 0 || cfg.MaxImageBytes <= 0 {
 		return nil, errors.New("predictor: config not loaded: use LoadConfig")
 	}
-	opts := Options{Parallelism: DefaultParallelism, MinCallTime: DefaultMinCallTime, Clock: time.Now}
+	opts := Options{Parallelism: DefaultParallelism, MinCallTime: DefaultMinCallTime, Clock: time.Now, OpenLead: DefaultOpenLead}
 	for _, fn := range optFns {
 		fn(&opts)
 	}
@@ -86,13 +92,10 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = os.Stdout
 	}
-	perSecond := rate.Limit(cfg.PerInstanceRate() / 60)
-	return &Handler{
-		cfg:     cfg,
-		deps:    deps,
-		opts:    opts,
-		limiter: rate.NewLimiter(perSecond, 1),
-	}, nil
+	if deps.Pacer == nil {
+		deps.Pacer = pacer.NewInstance(cfg.PerInstanceRate())
+	}
+	return &Handler{cfg: cfg, deps: deps, opts: opts}, nil
 }
 
 // Handle is the Lambda handler. For an SQS batch it returns the

@@ -113,9 +113,15 @@ func (e *testEnv) newHandler(cfg Config, optFns ...func(*Options)) *Handler {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	// The shipped pacer (shared, on the table) unless the test sets
+	// cfg.Pacing; its writes are not counted with the per-object requests.
+	pace, err := NewPacer(cfg, e.ddb, logger)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	h, err := New(cfg, Deps{
 		Objects: e.objects, Ledger: ledger.New(countingDynamoDB{DynamoDBAPI: e.ddb, n: e.requests}, cfg.TableName),
-		Service: client, Keys: e.keys,
+		Service: client, Keys: e.keys, Pacer: pace,
 		Logger: logger, Metrics: e.metrics, Visibility: e.visibility,
 	}, optFns...)
 	if err != nil {

@@ -3,16 +3,20 @@ package predictor
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )
 
 // The client's retries take a token from the instance's limiter like any
 // first attempt, so several instances' retries cannot bunch up.
 func TestRetriesArePacedByTheInstanceLimiter(t *testing.T) {
-	h := &Handler{limiter: rate.NewLimiter(rate.Every(time.Hour), 1), opts: Options{MinCallTime: 0}}
+	h := &Handler{deps: Deps{Pacer: pacer.NewInstance(1.0 / 60)}, opts: Options{MinCallTime: 0}} // one an hour
 	inv := &invocation{h: h}
 	ctx := context.Background()
 
@@ -30,5 +34,42 @@ func TestRetriesArePacedByTheInstanceLimiter(t *testing.T) {
 	defer cancel()
 	if err := inv.paceRetry(short, time.Millisecond); !errors.Is(err, errRateWait) {
 		t.Errorf("err = %v, want errRateWait", err)
+	}
+}
+
+// A 429 moves the shared schedule: another instance (its own handler on the
+// same table) does not call until the service's retry time, where an
+// instance pacing alone calls and is refused too.
+func TestA429HoldsBackEveryInstanceWhenPacingIsShared(t *testing.T) {
+	for _, tt := range []struct {
+		pacing    string
+		wantCalls int
+		wantCode  string
+	}{
+		{PacingShared, 2, CodeRateWait},
+		{PacingInstance, 3, CodeRateLimited},
+	} {
+		t.Run(tt.pacing, func(t *testing.T) {
+			// One call per two minutes: the second is refused with a retry
+			// delay longer than the invocation has left.
+			e := newTestEnv(t, func(c *Config) { c.Pacing = tt.pacing }, geosim.WithRateLimit(0.5, 1))
+			first, second, third := e.put("first.jpg", testJPEG(t, 1)), e.put("second.jpg", testJPEG(t, 2)), e.put("third.jpg", testJPEG(t, 3))
+			if failed := e.invokeSQS(sqsBatch(uploadMessage("m1", first))); len(failed) != 0 {
+				t.Fatalf("first upload: failures %v", failed)
+			}
+			if failed := e.invokeSQS(sqsBatch(uploadMessage("m2", second))); !slices.Equal(failed, []string{"m2"}) {
+				t.Fatalf("second upload: failures %v, want [m2] (refused with 429)", failed)
+			}
+			e.h = e.newHandler(e.cfg) // another instance
+			if failed := e.invokeSQS(sqsBatch(uploadMessage("m3", third))); !slices.Equal(failed, []string{"m3"}) {
+				t.Fatalf("third upload: failures %v, want [m3]", failed)
+			}
+			if got := len(e.predictCalls()); got != tt.wantCalls {
+				t.Errorf("%d prediction calls, want %d", got, tt.wantCalls)
+			}
+			if rec := e.record(third); rec == nil || rec.Status != ledger.StatusWaiting || rec.ErrorCode != tt.wantCode {
+				t.Errorf("third upload's record = %+v, want waiting with %s", rec, tt.wantCode)
+			}
+		})
 	}
 }

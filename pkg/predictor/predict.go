@@ -8,6 +8,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )
 
 // predict spends, holding the claim: it reserves budget, waits for a rate
@@ -23,9 +24,13 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 		}
 		return inv.release(ctx, obj, claim, o, detail)
 	}
-	if err := inv.waitForRate(ctx); err != nil {
+	slot, err := inv.reserveSlot(ctx)
+	if err == nil {
+		err = sleepUntil(ctx, slot.Add(-inv.h.opts.OpenLead))
+	}
+	if err != nil {
 		budget.settle(ctx, 0)
-		obj.logger.Warn("no rate-limit token in time: message returned for retry", "error", err)
+		obj.logger.Warn("no call slot free in time: message returned for retry", "error", err)
 		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
 	}
 	// Checked again right before the read and the call: another worker of
@@ -39,6 +44,11 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	if !ok {
 		budget.settle(ctx, 0)
 		return o
+	}
+	if err := sleepUntil(ctx, slot); err != nil {
+		body.Close()
+		budget.settle(ctx, 0)
+		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
 	}
 	callCtx, cancelCall := inv.callContext(ctx)
 	res := inv.call(callCtx, obj, key, body)
@@ -168,6 +178,9 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 	withLogger := func(o *geoapi.Options) {
 		o.Logger = obj.logger
 		o.Sleep = inv.paceRetry
+		o.OnRateLimited = func(ctx context.Context, e *geoapi.RateLimitedError) {
+			inv.h.deps.Pacer.Throttled(context.WithoutCancel(ctx), e.RetryAfter)
+		}
 		o.MaxImageBytes = inv.h.cfg.MaxImageBytes
 	}
 	out, err := inv.h.deps.Service.Predict(ctx, in, withLogger)
@@ -193,7 +206,7 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 }
 
 // paceRetry is the client's wait before a retry: the backoff it chose, then
-// a token from the instance's limiter. A retry after a 429 or a free 5xx is a
+// a slot from the pacer. A retry after a 429 or a free 5xx is a
 // request like any other: unpaced, the retries of several instances bunch up
 // and draw more 429s. A retry that would not get MinCallTime before the call
 // deadline is not started.
@@ -217,16 +230,34 @@ func (inv *invocation) paceRetry(ctx context.Context, backoff time.Duration) err
 	return nil
 }
 
-// waitForRate takes a token from the instance's limiter, waiting at most
-// until MinCallTime before the call deadline, so that the call it grants
-// still has time to run.
+// waitForRate takes a call slot and waits for it.
 func (inv *invocation) waitForRate(ctx context.Context) error {
-	if dl, ok := inv.callDeadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl.Add(-inv.h.opts.MinCallTime))
-		defer cancel()
+	slot, err := inv.reserveSlot(ctx)
+	if err != nil {
+		return err
 	}
-	if err := inv.h.limiter.Wait(ctx); err != nil {
+	return sleepUntil(ctx, slot)
+}
+
+// reserveSlot takes a call slot from the pacer no later than MinCallTime
+// before the call deadline, so that the call it grants still has time to
+// run; a slot that late is not taken at all. It returns when the slot
+// starts, on the wall clock (the deadline's).
+func (inv *invocation) reserveSlot(ctx context.Context) (time.Time, error) {
+	within := pacer.Unbounded
+	if dl, ok := inv.callDeadline(); ok {
+		within = time.Until(dl.Add(-inv.h.opts.MinCallTime))
+	}
+	delay, err := inv.h.deps.Pacer.Reserve(ctx, within)
+	if err != nil {
+		return time.Time{}, errors.Join(errRateWait, err)
+	}
+	return time.Now().Add(delay), nil
+}
+
+// sleepUntil waits for t on the wall clock.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	if err := pacer.Sleep(ctx, time.Until(t)); err != nil {
 		return errors.Join(errRateWait, err)
 	}
 	return nil

@@ -273,8 +273,14 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	if o.ledger != nil {
 		store = o.ledger(store)
 	}
+	// The shipped pacer (GEO_PACING, shared by default): its schedule item
+	// lives in the same table, behind the same fault proxy.
+	pace, err := predictor.NewPacer(cfg, clients.DynamoDB, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.handler, err = predictor.New(cfg, predictor.Deps{
-		Objects: clients.S3, Ledger: store, Service: client, Keys: keys,
+		Objects: clients.S3, Ledger: store, Service: client, Keys: keys, Pacer: pace,
 		Logger: logger, Metrics: r.metrics,
 	}, o.opts...)
 	if err != nil {

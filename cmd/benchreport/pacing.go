@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/bench"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+)
+
+// Goals of the pacing comparison (issue 13).
+const (
+	goalPacedShare      = 0.97 // of R, against a strict limiter and against burst N
+	goalPaced429        = 0.01 // of calls, against a strict limiter
+	goalSettledShare    = 0.90 // of the real rate, configured at twice it
+	goalSettled429      = 0.05
+	misconfiguredFactor = 2.0
+)
+
+// pacingOptions shape the comparison: the same load, side by side, for
+// per-instance and shared pacing.
+type pacingOptions struct {
+	Rate      float64 // R, requests per minute
+	Instances []int
+	Duration  time.Duration
+	Skew      time.Duration
+}
+
+// pacingRun is one run of the comparison.
+type pacingRun struct {
+	Kind   string // "compare", "misconfigured", "skew"
+	Result *throughputResult
+}
+
+func parseInstances(s string) ([]int, error) {
+	var ns []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("instances %q: want a comma-separated list of positive integers", s)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+// measurePacing runs, for each N, both pacings against a strict limiter
+// (burst 1) and against burst N; then both with the rate configured at
+// twice the real one; then shared pacing with skewed clocks.
+func measurePacing(ctx context.Context, e *localEnv, st stack, base throughputConfig, po pacingOptions, progress func(string, ...any)) ([]pacingRun, error) {
+	var runs []pacingRun
+	run := func(kind string, tc throughputConfig) error {
+		progress("pacing: %s, N=%d, burst %d, %s pacing, configured %.0f/min, skew ±%v",
+			kind, tc.Instances, tc.SimBurst, tc.Pacing, tc.configuredRate(), tc.Skew)
+		res, err := measureThroughput(ctx, e, st, tc, progress)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, pacingRun{Kind: kind, Result: res})
+		return ctx.Err()
+	}
+	tc := base
+	tc.RatePerMinute, tc.Duration = po.Rate, po.Duration
+	pacings := []string{predictor.PacingInstance, predictor.PacingShared}
+	for _, n := range po.Instances {
+		for _, burst := range []int{1, n} {
+			for _, pacing := range pacings {
+				c := tc
+				c.Instances, c.SimBurst, c.Pacing = n, burst, pacing
+				if err := run("compare", c); err != nil {
+					return runs, err
+				}
+			}
+		}
+	}
+	mid := po.Instances[len(po.Instances)/2]
+	for _, pacing := range pacings {
+		c := tc
+		c.Instances, c.SimBurst, c.Pacing, c.ConfiguredRate = mid, 1, pacing, misconfiguredFactor*tc.RatePerMinute
+		if err := run("misconfigured", c); err != nil {
+			return runs, err
+		}
+	}
+	if po.Skew > 0 {
+		for _, n := range po.Instances {
+			c := tc
+			c.Instances, c.SimBurst, c.Pacing, c.Skew = n, 1, predictor.PacingShared, po.Skew
+			if err := run("skew", c); err != nil {
+				return runs, err
+			}
+		}
+	}
+	return runs, nil
+}
+
+func share429(t *throughputResult) float64 { return float64(t.Status429) / float64(max(t.Calls, 1)) }
+
+func rateShare(t *throughputResult) float64 { return t.AchievedPerMinute / t.Config.RatePerMinute }
+
+// pacedGoal reports whether a shared-pacing run meets its goal.
+func pacedGoal(t *throughputResult) bool {
+	ok := rateShare(t) >= goalPacedShare && t.Lost == 0
+	if t.Config.SimBurst == 1 {
+		ok = ok && share429(t) <= goalPaced429
+	}
+	return ok
+}
+
+func settledGoal(t *throughputResult) bool {
+	s := t.Settled
+	return s.OK && s.PerMinute >= goalSettledShare*t.Config.RatePerMinute && s.Share429 <= goalSettled429 && t.Lost == 0
+}
+
+func limiterName(c throughputConfig) string {
+	if c.SimBurst == 1 {
+		return "strict (burst 1)"
+	}
+	return fmt.Sprintf("burst %d", c.SimBurst)
+}
+
+func (r *results) pacingSection(p func(string, ...any)) {
+	if len(r.Pacing) == 0 {
+		return
+	}
+	first := r.Pacing[0].Result.Config
+	p("\n## Pacing: one shared schedule against per-instance limiters\n\n")
+	p("The same load, side by side: uploads arrive at R = %.0f/min for %v while N instances (each its own handler, as Lambda runs them) drain the queue against the simulator's limiter, answering after L = %v. ", first.RatePerMinute, first.Duration, first.Latency)
+	p("*Instance* is the previous design: each instance paces itself at R/N. *Shared* is `pkg/pacer`: one schedule item in the results table, one conditional write per slot, moved by every 429. 1/R + L = %.0f ms is the least upload-to-record time without a backlog.\n\n", bench.Ms(time.Duration(float64(time.Minute)/first.RatePerMinute)+first.Latency))
+	p("| N | Service limiter | Pacing | Achieved (of R) | 429s (of calls) | Upload to record p50 / p99 | Pacer writes per image | Lost | Goal |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, run := range r.Pacing {
+		if run.Kind != "compare" {
+			continue
+		}
+		t := run.Result
+		goal := "-"
+		if t.Config.Pacing == predictor.PacingShared {
+			goal = verdict(pacedGoal(t))
+		}
+		p("| %d | %s | %s | %.1f/min (%.1f%%) | %d of %d (%.1f%%) | %.0f / %.0f ms | %.2f | %d | %s |\n",
+			t.Config.Instances, limiterName(t.Config), t.Config.Pacing, t.AchievedPerMinute, 100*rateShare(t),
+			t.Status429, t.Calls, 100*share429(t), bench.Ms(t.UploadToRecord.Median), bench.Ms(t.UploadToRecord.P99),
+			float64(t.PacerWrites)/float64(max(t.Succeeded, 1)), t.Lost, goal)
+	}
+	p("\nGoal for shared pacing: at least %.0f%% of R against both limiters, and at most %.0f%% of calls answered 429 against the strict one.\n", 100*goalPacedShare, 100*goalPaced429)
+
+	p("\n### Rate configured at twice the real one\n\n")
+	p("GEO_RATE_PER_MINUTE is %.0fx the simulator's limit (strict). *Settled* is the first call after which every window of %d calls has at most %.0f%% of 429s.\n\n", misconfiguredFactor, settleWindow, 100*settleMax429)
+	p("| N | Pacing | Settled after | Calls before settling | Accepted rate once settled (of the real R) | 429s once settled | Lost | Goal |\n|---|---|---|---|---|---|---|---|\n")
+	for _, run := range r.Pacing {
+		if run.Kind != "misconfigured" {
+			continue
+		}
+		t := run.Result
+		s := t.Settled
+		goal := "-"
+		if t.Config.Pacing == predictor.PacingShared {
+			goal = verdict(settledGoal(t))
+		}
+		if !s.OK {
+			p("| %d | %s | never | - | - | %d of %d calls (%.1f%%) overall | %d | %s |\n", t.Config.Instances, t.Config.Pacing, t.Status429, t.Calls, 100*share429(t), t.Lost, goal)
+			continue
+		}
+		p("| %d | %s | %s | %d | %.1f/min (%.1f%%) | %.1f%% | %d | %s |\n", t.Config.Instances, t.Config.Pacing,
+			s.After.Round(100*time.Millisecond), s.CallsTo, s.PerMinute, 100*s.PerMinute/t.Config.RatePerMinute, 100*s.Share429, t.Lost, goal)
+	}
+	p("\nGoal for shared pacing: at least %.0f%% of the real rate, at most %.0f%% of 429s once settled.\n", 100*goalSettledShare, 100*goalSettled429)
+
+	var skewed []*throughputResult
+	for _, run := range r.Pacing {
+		if run.Kind == "skew" {
+			skewed = append(skewed, run.Result)
+		}
+	}
+	if len(skewed) == 0 {
+		return
+	}
+	p("\n### Clocks skewed by up to ±%v\n\n", skewed[0].Config.Skew)
+	p("Each instance's pacer reads its own clock, spread evenly over ±%v; strict limiter, shared pacing.\n\n", skewed[0].Config.Skew)
+	p("| N | Achieved (of R) | 429s (of calls) | Upload to record p50 / p99 | Lost | Goal |\n|---|---|---|---|---|---|\n")
+	for _, t := range skewed {
+		p("| %d | %.1f/min (%.1f%%) | %d of %d (%.1f%%) | %.0f / %.0f ms | %d | %s |\n", t.Config.Instances, t.AchievedPerMinute, 100*rateShare(t),
+			t.Status429, t.Calls, 100*share429(t), bench.Ms(t.UploadToRecord.Median), bench.Ms(t.UploadToRecord.P99), t.Lost, verdict(pacedGoal(t)))
+	}
+}
+
+// pacingRows summarise the shared runs in the headline.
+func (r *results) pacingRows() []row {
+	var rows []row
+	for _, kind := range []string{"compare", "misconfigured", "skew"} {
+		var runs []*throughputResult
+		for _, run := range r.Pacing {
+			if run.Kind == kind && run.Result.Config.Pacing == predictor.PacingShared {
+				runs = append(runs, run.Result)
+			}
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		ok, worst := true, ""
+		for _, t := range runs {
+			good := pacedGoal(t)
+			if kind == "misconfigured" {
+				good = settledGoal(t)
+			}
+			if !good {
+				ok = false
+				worst += fmt.Sprintf("N=%d %s: %.1f%% of R, %.1f%% 429; ", t.Config.Instances, limiterName(t.Config), 100*rateShare(t), 100*share429(t))
+			}
+		}
+		figure := map[string]string{
+			"compare":       "Shared pacing, N = 2, 4, 10, strict and burst-N limiters",
+			"misconfigured": "Shared pacing, rate configured at twice the real one",
+			"skew":          "Shared pacing, clocks skewed, strict limiter",
+		}[kind]
+		target := map[string]string{
+			"compare":       ">= 97% of R; <= 1% 429 (strict)",
+			"misconfigured": ">= 90% of R and <= 5% 429 once settled",
+			"skew":          ">= 97% of R; <= 1% 429",
+		}[kind]
+		measured := "all runs meet it (see the pacing section)"
+		if !ok {
+			measured = strings.TrimSuffix(worst, "; ")
+		}
+		rows = append(rows, row{figure, measured, target, verdict(ok), "see the pacing section"})
+	}
+	return rows
+}

@@ -1,0 +1,256 @@
+package pacer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+)
+
+// DynamoDBAPI is the part of *dynamodb.Client the shared pacer uses.
+type DynamoDBAPI interface {
+	UpdateItem(ctx context.Context, params *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+}
+
+// Defaults of Options.
+const (
+	DefaultName      = "default"
+	DefaultProbeStep = 0.0002 // 5% of spacing won back in 250 slots
+	DefaultMinWiden  = 0.03
+	DefaultMaxWiden  = 0.10
+	// DefaultSlowest bounds the widening: never below this share of the
+	// configured rate.
+	DefaultSlowest = 0.05
+	// DefaultGuard is added to the configured spacing: calls leave an
+	// instance a few milliseconds late or early (timers, scheduling, the
+	// network), and against a limiter with no burst a call that lands even
+	// a little less than 1/R after the previous one is refused. 5 ms is
+	// 0.25% of the spacing at the default 30 calls a minute.
+	DefaultGuard = 5 * time.Millisecond
+	// maxGuardShare caps the guard at this share of the spacing.
+	maxGuardShare = 0.025
+	// maxTries bounds the conditional writes of one Wait: each failed one
+	// returns the item, so the next is aimed right unless another instance
+	// moved it in between.
+	maxTries = 16
+)
+
+// Options tune a Shared pacer; the defaults suit the deployed function.
+type Options struct {
+	// Name identifies the schedule in the table: one per pipeline (the
+	// account's key), shared by every instance.
+	Name string
+	// Clock returns the current time. Default time.Now.
+	Clock func() time.Time
+	// ProbeStep is the share of the spacing each slot taken narrows it by,
+	// down to the configured rate: how fast a widening is won back.
+	ProbeStep float64
+	// MinWiden and MaxWiden bound how much one 429 widens the spacing, as a
+	// share of it; within them the widening is the delay the service asked
+	// for, as a share of the spacing.
+	MinWiden, MaxWiden float64
+	// Slowest is the lowest rate the spacing widens to, as a share of the
+	// configured rate.
+	Slowest float64
+	// Guard is added to the configured spacing (1/rate), up to 2.5% of it;
+	// negative: none. Zero means DefaultGuard.
+	Guard time.Duration
+	// Lead is the time a caller needs to prepare its call (the predictor
+	// opens the object then). A caller granted a later slot prepares before
+	// it and calls on time; one granted "now" by an idle schedule calls up
+	// to Lead late, so the next slot is set that much later (at most one
+	// spacing more), or it would land less than a spacing after the call.
+	Lead time.Duration
+	// Logger receives a line per widening. Default: discards.
+	Logger *slog.Logger
+}
+
+// Stats are a Shared pacer's counters since it was created.
+type Stats struct {
+	Slots     int64 // slots granted
+	Writes    int64 // UpdateItem requests sent, conditional failures included
+	Conflicts int64 // conditional failures: another instance moved the schedule first
+	Throttles int64 // 429s reported
+	Widenings int64 // 429s that widened the spacing (at most one per schedule horizon)
+}
+
+// Shared paces every instance of a pipeline through one schedule item in
+// the results table. Safe for concurrent use; create one per instance and
+// keep it for the instance's life.
+type Shared struct {
+	ddb   DynamoDBAPI
+	table string
+	key   map[string]types.AttributeValue
+	opts  Options
+	// floor and ceiling bound the spacing, in microseconds: the configured
+	// rate and the slowest rate.
+	floor, ceiling int64
+
+	mu    sync.Mutex
+	state schedule // the last state seen; a hint, the table decides
+	// reserving lets one of the instance's workers take a slot at a time:
+	// they would only conflict with each other, and the hint stays fresh.
+	reserving sync.Mutex
+
+	slots, writes, conflicts, throttles, widenings atomic.Int64
+}
+
+// schedule is the item's content, in Unix microseconds.
+type schedule struct {
+	known      bool
+	next       int64 // the next free slot
+	interval   int64 // the spacing between slots
+	widenUntil int64 // no further widening before this time
+}
+
+// Attribute names of the schedule item.
+const (
+	attrNext       = "next_us"
+	attrInterval   = "interval_us"
+	attrWidenUntil = "widen_until_us"
+)
+
+// NewShared returns a pacer granting at most ratePerMinute slots a minute
+// across every instance using the same table and Options.Name.
+func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...func(*Options)) (*Shared, error) {
+	if ddb == nil || table == "" {
+		return nil, errors.New("pacer: a DynamoDB client and a table are required")
+	}
+	if !(ratePerMinute > 0) || math.IsInf(ratePerMinute, 0) {
+		return nil, fmt.Errorf("pacer: rate %v per minute: must be positive", ratePerMinute)
+	}
+	o := Options{Name: DefaultName, Clock: time.Now, ProbeStep: DefaultProbeStep,
+		MinWiden: DefaultMinWiden, MaxWiden: DefaultMaxWiden, Slowest: DefaultSlowest}
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Guard == 0 {
+		o.Guard = DefaultGuard
+	}
+	if o.Slowest <= 0 || o.Slowest > 1 {
+		o.Slowest = DefaultSlowest
+	}
+	spacing := int64(math.Ceil(60e6 / ratePerMinute))
+	// The guard is capped at a small share of the spacing: at high rates
+	// (a service with a burst, or tests) it must not change the rate.
+	floor := spacing + min(max(o.Guard, 0).Microseconds(), int64(float64(spacing)*maxGuardShare))
+	return &Shared{
+		ddb:   ddb,
+		table: table,
+		key: map[string]types.AttributeValue{
+			tableschema.PartitionKey: &types.AttributeValueMemberS{Value: "PACE#" + o.Name},
+			tableschema.SortKey:      &types.AttributeValueMemberS{Value: "SCHEDULE"},
+		},
+		opts:    o,
+		floor:   floor,
+		ceiling: int64(float64(floor) / o.Slowest),
+	}, nil
+}
+
+// Stats returns the pacer's counters.
+func (p *Shared) Stats() Stats {
+	return Stats{Slots: p.slots.Load(), Writes: p.writes.Load(), Conflicts: p.conflicts.Load(),
+		Throttles: p.throttles.Load(), Widenings: p.widenings.Load()}
+}
+
+// Interval returns the spacing last seen in the table (the configured one
+// before the first slot).
+func (p *Shared) Interval() time.Duration {
+	st := p.snapshot()
+	if !st.known {
+		return time.Duration(p.floor) * time.Microsecond
+	}
+	return time.Duration(st.interval) * time.Microsecond
+}
+
+func (p *Shared) snapshot() schedule {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state
+}
+
+// observe records an item seen in an answer.
+func (p *Shared) observe(item map[string]types.AttributeValue) schedule {
+	st := decodeSchedule(item)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st.known {
+		p.state = st
+	}
+	return st
+}
+
+func (p *Shared) remember(st schedule) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.state = st
+}
+
+// update sends one UpdateItem on the schedule item, counting it, and
+// returns the item as it was before (ALL_OLD), also on a conditional
+// failure, which it reports as conflict=true.
+func (p *Shared) update(ctx context.Context, expr, cond string, values map[string]types.AttributeValue) (old map[string]types.AttributeValue, conflict bool, err error) {
+	p.writes.Add(1)
+	out, err := p.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(p.table),
+		Key:                                 p.key,
+		UpdateExpression:                    aws.String(expr),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllOld,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		p.conflicts.Add(1)
+		return ccf.Item, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return out.Attributes, false, nil
+}
+
+func decodeSchedule(item map[string]types.AttributeValue) schedule {
+	next, ok1 := number(item[attrNext])
+	interval, ok2 := number(item[attrInterval])
+	if !ok1 || !ok2 || interval <= 0 {
+		return schedule{}
+	}
+	until, _ := number(item[attrWidenUntil])
+	return schedule{known: true, next: next, interval: interval, widenUntil: until}
+}
+
+func number(v types.AttributeValue) (int64, bool) {
+	n, ok := v.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(n.Value, 10, 64)
+	return i, err == nil
+}
+
+func num(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us) }

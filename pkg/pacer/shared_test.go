@@ -1,0 +1,357 @@
+package pacer_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/time/rate"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
+	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
+	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+)
+
+func TestMain(m *testing.M) { localawstest.Main(m) }
+
+var epoch = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+
+// take reserves a slot from p and returns when it starts on clk (Reserve
+// does not sleep, so the simulated clock has not moved).
+func take(t *testing.T, p *pacer.Shared, clk *simclock.Clock, within time.Duration) (time.Time, error) {
+	t.Helper()
+	d, err := p.Reserve(context.Background(), within)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return clk.Now().Add(d), nil
+}
+
+// newPacers returns n pacers sharing one schedule on a fresh table, as n
+// instances of the function would, all reading clk.
+func newPacers(t *testing.T, n int, perMinute float64, clk func() time.Time, optFns ...func(*pacer.Options)) ([]*pacer.Shared, *dynamodb.Client, string) {
+	t.Helper()
+	client, table := localawstest.DynamoDB(t)
+	ps := make([]*pacer.Shared, n)
+	for i := range ps {
+		// No guard: the tests check the spacing's arithmetic exactly.
+		base := func(o *pacer.Options) { o.Clock, o.Guard = clk, -1 }
+		p, err := pacer.NewShared(client, table, perMinute, append([]func(*pacer.Options){base}, optFns...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps[i] = p
+	}
+	return ps, client, table
+}
+
+func TestSlotsOfEveryInstanceAreSpacedByTheRate(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 4, 600, clk.Now) // 100 ms apart
+	var (
+		mu    sync.Mutex
+		slots []time.Time
+		wg    sync.WaitGroup
+	)
+	for _, p := range ps {
+		for range 3 { // three workers per instance, as a batch's parallelism
+			wg.Go(func() {
+				for range 5 {
+					s, err := take(t, p, clk, pacer.Unbounded)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					slots = append(slots, s)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if len(slots) != 60 {
+		t.Fatalf("%d slots, want 60", len(slots))
+	}
+	slices.SortFunc(slots, time.Time.Compare)
+	if !slots[0].Equal(epoch) {
+		t.Errorf("first slot %v, want now (%v): an idle schedule grants at once", slots[0], epoch)
+	}
+	for i := 1; i < len(slots); i++ {
+		if gap := slots[i].Sub(slots[i-1]); gap != 100*time.Millisecond {
+			t.Fatalf("slots %d and %d are %v apart, want exactly 100ms: %v", i-1, i, gap, slots[:i+1])
+		}
+	}
+	var writes, conflicts int64
+	for _, p := range ps {
+		st := p.Stats()
+		writes += st.Writes
+		conflicts += st.Conflicts
+	}
+	t.Logf("60 slots: %d writes, %d conflicts", writes, conflicts)
+	if writes-conflicts != 60 {
+		t.Errorf("%d successful writes for 60 slots, want one each", writes-conflicts)
+	}
+}
+
+func TestNoSlotWithinTheTimeLeftLeavesTheScheduleAlone(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 60, clk.Now) // 1 s apart
+	for range 3 {
+		if _, err := take(t, ps[0], clk, pacer.Unbounded); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The next free slot is epoch+3s; an instance that must call by +2s
+	// gets none and takes none.
+	if _, err := take(t, ps[1], clk, 2*time.Second); !errors.Is(err, pacer.ErrNoSlot) {
+		t.Fatalf("Take with latest before the next slot: err = %v, want ErrNoSlot", err)
+	}
+	s, err := take(t, ps[1], clk, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := epoch.Add(3 * time.Second); !s.Equal(want) {
+		t.Errorf("slot %v, want %v: the refused Take must not have used it", s, want)
+	}
+}
+
+func TestThrottledMovesTheScheduleForEveryInstanceAndWidensOnce(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 60, clk.Now)
+	ctx := context.Background()
+	if _, err := take(t, ps[0], clk, pacer.Unbounded); err != nil {
+		t.Fatal(err)
+	}
+	// Instance 0 is refused and asked to wait 3 s: instance 1 must wait too.
+	ps[0].Throttled(ctx, 3*time.Second)
+	// 3 s on a 1 s spacing is capped at the largest widening (10%).
+	if got := ps[0].Interval(); got != 1100*time.Millisecond {
+		t.Errorf("spacing after a 429 = %v, want 1.1s", got)
+	}
+	s, err := take(t, ps[1], clk, pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := epoch.Add(3 * time.Second); s.Before(want) {
+		t.Errorf("instance 1's slot %v is before the service's retry time %v", s, want)
+	}
+	// A second 429 of the same overshoot (a slot taken before the widening)
+	// does not widen again.
+	ps[1].Throttled(ctx, 100*time.Millisecond)
+	s2, err := take(t, ps[0], clk, pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s2.Sub(s); got != 1100*time.Millisecond {
+		t.Errorf("spacing after a second 429 of the same overshoot = %v, want 1.1s (one widening)", got)
+	}
+	if w := ps[0].Stats().Widenings + ps[1].Stats().Widenings; w != 1 {
+		t.Errorf("%d widenings, want 1", w)
+	}
+}
+
+func TestSpacingProbesBackToTheConfiguredRateAndNeverBelow(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 1, 600, clk.Now)
+	p := ps[0]
+	ctx := context.Background()
+	if _, err := take(t, p, clk, pacer.Unbounded); err != nil {
+		t.Fatal(err)
+	}
+	p.Throttled(ctx, 10*time.Millisecond) // 10% of 100 ms
+	if got := p.Interval(); got != 110*time.Millisecond {
+		t.Fatalf("spacing after a 10 ms delay = %v, want 110ms", got)
+	}
+	prev := time.Time{}
+	for i := range 1000 {
+		s, err := take(t, p, clk, pacer.Unbounded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !prev.IsZero() && s.Sub(prev) < 100*time.Millisecond {
+			t.Fatalf("slot %d only %v after the previous: below the configured rate", i, s.Sub(prev))
+		}
+		prev = s
+	}
+	if got := p.Interval(); got != 100*time.Millisecond {
+		t.Errorf("spacing after 1,000 slots = %v, want back at 100ms", got)
+	}
+}
+
+func TestASpacingBelowThisInstancesRateIsReset(t *testing.T) {
+	clk := simclock.New(epoch)
+	client, table := localawstest.DynamoDB(t)
+	fast, err := pacer.NewShared(client, table, 120, func(o *pacer.Options) { o.Clock, o.Guard = clk.Now, -1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) { o.Clock, o.Guard = clk.Now, -1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := take(t, fast, clk, pacer.Unbounded); err != nil { // spacing 500 ms
+		t.Fatal(err)
+	}
+	if _, err := take(t, slow, clk, pacer.Unbounded); err != nil { // sees 500 ms < its 1 s
+		t.Fatal(err)
+	}
+	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			tableschema.PartitionKey: &types.AttributeValueMemberS{Value: "PACE#" + pacer.DefaultName},
+			tableschema.SortKey:      &types.AttributeValueMemberS{Value: "SCHEDULE"},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Item["interval_us"].(*types.AttributeValueMemberN).Value; got != "1000000" {
+		t.Errorf("interval_us = %s after an instance configured at 60/min saw 500 ms, want 1000000", got)
+	}
+}
+
+// strictService is a rate limiter with no burst, as the simulator's: a call
+// less than 1/rate after the previous accepted one is refused with the
+// exact delay, and the refused call uses nothing.
+type strictService struct{ lim *rate.Limiter }
+
+func (s strictService) call(now time.Time) (time.Duration, bool) {
+	r := s.lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d, false
+	}
+	return 0, true
+}
+
+// TestConfiguredTwiceTheRealRateConverges runs three instances on a
+// simulated clock against a service accepting 60 calls a minute while the
+// pipeline is configured for 120: the schedule must settle near the real
+// rate with few refusals once settled.
+func TestConfiguredTwiceTheRealRateConverges(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 3, 120, clk.Now)
+	svc := strictService{rate.NewLimiter(1, 1)}
+	ctx := context.Background()
+	type call struct {
+		at time.Time
+		ok bool
+	}
+	var calls []call
+	for i := range 900 {
+		p := ps[i%len(ps)]
+		s, err := take(t, p, clk, pacer.Unbounded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := s.Sub(clk.Now()); d > 0 {
+			clk.Advance(d)
+		}
+		retry, ok := svc.call(clk.Now())
+		if !ok {
+			p.Throttled(ctx, retry)
+		}
+		calls = append(calls, call{clk.Now(), ok})
+	}
+	// Converged: from the first 100-call window with at most 5% refused.
+	settled := -1
+	for i := 0; i+100 <= len(calls) && settled < 0; i += 10 {
+		refused := 0
+		for _, c := range calls[i : i+100] {
+			if !c.ok {
+				refused++
+			}
+		}
+		if refused <= 5 {
+			settled = i
+		}
+	}
+	if settled < 0 {
+		t.Fatal("never converged to at most 5% refused calls")
+	}
+	rest := calls[settled:]
+	ok, refused := 0, 0
+	for _, c := range rest {
+		if c.ok {
+			ok++
+		} else {
+			refused++
+		}
+	}
+	span := rest[len(rest)-1].at.Sub(rest[0].at)
+	perMinute := float64(ok-1) / span.Minutes()
+	t.Logf("converged after %d calls (%v); then %d accepted at %.1f/min, %d refused (%.1f%%)",
+		settled, calls[settled].at.Sub(epoch), ok, perMinute, refused, 100*float64(refused)/float64(len(rest)))
+	if perMinute < 54 {
+		t.Errorf("settled rate %.1f/min, want at least 90%% of the real 60", perMinute)
+	}
+	if share := float64(refused) / float64(len(rest)); share > 0.05 {
+		t.Errorf("%.1f%% refused after converging, want at most 5%%", 100*share)
+	}
+}
+
+func TestTheGuardWidensTheConfiguredSpacing(t *testing.T) {
+	clk := simclock.New(epoch)
+	client, table := localawstest.DynamoDB(t)
+	p, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) { o.Clock = clk.Now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := take(t, p, clk, pacer.Unbounded)
+	b, err := take(t, p, clk, pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.Sub(a), time.Second+pacer.DefaultGuard; got != want {
+		t.Errorf("spacing at 60/min = %v, want 1s plus the %v guard", got, pacer.DefaultGuard)
+	}
+}
+
+func TestAnIdleSlotLeavesRoomForTheCallersLead(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 1, 60, clk.Now, func(o *pacer.Options) { o.Lead = 200 * time.Millisecond })
+	// An idle schedule grants now; the caller prepares for up to 200 ms and
+	// calls, so the next slot comes a spacing after that.
+	first, err := take(t, ps[0], clk, pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := take(t, ps[0], clk, pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Equal(epoch) || second.Sub(first) != 1200*time.Millisecond {
+		t.Errorf("slots %v and %v, want now and 1.2s later (1 s spacing + 200 ms lead)", first, second)
+	}
+	// At a rate whose spacing is shorter than the lead, the lead adds at
+	// most one spacing.
+	fast, _, _ := newPacers(t, 1, 6000, clk.Now, func(o *pacer.Options) { o.Lead = 200 * time.Millisecond })
+	a, _ := take(t, fast[0], clk, pacer.Unbounded)
+	b, err := take(t, fast[0], clk, pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Sub(a); got != 20*time.Millisecond {
+		t.Errorf("at 6000/min the second slot is %v after the first, want 20ms (two spacings)", got)
+	}
+}
+
+func TestA429BeforeAnySlotLeavesAUsableSchedule(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 60, clk.Now)
+	ps[0].Throttled(context.Background(), 80*time.Millisecond)
+	s, err := take(t, ps[1], clk, pacer.Unbounded)
+	if err != nil {
+		t.Fatalf("Reserve after a 429 on a fresh schedule: %v", err)
+	}
+	if want := epoch.Add(80 * time.Millisecond); !s.Equal(want) {
+		t.Errorf("slot %v, want the service's retry time %v", s, want)
+	}
+}
