@@ -55,7 +55,7 @@ func (r *results) headline() []row {
 		ratio := float64(o.HandlerWall.Median) / float64(o.FloorWall.Median)
 		why := ""
 		if ratio > targetOverheadRatio {
-			why = fmt.Sprintf("exactly-once costs round trips the floor does not make: per image the handler sends %.0f DynamoDB and %.0f S3 requests (a conditional Claim before the paid call and a conditional Complete after it; one GET that both sniffs and uploads) against the floor's 1 and 1: the claim is the write that makes a second paid call impossible, and no order of operations can fold it into the record written after the answer. Here one DynamoDB Local write takes %.2f ms against a %.2f ms zero-latency service call; with the service's own latency the ratio falls (see below)",
+			why = fmt.Sprintf("exactly-once costs round trips the floor does not make: per image the handler sends %.0f DynamoDB and %.0f S3 requests (a conditional Claim before the paid call, the shared pacer's slot, and a conditional Complete after it; one GET that both sniffs and uploads) against the floor's 1 and 1: the claim is the write that makes a second paid call impossible, no order of operations can fold it into the record written after the answer, and the slot is what keeps every instance within the account's rate. Here one DynamoDB Local write takes %.2f ms against a %.2f ms zero-latency service call; with the service's own latency the ratio falls (see below)",
 				float64(o.Usage.Count("DynamoDB.GetItem", "DynamoDB.PutItem", "DynamoDB.UpdateItem", "DynamoDB.Query"))/float64(o.Images),
 				float64(o.Usage.Count("S3.GetObject", "S3.HeadObject"))/float64(o.Images),
 				bench.Ms(o.FloorPut.Median), bench.Ms(o.FloorPost.Median))
