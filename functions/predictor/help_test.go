@@ -2,9 +2,10 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
 )
 
 // TestHelpNeedsNoConfiguration: -h answers with the usage and exits 0 in an
@@ -13,9 +14,9 @@ func TestHelpNeedsNoConfiguration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the function")
 	}
-	bin := filepath.Join(t.TempDir(), "predictor")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := lambdaruntime.BuildFunction(t.Context(), "github.com/geolocate-aws/geolocate/functions/predictor", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, flag := range []string{"-h", "--help", "-help"} {
 		cmd := exec.Command(bin, flag)

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// ErrNoSlot is returned by Wait when no slot is free before the latest time
-// the caller can use: the work goes back untouched, and no slot is taken.
+// ErrNoSlot is returned by Reserve when no slot is free within the time the
+// caller has: the work goes back untouched, and no slot is taken.
 var ErrNoSlot = errors.New("pacer: no call slot free in time")
 
 // Pacer grants call slots. Reserve takes the next free slot that starts

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -206,14 +207,19 @@ func (p *Shared) remember(st schedule) {
 // update sends one UpdateItem on the schedule item, counting it, and
 // returns the item as it was before (ALL_OLD), also on a conditional
 // failure, which it reports as conflict=true.
-func (p *Shared) update(ctx context.Context, expr, cond string, values map[string]types.AttributeValue) (old map[string]types.AttributeValue, conflict bool, err error) {
+func (p *Shared) update(ctx context.Context, update expression.UpdateBuilder, cond expression.ConditionBuilder) (old map[string]types.AttributeValue, conflict bool, err error) {
+	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
+	if err != nil {
+		return nil, false, fmt.Errorf("build expression: %w", err)
+	}
 	p.writes.Add(1)
 	out, err := p.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(p.table),
 		Key:                                 p.key,
-		UpdateExpression:                    aws.String(expr),
-		ConditionExpression:                 aws.String(cond),
-		ExpressionAttributeValues:           values,
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
 		ReturnValues:                        types.ReturnValueAllOld,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -245,10 +251,6 @@ func number(v types.AttributeValue) (int64, bool) {
 	}
 	i, err := strconv.ParseInt(n.Value, 10, 64)
 	return i, err == nil
-}
-
-func num(v int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }

@@ -114,6 +114,12 @@ func TestNoSlotWithinTheTimeLeftLeavesTheScheduleAlone(t *testing.T) {
 	if _, err := take(t, ps[1], clk, 2*time.Second); !errors.Is(err, pacer.ErrNoSlot) {
 		t.Fatalf("Take with latest before the next slot: err = %v, want ErrNoSlot", err)
 	}
+	// One write: the refused conditional write returned the item
+	// (ReturnValuesOnConditionCheckFailure), so the pacer knew at once the
+	// next slot was too late, without a retry or a read.
+	if w := ps[1].Stats().Writes; w != 1 {
+		t.Errorf("%d writes to learn there was no slot in time, want 1", w)
+	}
 	s, err := take(t, ps[1], clk, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
 // Throttled reports a 429 that asked to wait retryAfter. It moves the
@@ -15,8 +15,8 @@ import (
 // spaced the old way; their 429s are the same overshoot, so the spacing
 // widens at most once until they are all past (the schedule's horizon).
 //
-// Errors are logged, not returned: the caller's retry is paced by Wait
-// whatever happens here.
+// Errors are logged, not returned: the caller's retry takes a slot with
+// Reserve whatever happens here.
 func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
 	p.throttles.Add(1)
 	now := micros(p.opts.Clock())
@@ -24,36 +24,34 @@ func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
 
 	// A schedule item always holds both attributes, even when a 429 comes
 	// before any slot was taken.
-	old, _, err := p.update(ctx, "SET "+attrNext+" = :resume, "+attrInterval+" = if_not_exists("+attrInterval+", :iv0)",
-		"attribute_not_exists("+attrNext+") OR "+attrNext+" < :resume",
-		map[string]types.AttributeValue{":resume": num(resume), ":iv0": num(p.floor)})
+	next, interval, widenUntil := expression.Name(attrNext), expression.Name(attrInterval), expression.Name(attrWidenUntil)
+	old, _, err := p.update(ctx,
+		expression.Set(next, expression.Value(resume)).Set(interval, expression.IfNotExists(interval, expression.Value(p.floor))),
+		next.AttributeNotExists().Or(next.LessThan(expression.Value(resume))))
 	if err != nil {
 		p.opts.Logger.Warn("pacer: could not move the schedule after a 429", "error", err)
 		return
 	}
-	seen := decodeSchedule(old)
-	if seen.known {
-		moved := seen
+	// The schedule as it is now: moved to resume, or already beyond it.
+	moved := schedule{known: true, next: resume, interval: p.floor}
+	if seen := decodeSchedule(old); seen.known {
+		moved = seen
 		moved.next = max(seen.next, resume)
-		p.remember(moved)
 	}
-	interval := p.floor
-	horizon := resume
-	if seen.known {
-		interval = seen.interval
-		horizon = max(seen.next, resume)
-	}
-	if seen.known && seen.widenUntil >= now {
+	p.remember(moved)
+	if moved.widenUntil >= now {
 		return // this overshoot already widened the spacing
 	}
-	share := min(max(float64(retryAfter.Microseconds())/float64(interval), p.opts.MinWiden), p.opts.MaxWiden)
-	delta := min(int64(math.Ceil(float64(interval)*share)), p.ceiling-interval)
+	// Slots up to the schedule's end were taken at the old spacing.
+	horizon := moved.next
+	share := min(max(float64(retryAfter.Microseconds())/float64(moved.interval), p.opts.MinWiden), p.opts.MaxWiden)
+	delta := min(int64(math.Ceil(float64(moved.interval)*share)), p.ceiling-moved.interval)
 	if delta <= 0 {
 		return
 	}
-	prev, conflict, err := p.update(ctx, "SET "+attrInterval+" = if_not_exists("+attrInterval+", :iv0) + :delta, "+attrWidenUntil+" = :horizon",
-		"attribute_not_exists("+attrWidenUntil+") OR "+attrWidenUntil+" < :now",
-		map[string]types.AttributeValue{":iv0": num(p.floor), ":delta": num(delta), ":horizon": num(horizon), ":now": num(now)})
+	prev, conflict, err := p.update(ctx,
+		expression.Set(interval, expression.Plus(expression.IfNotExists(interval, expression.Value(p.floor)), expression.Value(delta))).Set(widenUntil, expression.Value(horizon)),
+		widenUntil.AttributeNotExists().Or(widenUntil.LessThan(expression.Value(now))))
 	if err != nil {
 		p.opts.Logger.Warn("pacer: could not widen the call spacing after a 429", "error", err)
 		return
@@ -63,13 +61,10 @@ func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
 		return
 	}
 	p.widenings.Add(1)
-	widened := seen
-	widened.interval, widened.widenUntil = interval+delta, horizon
-	if !seen.known {
-		widened = schedule{known: true, next: resume, interval: interval + delta, widenUntil: horizon}
-	}
+	widened := moved
+	widened.interval, widened.widenUntil = moved.interval+delta, horizon
 	p.remember(widened)
 	p.opts.Logger.Info("call spacing widened after a 429",
-		"retry_after", retryAfter, "spacing", time.Duration(interval+delta)*time.Microsecond,
-		"rate_per_minute", math.Round(60e6/float64(interval+delta)*10)/10)
+		"retry_after", retryAfter, "spacing", time.Duration(widened.interval)*time.Microsecond,
+		"rate_per_minute", math.Round(60e6/float64(widened.interval)*10)/10)
 }

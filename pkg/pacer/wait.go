@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
 // Reserve takes the next free slot of the shared schedule, provided it
@@ -33,8 +33,8 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 		}
 		st := p.snapshot()
 		ahead := st.known && st.next > now
-		expr, cond, values := p.takeInput(st, ahead, now, last)
-		old, conflict, err := p.update(ctx, expr, cond, values)
+		update, cond := p.takeInput(st, ahead, now, last)
+		old, conflict, err := p.update(ctx, update, cond)
 		if err != nil {
 			return 0, fmt.Errorf("pacer: take a call slot: %w", err)
 		}
@@ -70,32 +70,29 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 // the last seen spacing leaves room for it above the floor; the condition
 // re-checks that room, so a stale hint costs a retry, never a spacing below
 // the configured rate.
-func (p *Shared) takeInput(st schedule, ahead bool, now, last int64) (expr, cond string, values map[string]types.AttributeValue) {
-	values = map[string]types.AttributeValue{":now": num(now)}
-	step := p.step(st, st.interval)
+func (p *Shared) takeInput(st schedule, ahead bool, now, last int64) (expression.UpdateBuilder, expression.ConditionBuilder) {
+	next, interval := expression.Name(attrNext), expression.Name(attrInterval)
+	var update expression.UpdateBuilder
+	var cond expression.ConditionBuilder
 	if ahead {
-		expr = "SET " + attrNext + " = " + attrNext + " + " + attrInterval
-		cond = attrNext + " > :now AND " + attrNext + " <= :last"
-		values[":last"] = num(last)
+		update = expression.Set(next, next.Plus(interval))
+		cond = next.GreaterThan(expression.Value(now)).And(next.LessThanEqual(expression.Value(last)))
 	} else {
 		// An idle schedule grants now, and the caller prepares its call
 		// (up to Lead) before sending it: the next slot leaves room for
 		// that, up to one spacing, so the call sent late is still a whole
 		// spacing before the next. At high rates the spacing bounds it.
-		values[":iv0"] = num(p.floor)
-		values[":after"] = num(now + min(max(p.opts.Lead, 0).Microseconds(), p.floor))
-		expr = "SET " + attrNext + " = :after + if_not_exists(" + attrInterval + ", :iv0)"
-		cond = "(attribute_not_exists(" + attrNext + ") OR " + attrNext + " <= :now)"
+		after := now + min(max(p.opts.Lead, 0).Microseconds(), p.floor)
+		update = expression.Set(next, expression.Value(after).Plus(expression.IfNotExists(interval, expression.Value(p.floor))))
+		cond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
 	}
-	if step > 0 {
-		expr += ", " + attrInterval + " = " + attrInterval + " - :step"
-		cond += " AND " + attrInterval + " >= :roomy"
-		values[":step"] = num(step)
-		values[":roomy"] = num(p.floor + step)
+	if step := p.step(st, st.interval); step > 0 {
+		update = update.Set(interval, interval.Minus(expression.Value(step)))
+		cond = cond.And(interval.GreaterThanEqual(expression.Value(p.floor + step)))
 	} else if !ahead {
-		expr += ", " + attrInterval + " = if_not_exists(" + attrInterval + ", :iv0)"
+		update = update.Set(interval, expression.IfNotExists(interval, expression.Value(p.floor)))
 	}
-	return expr, cond, values
+	return update, cond
 }
 
 // step is the probe step for a slot taken at spacing interval, or 0 when
@@ -115,8 +112,9 @@ func (p *Shared) step(st schedule, interval int64) int64 {
 // rate, which another instance with a higher configured rate may have set
 // during a deployment.
 func (p *Shared) enforceFloor(ctx context.Context) {
-	old, _, err := p.update(ctx, "SET "+attrInterval+" = :floor", attrInterval+" < :floor",
-		map[string]types.AttributeValue{":floor": num(p.floor)})
+	interval := expression.Name(attrInterval)
+	old, _, err := p.update(ctx, expression.Set(interval, expression.Value(p.floor)),
+		interval.LessThan(expression.Value(p.floor)))
 	if err != nil {
 		p.opts.Logger.Warn("pacer: could not reset the call spacing to the configured rate", "error", err)
 		return

@@ -214,12 +214,8 @@ func (inv *invocation) paceRetry(ctx context.Context, backoff time.Duration) err
 	if dl, ok := inv.callDeadline(); ok && time.Until(dl) < backoff+inv.h.opts.MinCallTime {
 		return errNoTimeToRetry
 	}
-	t := time.NewTimer(backoff)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
+	if err := pacer.Sleep(ctx, backoff); err != nil {
+		return err
 	}
 	if err := inv.waitForRate(ctx); err != nil {
 		return err
