@@ -178,8 +178,10 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 	withLogger := func(o *geoapi.Options) {
 		o.Logger = obj.logger
 		o.Sleep = inv.paceRetry
+		// The call's context bounds the schedule writes: detached from it,
+		// a slow DynamoDB could hold the retry loop past the call deadline.
 		o.OnRateLimited = func(ctx context.Context, e *geoapi.RateLimitedError) {
-			inv.h.deps.Pacer.Throttled(context.WithoutCancel(ctx), e.RetryAfter)
+			inv.h.deps.Pacer.Throttled(ctx, e.RetryAfter)
 		}
 		o.MaxImageBytes = inv.h.cfg.MaxImageBytes
 	}
