@@ -13,6 +13,8 @@ N           ?= 20000
 IMAGES      ?= testdata/images
 WATCH       ?=
 UNVERSIONED ?=
+DASHBOARD   ?=
+STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -28,7 +30,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 deps: node_modules/.package-lock.json ## install Go modules and npm packages (CDK CLI, DynamoDB Local)
 	$(GO) mod download
+	@v=$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null); [ "$${v:-0}" -ge 20 ] || { echo "node >= 20 is required (found: $${v:-none}): install Node.js 20 or later with npm" >&2; exit 1; }
 	@command -v java >/dev/null || { echo "java (>= 17) is required for DynamoDB Local" >&2; exit 1; }
+	@v=$$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.specification.version/{print $$2}'); awk -v v="$${v:-0}" 'BEGIN{exit !(v+0 >= 17)}' || { echo "java >= 17 is required for DynamoDB Local (found: $${v:-none})" >&2; exit 1; }
 
 # -buildvcs=auto overrides a GOFLAGS=-buildvcs=false so that `geolocate
 # --version` can name the commit; outside a checkout it quietly records none.
@@ -39,8 +43,18 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 # on, prints a second "exit status" line, and flattens the exit code, so a
 # Ctrl-C, kill or make's own SIGTERM reaches the process that stops the
 # local parts, and a clean stop leaves make with status 0.
-run: deps build-cli ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1)
-	bin/geolocate local --images "$(IMAGES)" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned)
+# DASHBOARD=file.html synthesizes the stack first: the page is drawn from
+# the synthesized template's dashboard and alarms.
+# With the default IMAGES (and no WATCH), the samples are testdata/images plus
+# a photo over the 10 MB limit (downscaled on the way) generated into a
+# temporary copy, removed afterwards: 10 MB of binary is not committed.
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page)
+	@images="$(IMAGES)"; \
+	if [ "$$images" = testdata/images ] && [ -z "$(WATCH)" ]; then \
+		images=$$(mktemp -d) && trap 'rm -rf "$$images"' EXIT && \
+		cp -R testdata/images/. "$$images/" && $(GO) run ./cmd/samplephotos -out "$$images" || exit 1; \
+	fi; \
+	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)")
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
 	$(GO) vet ./...
@@ -78,7 +92,7 @@ lint: ## go vet, gofmt and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
 
-FUZZ_PKGS := ./pkg/geoapi ./pkg/imageformat
+FUZZ_PKGS := ./pkg/geoapi ./pkg/imageformat ./pkg/downscale ./pkg/photoexif
 
 fuzz: ## fuzz each parser for FUZZTIME (default 30s each); the seed corpora also run in make test
 	@for pkg in $(FUZZ_PKGS); do \

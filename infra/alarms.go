@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -146,15 +147,17 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			missingData: awscloudwatch.TreatMissingData_IGNORE,
 		},
 		{
-			id:                "MonitorHeartbeat",
-			description:       "The monitor has not completed a healthy run for two schedule periods: credit and model alarms are blind.",
-			metric:            m.metric(metricnames.MonitorHealthy, "Minimum", monitorPeriod),
-			comparison:        awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD,
-			threshold:         1,
+			id:          "MonitorHeartbeat",
+			description: "The schedule invoked the monitor but it reported no healthy run, for two schedule periods in a row: credit and model alarms are blind.",
+			metric:      monitorHeartbeat(p, monitorPeriod),
+			comparison:  awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			threshold:   1,
+			// Two periods: a run reported just after a period boundary
+			// leaves one period with a trigger and no report.
 			evaluationPeriods: 2,
 			datapointsToAlarm: 2,
-			// A monitor that does not run emits nothing: silence is the failure.
-			missingData: awscloudwatch.TreatMissingData_BREACHING,
+			// The expression FILLs its inputs, so it always has data.
+			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
 		{
 			id:          "PredictorErrors",
@@ -162,6 +165,13 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			metric:      p.predictor.MetricErrors(&awscloudwatch.MetricOptions{Period: flow, Statistic: jsii.String("Sum")}),
 			comparison:  awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 			threshold:   1,
+			// A failed invocation's messages come back only after the
+			// visibility timeout, so a predictor that fails every time fails
+			// once per visibility timeout when uploads are few: one
+			// breaching period in a window spanning that gap keeps the alarm
+			// in ALARM instead of flapping at every redelivery.
+			evaluationPeriods: redeliveryPeriods(cfg),
+			datapointsToAlarm: 1,
 			// No invocations, no errors.
 			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
@@ -171,7 +181,11 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			metric:      p.predictor.MetricThrottles(&awscloudwatch.MetricOptions{Period: flow, Statistic: jsii.String("Sum")}),
 			comparison:  awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 			threshold:   1,
-			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
+			// Throttled messages come back after the visibility timeout
+			// too: the same window as PredictorErrors.
+			evaluationPeriods: redeliveryPeriods(cfg),
+			datapointsToAlarm: 1,
+			missingData:       awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
 		{
 			id:          "DeadLetters",
@@ -227,7 +241,7 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			// OK only after a whole window without a 402, once a retry went
 			// through. A single SUM over one long period would still flap
 			// when two 402s fall into non-adjacent periods.
-			evaluationPeriods: outOfCreditsPeriods(cfg),
+			evaluationPeriods: redeliveryPeriods(cfg),
 			datapointsToAlarm: 1,
 			missingData:       awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
@@ -253,14 +267,19 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 	return alarms
 }
 
-// failedPredictionRate is ImagesFailed as a percentage of all images handled.
-// FILL makes a missing count zero, and IF avoids dividing by zero.
+// failedPredictionRate is ImagesFailed as a percentage of all images
+// handled, in periods that handled at least minImagesForRate; other
+// periods have no datapoint. CloudWatch evaluates the current, unfinished
+// period too: without the minimum, the first failure of a fresh period is
+// 100% and the alarm flaps at every period boundary. A period without a
+// rate leaves the evaluation to the most recent period that has one, within
+// the evaluation range. FILL makes a missing count zero.
 func failedPredictionRate(m pipelineMetrics) awscloudwatch.IMetric {
 	period := minutes(failureRatePeriodMinutes)
 	sum := func(name string) awscloudwatch.IMetric { return m.metric(name, "Sum", period) }
+	total := "(FILL(ok,0) + FILL(rejected,0) + FILL(failed,0))"
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String("IF(FILL(ok,0) + FILL(rejected,0) + FILL(failed,0) > 0, " +
-			"100 * FILL(failed,0) / (FILL(ok,0) + FILL(rejected,0) + FILL(failed,0)), 0)"),
+		Expression: jsii.String(fmt.Sprintf("IF(%s >= %d, 100 * FILL(failed,0) / %s)", total, minImagesForRate, total)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"ok":       sum(metricnames.ImagesSucceeded),
 			"rejected": sum(metricnames.ImagesRejected),
@@ -271,6 +290,12 @@ func failedPredictionRate(m pipelineMetrics) awscloudwatch.IMetric {
 	})
 }
 
+// minImagesForRate is the fewest images in a failure-rate period for its
+// rate to count: below it one image moves the rate by more than the
+// default threshold. A pipeline handling fewer images is watched by
+// QueueStalled, PredictorErrors and DeadLetters instead.
+const minImagesForRate = 10
+
 // periodsCovering is the number of flow periods that spans d and one more
 // period, so a window always holds a whole d however it is aligned.
 func periodsCovering(d time.Duration) int {
@@ -278,10 +303,11 @@ func periodsCovering(d time.Duration) int {
 	return int((d+period-1)/period) + 1
 }
 
-// outOfCreditsPeriods spans the queue's visibility timeout, the gap between
-// two deliveries of a refused message. At most 6 x 900 s, so at most 19
-// five-minute periods, well within CloudWatch's one-day evaluation range.
-func outOfCreditsPeriods(cfg Config) int {
+// redeliveryPeriods spans the queue's visibility timeout, the gap between
+// two deliveries of a message that was refused, failed or throttled. At most
+// 6 x 900 s, so at most 19 five-minute periods, well within CloudWatch's
+// one-day evaluation range.
+func redeliveryPeriods(cfg Config) int {
 	return periodsCovering(cfg.QueueVisibilityTimeout())
 }
 
@@ -294,19 +320,60 @@ func stalledPeriods(cfg Config) int {
 }
 
 // queueStalled is 1 for a period in which the upload queue holds messages,
-// waiting or in flight, and none was deleted (a deletion is a finished
-// upload), else 0. In flight counts because a message in a retry loop is
-// invisible most of the time. Missing counts are zero (FILL).
+// waiting or in flight, none was deleted (a deletion is a finished upload),
+// and no other alarm's cause explains it, else 0. In flight counts because a
+// message in a retry loop is invisible most of the time. A period with
+// predictor errors or throttles, a 402 or a message held back by the daily
+// budget is not counted: PredictorErrors, PredictorThrottles, OutOfCredits
+// and QueueBacklogAge report those, and a second page for the same cause
+// tells the operator nothing. What is left is the silent stall: every
+// attempt ends in a retry without an error (a key that cannot be read, a
+// dependency refusing), which only this alarm sees. Missing counts are
+// zero (FILL).
 func queueStalled(p *pipeline, period awscdk.Duration) awscloudwatch.IMetric {
 	max := &awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: period}
+	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: period}
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String("IF(FILL(waiting,0) + FILL(inflight,0) > 0 AND FILL(deleted,0) == 0, 1, 0)"),
+		Expression: jsii.String("IF(FILL(waiting,0) + FILL(inflight,0) > 0 AND FILL(deleted,0) == 0 AND " +
+			"FILL(errors,0) + FILL(throttles,0) + FILL(nocredits,0) + FILL(deferred,0) == 0, 1, 0)"),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
-			"waiting":  p.queue.MetricApproximateNumberOfMessagesVisible(max),
-			"inflight": p.queue.MetricApproximateNumberOfMessagesNotVisible(max),
-			"deleted":  p.queue.MetricNumberOfMessagesDeleted(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: period}),
+			"waiting":   p.queue.MetricApproximateNumberOfMessagesVisible(max),
+			"inflight":  p.queue.MetricApproximateNumberOfMessagesNotVisible(max),
+			"deleted":   p.queue.MetricNumberOfMessagesDeleted(sum),
+			"errors":    p.predictor.MetricErrors(sum),
+			"throttles": p.predictor.MetricThrottles(sum),
+			"nocredits": p.metrics.metric(metricnames.OutOfCredits, "Sum", period),
+			"deferred":  p.metrics.metric(metricnames.BudgetDeferred, "Sum", period),
 		},
-		Label:  jsii.String("Queue stalled (1 = messages but no deletions)"),
+		Label:  jsii.String("Queue stalled (1 = messages, no deletions, no known cause)"),
+		Period: period,
+	})
+}
+
+// monitorHeartbeat is 1 for a period in which the schedule invoked the
+// monitor (EventBridge's Invocations of the rule, failed deliveries
+// included) and no healthy run was reported (MonitorHealthy's minimum is
+// below 1, or nothing was reported), else 0. Keyed to the schedule rather
+// than to silence alone, it stays quiet after a deployment until the first
+// scheduled run (an alarm on missing data, "breaching", pages at every new
+// stack), and it sees a silent monitor after exactly two periods, where a
+// plain missing-data alarm waits until its older datapoints leave the
+// evaluation range. It cannot see a schedule that never fires (the rule
+// disabled by hand): nothing is due, so nothing is missing.
+func monitorHeartbeat(p *pipeline, period awscdk.Duration) awscloudwatch.IMetric {
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String("IF(FILL(due,0) > 0 AND FILL(healthy,0) < 1, 1, 0)"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{
+			"due": awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+				Namespace:     jsii.String("AWS/Events"),
+				MetricName:    jsii.String("Invocations"),
+				DimensionsMap: &map[string]*string{"RuleName": p.monitorSchedule.RuleName()},
+				Statistic:     jsii.String("Sum"),
+				Period:        period,
+			}),
+			"healthy": p.metrics.metric(metricnames.MonitorHealthy, "Minimum", period),
+		},
+		Label:  jsii.String("Monitor due without a healthy run (1)"),
 		Period: period,
 	})
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/metricnames"
@@ -18,6 +18,7 @@ func TestAlarms(t *testing.T) {
 			topicID, _ := s.onlyResource(t, "AWS::SNS::Topic", nil)
 			predictorID, _ := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
 			queueID, dlqID := s.uploadQueueIDs(t)
+			ruleID, _ := s.onlyResource(t, "AWS::Events::Rule", nil)
 			monitorPeriod := cfg.MonitorSchedule.Seconds()
 			pipeline := []any{obj{"Name": metricnames.DimPipeline, "Value": cfg.StackName}}
 
@@ -37,28 +38,38 @@ func TestAlarms(t *testing.T) {
 					"LessThanThreshold", cfg.CreditsForecastDays, 1, "ignore", 0},
 				{"ConfiguredModelUnavailable", obj{"MetricName": metricnames.ConfiguredModelAvailable, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Maximum", "Period": monitorPeriod},
 					"LessThanThreshold", 1, 2, "ignore", 0},
-				{"MonitorHeartbeat", obj{"MetricName": metricnames.MonitorHealthy, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Minimum", "Period": monitorPeriod},
-					"LessThanThreshold", 1, 2, "breaching", 0},
+				// Due (the schedule invoked the monitor) without a healthy run.
+				{"MonitorHeartbeat", obj{"Metrics": arrayWith(
+					like(obj{"Expression": "IF(FILL(due,0) > 0 AND FILL(healthy,0) < 1, 1, 0)", "ReturnData": true}),
+					like(obj{"Id": "due", "MetricStat": like(obj{"Metric": obj{"MetricName": "Invocations", "Namespace": "AWS/Events", "Dimensions": []any{obj{"Name": "RuleName", "Value": obj{"Ref": ruleID}}}}, "Stat": "Sum", "Period": monitorPeriod})}),
+					like(obj{"Id": "healthy", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.MonitorHealthy, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Minimum", "Period": monitorPeriod})}),
+				)}, "GreaterThanOrEqualToThreshold", 1, 2, "notBreaching", 0},
 				{"PredictorErrors", obj{"MetricName": "Errors", "Namespace": "AWS/Lambda", "Dimensions": []any{obj{"Name": "FunctionName", "Value": obj{"Ref": predictorID}}}, "Statistic": "Sum"},
-					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0},
+					"GreaterThanOrEqualToThreshold", 1, redeliveryPeriods(cfg), "notBreaching", 1},
 				{"PredictorThrottles", obj{"MetricName": "Throttles", "Namespace": "AWS/Lambda", "Dimensions": []any{obj{"Name": "FunctionName", "Value": obj{"Ref": predictorID}}}, "Statistic": "Sum"},
-					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0},
+					"GreaterThanOrEqualToThreshold", 1, redeliveryPeriods(cfg), "notBreaching", 1},
 				{"DeadLetters", obj{"MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{dlqID, "QueueName"}}}}},
 					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0},
 				{"QueueBacklogAge", obj{"MetricName": "ApproximateAgeOfOldestMessage", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}},
 					"GreaterThanOrEqualToThreshold", cfg.QueueAgeAlarm.Seconds(), 1, "notBreaching", 0},
 				// One 402 per visibility timeout must keep it in ALARM.
 				{"OutOfCredits", obj{"MetricName": metricnames.OutOfCredits, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Sum", "Period": 300},
-					"GreaterThanOrEqualToThreshold", 1, outOfCreditsPeriods(cfg), "notBreaching", 1},
+					"GreaterThanOrEqualToThreshold", 1, redeliveryPeriods(cfg), "notBreaching", 1},
 				{"QueueStalled", obj{"Metrics": arrayWith(
-					like(obj{"Expression": "IF(FILL(waiting,0) + FILL(inflight,0) > 0 AND FILL(deleted,0) == 0, 1, 0)", "ReturnData": true}),
+					like(obj{"Expression": "IF(FILL(waiting,0) + FILL(inflight,0) > 0 AND FILL(deleted,0) == 0 AND " +
+						"FILL(errors,0) + FILL(throttles,0) + FILL(nocredits,0) + FILL(deferred,0) == 0, 1, 0)", "ReturnData": true}),
+					like(obj{"Id": "deferred", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.BudgetDeferred, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 					like(obj{"Id": "deleted", "MetricStat": like(obj{"Metric": obj{"MetricName": "NumberOfMessagesDeleted", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}}, "Stat": "Sum"})}),
+					like(obj{"Id": "errors", "MetricStat": like(obj{"Metric": obj{"MetricName": "Errors", "Namespace": "AWS/Lambda", "Dimensions": []any{obj{"Name": "FunctionName", "Value": obj{"Ref": predictorID}}}}, "Stat": "Sum"})}),
 					like(obj{"Id": "inflight", "MetricStat": like(obj{"Metric": obj{"MetricName": "ApproximateNumberOfMessagesNotVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}}, "Stat": "Maximum"})}),
+					like(obj{"Id": "nocredits", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.OutOfCredits, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
+					like(obj{"Id": "throttles", "MetricStat": like(obj{"Metric": obj{"MetricName": "Throttles", "Namespace": "AWS/Lambda", "Dimensions": []any{obj{"Name": "FunctionName", "Value": obj{"Ref": predictorID}}}}, "Stat": "Sum"})}),
 					like(obj{"Id": "waiting", "MetricStat": like(obj{"Metric": obj{"MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}}, "Stat": "Maximum"})}),
 				)}, "GreaterThanOrEqualToThreshold", 1, stalledPeriods(cfg), "notBreaching", 0},
 				// arrayWith keeps order: the expression comes first, then its inputs by id.
 				{"FailedPredictionRate", obj{"Metrics": arrayWith(
-					like(obj{"Expression": assertions.Match_StringLikeRegexp(jsii.String(`100 \* FILL\(failed,0\) /`)), "ReturnData": true}),
+					// A rate only for periods with at least minImagesForRate images.
+					like(obj{"Expression": fmt.Sprintf("IF((FILL(ok,0) + FILL(rejected,0) + FILL(failed,0)) >= %d, 100 * FILL(failed,0) / (FILL(ok,0) + FILL(rejected,0) + FILL(failed,0)))", minImagesForRate), "ReturnData": true}),
 					like(obj{"Id": "failed", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesFailed, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 					like(obj{"Id": "ok", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesSucceeded, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 					like(obj{"Id": "rejected", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesRejected, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
@@ -186,7 +197,7 @@ func TestAlarmWindowsCoverTheRetryCadence(t *testing.T) {
 		period := flowPeriodMinutes * time.Minute
 		// However the periods align, the window holds a whole visibility
 		// timeout, so one 402 per visibility timeout is always inside it.
-		if w := time.Duration(outOfCreditsPeriods(cfg)) * period; w < cfg.QueueVisibilityTimeout()+period || w > 24*time.Hour {
+		if w := time.Duration(redeliveryPeriods(cfg)) * period; w < cfg.QueueVisibilityTimeout()+period || w > 24*time.Hour {
 			t.Errorf("timeout %v: OutOfCredits window %v, want at least %v and at most a day", timeout, w, cfg.QueueVisibilityTimeout()+period)
 		}
 		if w := time.Duration(stalledPeriods(cfg)) * period; w < cfg.QueueVisibilityTimeout()+cfg.PredictorTimeout+period || w > 24*time.Hour {

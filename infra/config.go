@@ -51,6 +51,9 @@ const (
 	keyNoncurrentVersionDays         = "noncurrentVersionDays"
 	keyMaxImageBytes                 = "maxImageBytes"
 	keyFinishReserveSeconds          = "finishReserveSeconds"
+	keyExifGPS                       = "exifGps"
+	keyOversize                      = "oversize"
+	keyDownscaleMaxSidePx            = "downscaleMaxSidePx"
 )
 
 // Config is the validated deployment configuration read from CDK context.
@@ -123,6 +126,16 @@ type Config struct {
 	// FinishReserve is the time the predictor keeps before Lambda's deadline
 	// to record a result it has paid for; less than half the timeout.
 	FinishReserve time.Duration
+
+	// ExifGPS is what a photo's valid EXIF position is used for: "predict"
+	// (call anyway, record both and the error), "skip" (record it without
+	// a call) or "ignore".
+	ExifGPS string
+	// Oversize is what becomes of a photo over MaxImageBytes: "downscale"
+	// (re-encode JPEG/PNG/WebP under the limit) or "reject".
+	Oversize string
+	// DownscaleMaxSidePx is the longest side of a downscaled photo.
+	DownscaleMaxSidePx int
 }
 
 // ContextLookup returns the raw context value of key, or nil when unset.
@@ -197,6 +210,10 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		// Up to 100 MiB; the service's own limit is the cdk.json default.
 		MaxImageBytes: r.intIn(keyMaxImageBytes, 1, 100<<20),
 		FinishReserve: time.Duration(r.intIn(keyFinishReserveSeconds, 2, 300)) * time.Second,
+
+		ExifGPS:            r.choice(keyExifGPS, exifGPSPredict, exifGPSSkip, exifGPSIgnore),
+		Oversize:           r.choice(keyOversize, oversizeDownscale, oversizeReject),
+		DownscaleMaxSidePx: r.intIn(keyDownscaleMaxSidePx, minDownscaleMaxSidePx, maxDownscaleMaxSidePx),
 	}
 	// A reserve of half the timeout or more would leave the prediction itself
 	// less time than the bookkeeping after it. Checked only when both parsed.
@@ -426,6 +443,33 @@ func (r *contextReader) pacing(key string) string {
 		return s
 	}
 	r.fail(key, "%q is not allowed; want %s or %s", s, pacingShared, pacingInstance)
+	return ""
+}
+
+// The predictor's EXIF GPS and oversize modes and downscale bounds
+// (predictor.ExifGPS*, Oversize*, MinDownscaleMaxSide; config_test.go checks
+// they agree), kept here so the CDK app does not link the predictor.
+const (
+	exifGPSPredict        = "predict"
+	exifGPSSkip           = "skip"
+	exifGPSIgnore         = "ignore"
+	oversizeDownscale     = "downscale"
+	oversizeReject        = "reject"
+	minDownscaleMaxSidePx = 512
+	maxDownscaleMaxSidePx = 16384
+)
+
+// choice accepts one of allowed (case-insensitive); the first is the
+// default when the key is unset or empty.
+func (r *contextReader) choice(key string, allowed ...string) string {
+	s := strings.ToLower(r.str(key))
+	if s == "" {
+		return allowed[0]
+	}
+	if slices.Contains(allowed, s) {
+		return s
+	}
+	r.fail(key, "%q is not allowed; want one of %s", s, strings.Join(allowed, ", "))
 	return ""
 }
 

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,13 @@ func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 		{keyMaxImageBytes, "104857600", func(c Config) bool { return c.MaxImageBytes == 104857600 }},
 		{keyFinishReserveSeconds, "2", func(c Config) bool { return c.FinishReserve == 2*time.Second }},
 		{keyFinishReserveSeconds, 59.0, func(c Config) bool { return c.FinishReserve == 59*time.Second }}, // under half of the default 120 s
+		{keyExifGPS, "skip", func(c Config) bool { return c.ExifGPS == "skip" }},
+		{keyExifGPS, "IGNORE", func(c Config) bool { return c.ExifGPS == "ignore" }},
+		{keyExifGPS, "", func(c Config) bool { return c.ExifGPS == "predict" }},
+		{keyOversize, "reject", func(c Config) bool { return c.Oversize == "reject" }},
+		{keyOversize, "", func(c Config) bool { return c.Oversize == "downscale" }},
+		{keyDownscaleMaxSidePx, "512", func(c Config) bool { return c.DownscaleMaxSidePx == 512 }},
+		{keyDownscaleMaxSidePx, 16384.0, func(c Config) bool { return c.DownscaleMaxSidePx == 16384 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
@@ -189,6 +197,11 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyFinishReserveSeconds, "1", "from 2 to 300"},
 		{keyFinishReserveSeconds, "301", "from 2 to 300"},
 		{keyFinishReserveSeconds, "60", "less than half of predictorTimeoutSeconds (120), so at most 59"},
+		{keyExifGPS, "trust", "one of predict, skip, ignore"},
+		{keyOversize, "crop", "one of downscale, reject"},
+		{keyDownscaleMaxSidePx, "511", "from 512 to 16384"},
+		{keyDownscaleMaxSidePx, "16385", "from 512 to 16384"},
+		{keyDownscaleMaxSidePx, "4k", "from 512 to 16384"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
@@ -330,5 +343,48 @@ func TestPacingModesAreThePredictors(t *testing.T) {
 	if pacingShared != predictorpkg.PacingShared || pacingInstance != predictorpkg.PacingInstance {
 		t.Errorf("infra's pacing modes %q, %q differ from the predictor's %q, %q",
 			pacingShared, pacingInstance, predictorpkg.PacingShared, predictorpkg.PacingInstance)
+	}
+}
+
+func TestLoadConfigDefaultsOfPhotoOptionsAndMemory(t *testing.T) {
+	cfg, err := LoadConfig(lookupIn(defaultContext(t)))
+	if err != nil {
+		t.Fatalf("cdk.json defaults rejected: %v", err)
+	}
+	if cfg.ExifGPS != "predict" || cfg.Oversize != "downscale" || cfg.DownscaleMaxSidePx != 4096 {
+		t.Errorf("exifGps %q oversize %q downscaleMaxSidePx %d; want predict, downscale, 4096", cfg.ExifGPS, cfg.Oversize, cfg.DownscaleMaxSidePx)
+	}
+	// The 50 MP downscale benchmark peaks near 262 MB of RSS (pkg/downscale,
+	// make bench); 1024 MB leaves room for the batch's other workers, their
+	// heads and downscaled JPEGs, and the runtime.
+	if cfg.PredictorMemoryMB < 1024 {
+		t.Errorf("predictorMemoryMb default %d, want at least 1024 for the downscale path", cfg.PredictorMemoryMB)
+	}
+}
+
+func TestPhotoOptionsAreThePredictors(t *testing.T) {
+	if exifGPSPredict != predictorpkg.ExifGPSPredict || exifGPSSkip != predictorpkg.ExifGPSSkip || exifGPSIgnore != predictorpkg.ExifGPSIgnore ||
+		oversizeDownscale != predictorpkg.OversizeDownscale || oversizeReject != predictorpkg.OversizeReject ||
+		minDownscaleMaxSidePx != predictorpkg.MinDownscaleMaxSide {
+		t.Error("infra's exifGps/oversize values or downscale bound differ from the predictor's")
+	}
+	// The predictor's own default must be what cdk.json deploys.
+	if ctx := cdkJSONContext(t); toText(ctx[keyDownscaleMaxSidePx]) != strconv.Itoa(predictorpkg.DefaultDownscaleMaxSide) {
+		t.Errorf("cdk.json %s = %v, predictor default %d", keyDownscaleMaxSidePx, ctx[keyDownscaleMaxSidePx], predictorpkg.DefaultDownscaleMaxSide)
+	}
+}
+
+func TestGoMemLimitLeavesHeadroomUnderTheFunctionMemory(t *testing.T) {
+	for _, tt := range []struct {
+		memoryMB int
+		want     string
+	}{
+		{1024, "921MiB"},
+		{128, "115MiB"},
+		{10240, "9216MiB"},
+	} {
+		if got := goMemLimit(tt.memoryMB); got != tt.want {
+			t.Errorf("goMemLimit(%d) = %q, want %q", tt.memoryMB, got, tt.want)
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // latestPredictionsQuery lists the records the predictor logs, one per
 // image, newest first. The fields are those of its "prediction recorded" line.
 var latestPredictionsQuery = strings.Join([]string{
-	"fields @timestamp, bucket, key, status, place, admin1, country, latitude, longitude, credits, model_id",
+	"fields @timestamp, bucket, key, status, place, admin1, country, latitude, longitude, credits, model_id, source, error_km, downscaled",
 	`filter msg = "prediction recorded"`,
 	"sort @timestamp desc",
 	"limit 100",
@@ -74,6 +74,8 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			m.labelled(metricnames.ImagesFailed, "Sum", "Failed", flow),
 			m.labelled(metricnames.ImagesRetried, "Sum", "Retried", flow),
 			m.labelled(metricnames.DuplicatesSkipped, "Sum", "Duplicates skipped", flow),
+			m.labelled(metricnames.ImagesFromEXIF, "Sum", "From EXIF, no call", flow),
+			m.labelled(metricnames.ImagesDownscaled, "Sum", "Downscaled", flow),
 		}, none),
 		graph("Credits consumed", []awscloudwatch.IMetric{
 			m.labelled(metricnames.CreditsConsumed, "Sum", "Consumed", flow),
@@ -119,6 +121,21 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 		graph6("Rejected images by reason", search(metricnames.ImagesRejected, metricnames.DimReason, "Sum", flow)),
 		graph6("Dead-lettered images by reason", search(metricnames.ImagesDeadLettered, metricnames.DimReason, "Sum", flow)),
 		graph6("Model ready (1) by model", search(metricnames.ModelReady, metricnames.DimModelID, "Minimum", monitorPeriod)),
+	)
+	// Accuracy against the photos' own EXIF positions, over an hour: a
+	// handful of photos per five minutes would make the percentiles jump.
+	accuracy := minutes(accuracyPeriodMinutes)
+	dashboard.AddWidgets(
+		graph("Prediction error vs EXIF position (km)", []awscloudwatch.IMetric{
+			m.labelled(metricnames.PredictionErrorKm, "p50", "p50", accuracy),
+			m.labelled(metricnames.PredictionErrorKm, "p90", "p90", accuracy),
+		}, []awscloudwatch.IMetric{
+			m.labelled(metricnames.PredictionErrorKm, "SampleCount", "Photos with both", accuracy),
+		}),
+		graph("Share of predictions within (%)", m.withinShares(accuracy), none),
+		graph("Prediction error p50 by model (km)", []awscloudwatch.IMetric{
+			search(metricnames.PredictionErrorKm, metricnames.DimModelID, "p50", accuracy),
+		}, none),
 	)
 	dashboard.AddWidgets(
 		lambdaGraph("Predictor", p.predictor, flow),

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geolocate-aws/geolocate/pkg/geodist"
 	"github.com/geolocate-aws/geolocate/pkg/metricnames"
 )
 
@@ -42,6 +43,7 @@ func TestDashboard(t *testing.T) {
 		metricnames.ImagesSucceeded, metricnames.ImagesRejected, metricnames.ImagesFailed,
 		metricnames.CreditsConsumed, metricnames.ServiceLatency, metricnames.RateLimited,
 		metricnames.OutOfCredits, metricnames.ConfiguredModelAvailable, metricnames.MonitorHealthy,
+		metricnames.PredictionErrorKm, metricnames.PredictionsWithin, metricnames.ImagesFromEXIF, metricnames.ImagesDownscaled,
 		"Errors", "Duration", "Throttles",
 		"ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage",
 	}
@@ -55,6 +57,29 @@ func TestDashboard(t *testing.T) {
 		if !strings.Contains(body, `\"stat\":\"`+stat+`\"`) {
 			t.Errorf("dashboard has no %s latency", stat)
 		}
+	}
+	// Accuracy: p50 and p90 of the error, and one share per threshold.
+	stats := map[string]bool{}
+	series := `\"` + metricnames.PredictionErrorKm + `\",\"` + metricnames.DimPipeline + `\",\"` + s.cfg.StackName + `\",{`
+	for rest := body; strings.Contains(rest, series); {
+		rest = rest[strings.Index(rest, series)+len(series):]
+		options := rest[:strings.Index(rest, "}")]
+		for _, stat := range []string{"p50", "p90"} {
+			if strings.Contains(options, `\"stat\":\"`+stat+`\"`) {
+				stats[stat] = true
+			}
+		}
+	}
+	if !stats["p50"] || !stats["p90"] {
+		t.Errorf("dashboard graphs %s with %v, want p50 and p90", metricnames.PredictionErrorKm, stats)
+	}
+	for _, th := range geodist.Thresholds {
+		if !strings.Contains(body, `\"`+metricnames.DimThreshold+`\",\"`+th.Name+`\"`) {
+			t.Errorf("dashboard has no share within the %s threshold", th.Name)
+		}
+	}
+	if n := strings.Count(body, `100 * FILL(`); n != len(geodist.Thresholds) {
+		t.Errorf("%d share expressions, want one per threshold (%d)", n, len(geodist.Thresholds))
 	}
 	if !strings.Contains(body, `\"Pipeline\",\"`+s.cfg.StackName+`\"`) {
 		t.Error("pipeline metrics lack the Pipeline dimension")

@@ -40,28 +40,48 @@ var (
 	monitorTableActions = []string{"dynamodb:PutItem", "dynamodb:Query"}
 )
 
+// envGoMemLimit is the Go runtime's soft memory limit variable.
+const envGoMemLimit = "GOMEMLIMIT"
+
+// goMemLimit is the GOMEMLIMIT for a function of memoryMB: 90% of it,
+// in MiB. Without a limit the Go collector runs when the heap doubles, so a
+// downscale whose live set peaks near 250 MB can ask for twice that before
+// collecting and the Lambda sandbox kills the process at its memory size.
+// With the limit, the collector works harder as the heap nears it instead.
+// The 10% left covers what the Go runtime does not manage and the limit
+// does not count (the binary's code, the kernel's socket buffers), so the
+// limit is met before Lambda's. It is a soft limit: a live set above it
+// still runs, with more collection, rather than failing.
+func goMemLimit(memoryMB int) string {
+	return strconv.Itoa(memoryMB*9/10) + "MiB"
+}
+
 // newPredictor creates the function that turns queued upload notifications
 // into paid predictions and records them.
 func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awslambda.Function, awslogs.LogGroup, awsiam.Role) {
 	cfg := p.cfg
 	env := map[string]*string{
-		envvars.TableName:       p.table.TableName(),
-		envvars.SecretID:        secretID(cfg, p.secret),
-		envvars.APIURL:          jsii.String(cfg.APIURL),
-		envvars.ModelFallback:   jsii.String(strconv.FormatBool(cfg.ModelFallback)),
-		envvars.RatePerMinute:   jsii.String(strconv.Itoa(cfg.RatePerMinute)),
-		envvars.MaxConcurrency:  jsii.String(strconv.Itoa(cfg.MaxConcurrency)),
-		envvars.Pacing:          jsii.String(cfg.Pacing),
-		envvars.DailyBudget:     jsii.String(strconv.Itoa(cfg.DailyCreditBudget)),
-		envvars.ClaimLease:      jsii.String(cfg.ClaimLease().String()),
-		envvars.RecordTTLDays:   jsii.String(strconv.Itoa(cfg.RecordTTLDays)),
-		envvars.BucketName:      p.bucket.BucketName(),
-		envvars.MetricNamespace: jsii.String(metricnames.DefaultNamespace),
-		envvars.PipelineName:    stack.StackName(),
-		envvars.LogLevel:        jsii.String(cfg.LogLevel),
-		envvars.MaxImageBytes:   jsii.String(strconv.Itoa(cfg.MaxImageBytes)),
-		envvars.MaxReceiveCount: jsii.String(strconv.Itoa(redriveMaxReceiveCount(p.queue))),
-		envvars.FinishReserve:   jsii.String(cfg.FinishReserve.String()),
+		envvars.TableName:        p.table.TableName(),
+		envvars.SecretID:         secretID(cfg, p.secret),
+		envvars.APIURL:           jsii.String(cfg.APIURL),
+		envvars.ModelFallback:    jsii.String(strconv.FormatBool(cfg.ModelFallback)),
+		envvars.RatePerMinute:    jsii.String(strconv.Itoa(cfg.RatePerMinute)),
+		envvars.MaxConcurrency:   jsii.String(strconv.Itoa(cfg.MaxConcurrency)),
+		envvars.Pacing:           jsii.String(cfg.Pacing),
+		envvars.DailyBudget:      jsii.String(strconv.Itoa(cfg.DailyCreditBudget)),
+		envvars.ClaimLease:       jsii.String(cfg.ClaimLease().String()),
+		envvars.RecordTTLDays:    jsii.String(strconv.Itoa(cfg.RecordTTLDays)),
+		envvars.BucketName:       p.bucket.BucketName(),
+		envvars.MetricNamespace:  jsii.String(metricnames.DefaultNamespace),
+		envvars.PipelineName:     stack.StackName(),
+		envvars.LogLevel:         jsii.String(cfg.LogLevel),
+		envvars.MaxImageBytes:    jsii.String(strconv.Itoa(cfg.MaxImageBytes)),
+		envvars.MaxReceiveCount:  jsii.String(strconv.Itoa(redriveMaxReceiveCount(p.queue))),
+		envvars.FinishReserve:    jsii.String(cfg.FinishReserve.String()),
+		envvars.ExifGPS:          jsii.String(cfg.ExifGPS),
+		envvars.Oversize:         jsii.String(cfg.Oversize),
+		envvars.DownscaleMaxSide: jsii.String(strconv.Itoa(cfg.DownscaleMaxSidePx)),
+		envGoMemLimit:            jsii.String(goMemLimit(cfg.PredictorMemoryMB)),
 	}
 	// Unset means "service default"; an empty value might not.
 	if cfg.TopN != 0 {
@@ -176,7 +196,7 @@ func newMonitor(stack awscdk.Stack, p *pipeline, assets functionAssets) awslambd
 	// period, since the next scheduled run supersedes a late one. An event
 	// still undelivered then goes to the failures queue, so a monitor that
 	// is silent because it was never invoked leaves a trace.
-	awsevents.NewRule(stack, jsii.String("MonitorSchedule"), &awsevents.RuleProps{
+	p.monitorSchedule = awsevents.NewRule(stack, jsii.String("MonitorSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Runs the monitor"),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(cfg.MonitorSchedule.Minutes()))),
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, &awseventstargets.LambdaFunctionProps{

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -40,6 +41,9 @@ type pipeline struct {
 	predictorLogs awslogs.LogGroup
 	predictorRole awsiam.Role
 	monitor       awslambda.Function
+	// monitorSchedule runs the monitor; its AWS/Events metrics show the
+	// monitor was due, which MonitorHeartbeat compares with its reports.
+	monitorSchedule awsevents.Rule
 	// monitoringFailures keeps undelivered schedule events, failed monitor
 	// runs and undeliverable alarm notifications.
 	monitoringFailures awssqs.Queue

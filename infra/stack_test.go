@@ -304,20 +304,24 @@ func TestFunctions(t *testing.T) {
 
 			env := environment(predictor)
 			want := map[string]any{
-				envvars.TableName:       obj{"Ref": tableID},
-				envvars.APIURL:          cfg.APIURL,
-				envvars.ModelFallback:   strconv.FormatBool(cfg.ModelFallback),
-				envvars.RatePerMinute:   strconv.Itoa(cfg.RatePerMinute),
-				envvars.MaxConcurrency:  strconv.Itoa(cfg.MaxConcurrency),
-				envvars.Pacing:          cfg.Pacing,
-				envvars.DailyBudget:     strconv.Itoa(cfg.DailyCreditBudget),
-				envvars.ClaimLease:      cfg.ClaimLease().String(),
-				envvars.RecordTTLDays:   strconv.Itoa(cfg.RecordTTLDays),
-				envvars.MetricNamespace: metricnames.DefaultNamespace,
-				envvars.PipelineName:    cfg.StackName,
-				envvars.LogLevel:        cfg.LogLevel,
-				envvars.MaxImageBytes:   strconv.Itoa(cfg.MaxImageBytes),
-				envvars.FinishReserve:   cfg.FinishReserve.String(),
+				envvars.TableName:        obj{"Ref": tableID},
+				envvars.APIURL:           cfg.APIURL,
+				envvars.ModelFallback:    strconv.FormatBool(cfg.ModelFallback),
+				envvars.RatePerMinute:    strconv.Itoa(cfg.RatePerMinute),
+				envvars.MaxConcurrency:   strconv.Itoa(cfg.MaxConcurrency),
+				envvars.Pacing:           cfg.Pacing,
+				envvars.DailyBudget:      strconv.Itoa(cfg.DailyCreditBudget),
+				envvars.ClaimLease:       cfg.ClaimLease().String(),
+				envvars.RecordTTLDays:    strconv.Itoa(cfg.RecordTTLDays),
+				envvars.MetricNamespace:  metricnames.DefaultNamespace,
+				envvars.PipelineName:     cfg.StackName,
+				envvars.LogLevel:         cfg.LogLevel,
+				envvars.MaxImageBytes:    strconv.Itoa(cfg.MaxImageBytes),
+				envvars.FinishReserve:    cfg.FinishReserve.String(),
+				envvars.ExifGPS:          cfg.ExifGPS,
+				envvars.Oversize:         cfg.Oversize,
+				envvars.DownscaleMaxSide: strconv.Itoa(cfg.DownscaleMaxSidePx),
+				envGoMemLimit:            goMemLimit(cfg.PredictorMemoryMB),
 			}
 			if cfg.TopN != 0 {
 				want[envvars.TopN] = strconv.Itoa(cfg.TopN)
@@ -515,5 +519,40 @@ func TestDependsOnNamesResources(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestOnlyManagedPolicyIsTheAutoDeleteHandlers backs the README's sentence
+// on managed policies: the one AWS managed policy any stack attaches is
+// AWSLambdaBasicExecutionRole, on the role of CDK's auto-delete-objects
+// handler, which exists only when removeOnDestroy empties a bucket the
+// stack created.
+func TestOnlyManagedPolicyIsTheAutoDeleteHandlers(t *testing.T) {
+	for name, s := range synthApp(t).scenarios() {
+		t.Run(name, func(t *testing.T) {
+			autoDelete := 0
+			for id, role := range s.resources("AWS::IAM::Role") {
+				managed, ok := role["Properties"].(obj)["ManagedPolicyArns"]
+				if !ok {
+					continue
+				}
+				if !strings.HasPrefix(id, "CustomS3AutoDeleteObjectsCustomResourceProviderRole") {
+					t.Errorf("role %s has managed policies %s", id, asJSON(managed))
+					continue
+				}
+				autoDelete++
+				if list, _ := managed.([]any); len(list) != 1 || !strings.Contains(asJSON(list[0]), ":iam::aws:policy/service-role/AWSLambdaBasicExecutionRole") {
+					t.Errorf("auto-delete handler role %s: managed policies %s, want AWSLambdaBasicExecutionRole only", id, asJSON(managed))
+				}
+			}
+			want := 0
+			if s.cfg.RemoveOnDestroy && s.cfg.ExistingBucketName == "" {
+				want = 1
+			}
+			if autoDelete != want {
+				t.Errorf("%d auto-delete handler roles with a managed policy, want %d (removeOnDestroy %v, existing bucket %q)",
+					autoDelete, want, s.cfg.RemoveOnDestroy, s.cfg.ExistingBucketName)
+			}
+		})
 	}
 }

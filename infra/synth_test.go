@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
 )
 
 // synthesized is one stack of the shared test app.
@@ -39,7 +41,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	// Run stops the DynamoDB Local the alarm scenarios share.
+	code := localawstest.Run(m)
 	if assetsDir != "" {
 		os.RemoveAll(assetsDir)
 	}

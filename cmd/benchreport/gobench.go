@@ -22,6 +22,11 @@ var goBenchmarks = []struct{ pkg, pattern, benchtime string }{
 	{"./pkg/geoapi/", "^(BenchmarkPredict10MB|BenchmarkBareMultipartPOST10MB)$", "5x"},
 	{"./pkg/predictor/", "^BenchmarkHandler$", "100x"},
 	{"./pkg/predictor/", "^BenchmarkHandler10MBPeakHeap$", "3x"},
+	// The path for photos over the limit: time and heap of one 50 MP JPEG
+	// (about 20 MB) downscaled, and the peak RSS of a fresh process doing it,
+	// which is what the predictor's memory size must hold. Once each: a run
+	// takes seconds and the figure does not need averaging to size memory.
+	{"./pkg/downscale/", "^(BenchmarkDownscale50MP|BenchmarkDownscale50MPPeakRSS)$", "1x"},
 }
 
 func runGoBenchmarks(ctx context.Context, root string, progress func(string, ...any)) []goBenchmark {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 )
@@ -32,6 +34,8 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		asJSON      = fs.Bool("json", false, "print the results and the monitor report as JSON")
 		verbose     = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
+		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
+		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard (make synth writes it)")
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -49,10 +53,27 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if *verbose {
 		opts.FunctionLogs = c.stderr
 	}
+	var dash *localDashboard
+	if *dashboard != "" {
+		if *serve {
+			return fmt.Errorf("--dashboard draws a run's metrics: --serve runs no function")
+		}
+		var err error
+		if dash, err = newLocalDashboard(*dashboard, *stackTmpl, time.Now()); err != nil {
+			return err
+		}
+		opts.Metrics = dash.metrics
+	}
 	if *serve {
 		return stoppedIsSuccess(ctx, c, localpipeline.Serve(ctx, opts))
 	}
 	sum, runErr := localpipeline.Run(ctx, opts)
+	if dash != nil {
+		// Also after a stop: the page shows what the run got to.
+		if err := dash.write(time.Now(), c.stderr); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
 	if *watch {
 		// Watch mode has no end but a stop: Ctrl-C, or make's SIGTERM, is
 		// how it finishes, even when it comes while the parts start.
@@ -147,6 +168,15 @@ func writeLocalReport(w io.Writer, sum *localpipeline.Summary) error {
 		fmt.Fprintf(w, ", %d charged by the simulator in %d call(s)", sum.CreditsCharged, sum.PredictCalls)
 	}
 	fmt.Fprintf(w, "; %s\n", sum.Elapsed.Round(100*time.Millisecond))
+	var records []ledger.Record
+	for _, r := range sum.Results {
+		if r.Record != nil {
+			records = append(records, *r.Record)
+		}
+	}
+	if a, ok := measureAccuracy(records); ok {
+		fmt.Fprintf(w, "accuracy: %s\n", a)
+	}
 	for _, d := range sum.DeadLetters {
 		fmt.Fprintf(w, "dead letter %s after %d receives: %s\n", d.ID, d.ReceiveCount, dash(d.LastFailure))
 	}
@@ -170,11 +200,7 @@ func writeMonitorReport(w io.Writer, rep *monitor.Report, failure string) {
 		fmt.Fprintf(tw, "credits remaining\t%g\n", cr.Remaining)
 	}
 	if f := rep.Forecast; f != nil {
-		if f.Reason != "" {
-			fmt.Fprintf(tw, "forecast\t%s\n", f.Reason)
-		} else {
-			fmt.Fprintf(tw, "forecast\t%.1f credits a day, %.1f days left\n", f.BurnPerDay, f.DaysRemaining)
-		}
+		fmt.Fprintf(tw, "forecast\t%s\n", f.Describe())
 	}
 	if m := rep.Models; m != nil {
 		fmt.Fprintf(tw, "models\t%d ready, %d down, %d unknown\n", m.Ready, m.Down, m.Unknown)

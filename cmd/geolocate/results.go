@@ -76,7 +76,13 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 			fmt.Fprintf(c.stderr, "no records in %s since %s\n", table, from.Format(time.RFC3339))
 			return nil
 		}
-		return writeResultsTable(c.stdout, rows, true)
+		if err := writeResultsTable(c.stdout, rows, true); err != nil {
+			return err
+		}
+		if a, ok := measureAccuracy(records); ok {
+			fmt.Fprintf(c.stdout, "\naccuracy: %s\n", a)
+		}
+		return nil
 	}
 }
 
@@ -134,6 +140,17 @@ type resultRow struct {
 	ModelID    string    `json:"model_id,omitempty"`
 	Fallback   bool      `json:"fallback,omitempty"`
 	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+
+	Source        string   `json:"source,omitempty"` // "service" or "exif" (recorded from EXIF, no call)
+	ExifLatitude  *float64 `json:"exif_latitude,omitempty"`
+	ExifLongitude *float64 `json:"exif_longitude,omitempty"`
+	ErrorKm       *float64 `json:"error_km,omitempty"` // top prediction to EXIF position
+	CapturedAt    string   `json:"captured_at,omitempty"`
+	Camera        string   `json:"camera,omitempty"`
+	// Downscaled is "downscaled 8160x6120 25.1 MB -> 4096x3072 3.2 MB" for a
+	// photo over the limit sent resized, "re-encoded ..." when its sides
+	// were kept and only the encoding made it fit.
+	Downscaled string `json:"downscaled,omitempty"`
 }
 
 func rowFromRecord(r *ledger.Record) resultRow {
@@ -159,20 +176,51 @@ func rowFromRecord(r *ledger.Record) resultRow {
 		ModelID:    r.ModelID,
 		Fallback:   r.Fallback,
 		UpdatedAt:  r.UpdatedAt,
+
+		Source:        r.Source,
+		ExifLatitude:  r.ExifLatitude,
+		ExifLongitude: r.ExifLongitude,
+		ErrorKm:       r.ErrorKm,
+		CapturedAt:    r.CapturedAt,
+		Camera:        strings.TrimSpace(r.CameraMake + " " + r.CameraModel),
+		Downscaled:    downscaledFrom(r),
 	}
+}
+
+// downscaledFrom describes the re-encoding of a photo over the limit:
+// "downscaled" when it was resized, "re-encoded" when its sides were
+// already within the maximum and only the JPEG encoding made it fit.
+func downscaledFrom(r *ledger.Record) string {
+	if !r.Downscaled {
+		return ""
+	}
+	how := "downscaled"
+	if r.SentWidth == r.OriginalWidth && r.SentHeight == r.OriginalHeight {
+		how = "re-encoded"
+	}
+	mb := func(n int64) string { return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB" }
+	return fmt.Sprintf("%s %dx%d %s -> %dx%d %s", how, r.OriginalWidth, r.OriginalHeight, mb(r.Size), r.SentWidth, r.SentHeight, mb(r.SentBytes))
+}
+
+// rowError is the distance from the prediction to the EXIF position.
+func rowError(r resultRow) string {
+	if r.ErrorKm == nil {
+		return "-"
+	}
+	return km(*r.ErrorKm)
 }
 
 // writeResultsTable prints rows as an aligned table.
 func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	header := "OBJECT\tSTATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS"
+	header := "OBJECT\tSTATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS\tERROR VS EXIF"
 	if withTime {
 		header = "UPDATED\t" + header
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d",
-			r.Key, rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s",
+			r.Key, rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits, rowError(r))
 		if withTime {
 			line = r.UpdatedAt.UTC().Format("2006-01-02 15:04:05") + "\t" + line
 		}
@@ -186,6 +234,10 @@ func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 func rowStatus(r resultRow) string {
 	status := r.Status
 	switch {
+	case r.Source == ledger.SourceEXIF:
+		status += " (from EXIF, no call)"
+	case r.Downscaled != "":
+		status += " (" + r.Downscaled + ")"
 	case r.Reason != "" && r.DeadLetter:
 		status += " (" + r.Reason + ", in the dead-letter queue)"
 	case r.Reason != "":
@@ -245,16 +297,24 @@ type (
 	}
 	feature struct {
 		Type       string         `json:"type"`
-		Geometry   pointGeometry  `json:"geometry"`
+		Geometry   any            `json:"geometry"` // pointGeometry or lineGeometry
 		Properties map[string]any `json:"properties"`
 	}
 	pointGeometry struct {
 		Type        string     `json:"type"`
 		Coordinates [2]float64 `json:"coordinates"`
 	}
+	lineGeometry struct {
+		Type        string       `json:"type"`
+		Coordinates [][2]float64 `json:"coordinates"`
+	}
 )
 
-// writeGeoJSON prints the succeeded records that carry coordinates.
+// writeGeoJSON prints the succeeded records that carry coordinates. A
+// prediction of a photo with an EXIF position adds two features: the EXIF
+// point and a LineString from the prediction to it, carrying error_km, so a
+// map shows how far off each prediction was. The "kind" property tells the
+// three apart ("prediction", "exif", "error").
 func writeGeoJSON(w io.Writer, records []ledger.Record) error {
 	fc := featureCollection{Type: "FeatureCollection", Features: []feature{}}
 	for i := range records {
@@ -285,10 +345,38 @@ func writeGeoJSON(w io.Writer, records []ledger.Record) error {
 		if !r.UpdatedAt.IsZero() {
 			props["updated_at"] = r.UpdatedAt.UTC().Format(time.RFC3339)
 		}
+		props["kind"] = "prediction"
+		if r.Source == ledger.SourceEXIF {
+			props["kind"] = "exif"
+		}
+		if r.Source != "" {
+			props["source"] = r.Source
+		}
+		predicted := [2]float64{*r.Longitude, *r.Latitude}
 		fc.Features = append(fc.Features, feature{
 			Type:       "Feature",
-			Geometry:   pointGeometry{Type: "Point", Coordinates: [2]float64{*r.Longitude, *r.Latitude}},
+			Geometry:   pointGeometry{Type: "Point", Coordinates: predicted},
 			Properties: props,
+		})
+		if r.Source == ledger.SourceEXIF || r.ExifLatitude == nil || r.ExifLongitude == nil {
+			continue
+		}
+		object := "s3://" + r.Bucket + "/" + r.Key
+		exif := [2]float64{*r.ExifLongitude, *r.ExifLatitude}
+		fc.Features = append(fc.Features, feature{
+			Type:       "Feature",
+			Geometry:   pointGeometry{Type: "Point", Coordinates: exif},
+			Properties: map[string]any{"object": object, "kind": "exif", "captured_at": r.CapturedAt},
+		})
+		line := map[string]any{"object": object, "kind": "error"}
+		if r.ErrorKm != nil {
+			line["error_km"] = *r.ErrorKm
+			props["error_km"] = *r.ErrorKm
+		}
+		fc.Features = append(fc.Features, feature{
+			Type:       "Feature",
+			Geometry:   lineGeometry{Type: "LineString", Coordinates: [][2]float64{predicted, exif}},
+			Properties: line,
 		})
 	}
 	return writeIndentedJSON(w, fc)

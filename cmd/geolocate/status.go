@@ -275,15 +275,10 @@ func statusForecast(ctx context.Context, c *cli, tw *tabwriter.Writer, clients *
 		problem("forecast", err)
 		return
 	}
-	f, ok := monitor.Forecast(readings, now)
-	switch {
-	case !ok:
-		fmt.Fprintf(tw, "forecast\tnot enough readings yet (%d in the last %s)\n", len(readings), monitor.DefaultHistoryWindow)
-	case f.BurnPerDay <= 0:
-		fmt.Fprintf(tw, "forecast\tno credits burnt in the last %s\n", monitor.DefaultHistoryWindow)
-	default:
-		fmt.Fprintf(tw, "forecast\t%.1f credits a day, %.1f days left\n", f.BurnPerDay, f.DaysRemaining)
-	}
+	f, _ := monitor.Forecast(readings, now)
+	// Describe: "not enough readings yet (N of M)" rather than a 0 that
+	// reads as credits running out today.
+	fmt.Fprintf(tw, "forecast\t%s\n", f.Describe())
 }
 
 // statusRecordsLimit bounds how many of the last day's records status
@@ -307,6 +302,9 @@ func statusRecords(ctx context.Context, c *cli, tw *tabwriter.Writer, clients *a
 		return
 	}
 	fmt.Fprintf(tw, "records (24h)\t%s\n", summarizeRecords(records, len(records) == statusRecordsLimit))
+	if a, ok := measureAccuracy(records); ok {
+		fmt.Fprintf(tw, "accuracy (24h)\t%s\n", a)
+	}
 }
 
 // summarizeRecords is "3 succeeded, 2 waiting (out_of_credits 2; 1 in the

@@ -40,14 +40,14 @@ func build(ctx context.Context, getenv func(string) string, metrics io.Writer, l
 	if err != nil {
 		return nil, err
 	}
-	loadAWS := sync.OnceValues(func() (aws.Config, error) { return lambdarun.LoadAWSConfig(ctx) })
+	loadAWS := sync.OnceValues(func() (aws.Config, error) { return lambdarun.LoadAWSConfig(ctx, logger) })
 	return monitor.Assemble(cfg, monitor.AWSClients{
 		DynamoDB: func() (monitor.DynamoDBAPI, error) {
 			c, err := loadAWS()
 			if err != nil {
 				return nil, err
 			}
-			return dynamodb.NewFromConfig(c), nil
+			return dynamodb.NewFromConfig(c, lambdarun.DynamoDBOptions), nil
 		},
 		SecretsManager: func() (secretkey.SecretsManagerAPI, error) {
 			c, err := loadAWS()

@@ -41,7 +41,7 @@ func newHandler(ctx context.Context) (*predictor.Handler, error) {
 	}
 	logger := lambdarun.NewLogger(os.Stderr, cfg.LogLevel)
 
-	awsCfg, err := lambdarun.LoadAWSConfig(ctx)
+	awsCfg, err := lambdarun.LoadAWSConfig(ctx, logger)
 	if err != nil {
 		return nil, err
 	}

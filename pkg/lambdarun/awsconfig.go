@@ -3,6 +3,7 @@ package lambdarun
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,9 +13,10 @@ import (
 
 // LoadAWSConfig loads the default configuration. Endpoints come from the
 // SDK's own AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_<SERVICE> variables, which is
-// how local runs point the same code at local parts.
-func LoadAWSConfig(ctx context.Context) (aws.Config, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+// how local runs point the same code at local parts. The SDK logs into
+// logger (SDKLogger), so its lines are JSON like the function's own.
+func LoadAWSConfig(ctx context.Context, logger *slog.Logger) (aws.Config, error) {
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(SDKLogger(logger)))
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
 	}

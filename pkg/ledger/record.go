@@ -36,6 +36,12 @@ var Statuses = []string{StatusInProgress, StatusWaiting, StatusSucceeded, Status
 // is geolocated.
 const ReasonObjectNotFound = "object_not_found"
 
+// Sources of a record's position (Record.Source).
+const (
+	SourceService = "service"
+	SourceEXIF    = "exif"
+)
+
 // PhaseCalling is the phase of an in-progress record: the claimer is (or
 // was, if its lease expired) calling the paid service.
 const PhaseCalling = "calling"
@@ -110,6 +116,41 @@ type Record struct {
 
 	ProcessingMS int64 `dynamodbav:"processing_ms,omitempty"`
 	RoundTripMS  int64 `dynamodbav:"round_trip_ms,omitempty"`
+
+	// Source is where Latitude and Longitude come from: SourceService (a
+	// paid prediction) or SourceEXIF (the photo's own GPS position recorded
+	// without a call, exifGps=skip). Empty on records written before it.
+	Source string `dynamodbav:"source,omitempty"`
+
+	// What the photo's EXIF block says, read from the head of the same
+	// stream that was uploaded. The position is set only when it passed
+	// every validity rule (photoexif); ExifGPSProblem says why it is absent
+	// (a photoexif reason: no_exif, no_gps, gps_null_island,
+	// exif_beyond_head...).
+	ExifLatitude     *float64 `dynamodbav:"exif_latitude,omitempty"`
+	ExifLongitude    *float64 `dynamodbav:"exif_longitude,omitempty"`
+	ExifAltitudeM    *float64 `dynamodbav:"exif_altitude_m,omitempty"`
+	ExifDirectionDeg *float64 `dynamodbav:"exif_direction_deg,omitempty"`
+	ExifGPSProblem   string   `dynamodbav:"exif_gps_problem,omitempty"`
+	// CapturedAt is when the photo was taken: RFC 3339 with the offset EXIF
+	// gives ("2024-05-01T19:42:10+02:00"), or the camera's wall clock with
+	// no offset ("2024-05-01T19:42:10") when EXIF has none.
+	CapturedAt  string `dynamodbav:"captured_at,omitempty"`
+	CameraMake  string `dynamodbav:"camera_make,omitempty"`
+	CameraModel string `dynamodbav:"camera_model,omitempty"`
+	// ErrorKm is the great-circle distance in km from the top prediction to
+	// the EXIF position, for a prediction of a photo that has one.
+	ErrorKm *float64 `dynamodbav:"error_km,omitempty"`
+
+	// Downscaled says the object was over the size limit and a re-encoded
+	// JPEG of SentWidth x SentHeight, SentBytes long, was sent instead; Size
+	// stays the object's, OriginalWidth x OriginalHeight its pixels.
+	Downscaled     bool  `dynamodbav:"downscaled,omitempty"`
+	OriginalWidth  int   `dynamodbav:"original_width,omitempty"`
+	OriginalHeight int   `dynamodbav:"original_height,omitempty"`
+	SentBytes      int64 `dynamodbav:"sent_bytes,omitempty"`
+	SentWidth      int   `dynamodbav:"sent_width,omitempty"`
+	SentHeight     int   `dynamodbav:"sent_height,omitempty"`
 
 	// ErrorCode and ErrorMessage explain a failed record, or the reason and
 	// detail of a rejected one.

@@ -17,8 +17,11 @@
 // no x-amz-version-id from an unversioned bucket, and 400 InvalidArgument
 // for a version id other than "null" there; HEAD by version id on a
 // versioned bucket; 405 for a delete marker's version id; 404
-// NoSuchVersion for "null" on a versioned bucket. The tests in
-// s3strict_test.go pin each of these through the real SDK client.
+// NoSuchVersion for "null" on a versioned bucket; S3's default full-object
+// CRC64NVME checksum on a whole-object GET with checksum mode enabled (the
+// SDK's default), so the functions' clients validate what they read. The
+// tests in s3strict_test.go and s3checksum_test.go pin each of these
+// through the real SDK client.
 //
 // Still unlike S3, and not relied on by this repository:
 //

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/localaws"
 )
 
@@ -85,6 +86,12 @@ type Options struct {
 	// FunctionLogs receives the functions' JSON logs and Embedded Metric
 	// Format lines. Default: discarded.
 	FunctionLogs io.Writer
+	// Metrics, if set, receives the metrics of the functions' Embedded
+	// Metric Format lines (Store.AddEMF), as CloudWatch would extract them,
+	// for the local alarm evaluation and the dashboard page. Other local
+	// emitters (the queue's and Lambda's own metrics) add theirs to the
+	// same store with Store.Add.
+	Metrics *alarmeval.Store
 }
 
 func (o *Options) setDefaults() {
@@ -123,5 +130,8 @@ func (o *Options) setDefaults() {
 	}
 	if o.FunctionLogs == nil {
 		o.FunctionLogs = io.Discard
+	}
+	if o.Metrics != nil {
+		o.FunctionLogs = io.MultiWriter(o.FunctionLogs, emfStore(o.Metrics, o.Progress))
 	}
 }

@@ -71,6 +71,19 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	published := newAWSPublisher(opts.Metrics, queue)
+	readingCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	readingDone := make(chan struct{})
+	go func() { defer close(readingDone); published.readQueueEveryMinute(readingCtx) }()
+	// A first credit reading before any upload, as the scheduled monitor
+	// would have taken: with the one at the end the report shows a
+	// forecast (two readings are the fewest a burn rate is fitted on),
+	// instead of "not enough readings yet".
+	say("monitor   first credit reading, before the uploads")
+	if _, err := published.runMonitor(ctx, mon); err != nil {
+		say("monitor   first reading failed (the report will have no forecast): %v", err)
+	}
 
 	p := &pipeline{
 		opts:     opts,
@@ -93,7 +106,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		BatchSize:   opts.BatchSize,
 		Timeout:     opts.FunctionTimeout,
 		RetryDelay:  opts.RetryDelay,
-		OnBatch:     p.reportBatch,
+		OnBatch: func(res localqueue.BatchResult) {
+			p.reportBatch(res)
+			published.batch(res)
+		},
 	}
 
 	runErr := p.run(ctx, poller)
@@ -121,12 +137,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	if runErr == nil {
 		say("monitor   reading credits and models")
-		if summary.Monitor, err = runMonitor(finishCtx, mon); err != nil {
+		if summary.Monitor, err = published.runMonitor(finishCtx, mon); err != nil {
 			summary.MonitorError = err.Error()
 		}
 	} else {
 		summary.MonitorError = "not run: " + runErr.Error()
 	}
+	stopReading()
+	<-readingDone
 	summary.Elapsed = time.Since(begin)
 	return summary, runErr
 }

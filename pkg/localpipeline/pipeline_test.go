@@ -19,8 +19,10 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/localaws"
 	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/localqueue"
 	"github.com/geolocate-aws/geolocate/pkg/tableschema"
 )
 
@@ -186,12 +188,15 @@ func TestRunProcessesEveryUploadAndStopsEverything(t *testing.T) {
 	var reported []string
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	metrics := alarmeval.NewStore()
+	begin := time.Now()
 
 	sum, err := Run(ctx, Options{
 		ImagesDir: dir,
 		KeyPrefix: "uploads/",
 		Getenv:    noServiceEnv,
 		Progress:  &progress,
+		Metrics:   metrics,
 		OnResult: func(r Result) {
 			mu.Lock()
 			reported = append(reported, r.Upload.Key)
@@ -232,6 +237,49 @@ func TestRunProcessesEveryUploadAndStopsEverything(t *testing.T) {
 	}
 	if m := sum.Monitor.Models; m == nil || m.Ready == 0 {
 		t.Errorf("monitor models = %+v, want ready models", m)
+	}
+	// The monitor read the credits before the uploads and after them, so
+	// the report has a forecast from those two readings: the credits the
+	// run charged, over the run's time.
+	if f := sum.Monitor.Forecast; f == nil || f.Used != 2 || f.BurnPerDay == nil || *f.BurnPerDay <= 0 || f.DaysRemaining == nil {
+		t.Errorf("monitor forecast = %+v, want one from 2 readings with a burn rate and days remaining", f)
+	}
+
+	// The store holds what CloudWatch would: the functions' metrics and
+	// AWS's own for the queue, the invocations and the monitor's schedule.
+	total := func(ns, name string, dims map[string]string) float64 {
+		var dim []alarmeval.Dimension
+		for k, v := range dims {
+			dim = append(dim, alarmeval.Dimension{Name: k, Value: v})
+		}
+		points, err := metrics.StatSeries(alarmeval.MetricStat{
+			Metric: alarmeval.Metric{Namespace: ns, MetricName: name, Dimensions: dim},
+			Stat:   alarmeval.Sum, Period: time.Hour,
+		}, begin.Add(-time.Hour), time.Now().Add(time.Hour), alarmeval.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, p := range points {
+			sum += p.Value
+		}
+		return sum
+	}
+	for _, c := range []struct {
+		ns, name string
+		dims     map[string]string
+		want     float64
+	}{
+		{"AWS/SQS", "NumberOfMessagesSent", map[string]string{"QueueName": localqueue.DefaultName}, float64(len(want))},
+		{"AWS/SQS", "NumberOfMessagesDeleted", map[string]string{"QueueName": localqueue.DefaultName}, float64(len(want))},
+		{"AWS/Lambda", "Invocations", map[string]string{"FunctionName": localNames.Predictor}, float64(sum.Queue.Invocations)},
+		{"AWS/Lambda", "Errors", map[string]string{"FunctionName": localNames.Predictor}, 0},
+		{"AWS/Events", "Invocations", map[string]string{"RuleName": localNames.MonitorRule}, 2},
+		{"Geolocation", "ImagesSucceeded", map[string]string{"Pipeline": PipelineName}, float64(wantCalls)},
+	} {
+		if got := total(c.ns, c.name, c.dims); got != c.want {
+			t.Errorf("%s/%s%v = %v, want %v", c.ns, c.name, c.dims, got, c.want)
+		}
 	}
 
 	// Everything Run started is stopped: nothing listens any more.

@@ -254,3 +254,25 @@ func batchFailures(out []byte, msgs []events.SQSMessage) ([]string, error) {
 	}
 	return ids, nil
 }
+
+// Poll is one step of the event source mapping, for drivers that move a
+// simulated clock themselves instead of running Run: it receives one batch
+// of visible messages without waiting, invokes the handler and settles the
+// batch as Run does. ok is false, and nothing is invoked, when no message
+// is visible.
+func (p *Poller) Poll(ctx context.Context) (res BatchResult, ok bool) {
+	batchSize := p.BatchSize
+	if batchSize == 0 {
+		batchSize = DefaultBatchSize
+	}
+	msgs := p.Queue.Receive(ctx, batchSize, 0)
+	if len(msgs) == 0 {
+		return BatchResult{}, false
+	}
+	res = p.invoke(ctx, msgs)
+	p.settle(res)
+	if p.OnBatch != nil {
+		p.OnBatch(res)
+	}
+	return res, true
+}

@@ -35,8 +35,13 @@ type Queue struct {
 	live     int               // entries not deleted and not dead-lettered
 	dead     []Message
 	expired  int // messages dropped at the end of their retention period
-	rng      *rand.Rand
-	changed  chan struct{} // closed and replaced whenever a message may have become visible
+	counts   counters
+	// lastAction and deadLastAction are the last API action on the queue
+	// (a receive, even an empty one, counts: pollers keep a queue active)
+	// and the last message moved to the dead-letter queue.
+	lastAction, deadLastAction time.Time
+	rng                        *rand.Rand
+	changed                    chan struct{} // closed and replaced whenever a message may have become visible
 }
 
 // New returns an empty queue. It panics when an option is out of SQS's
@@ -90,6 +95,8 @@ func (q *Queue) SendMessage(body string) (string, error) {
 	defer q.mu.Unlock()
 	id := uuid.NewString()
 	q.push(newEntry(q.nextSeq(), id, body, q.opts.Now()))
+	q.counts.sent++
+	q.lastAction = q.opts.Now()
 	return id, nil
 }
 
@@ -145,6 +152,7 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) []even
 func (q *Queue) receiveLocked(max int, requested time.Time) []events.SQSMessage {
 	now := q.opts.Now()
 	q.expireLocked(now)
+	q.lastAction = now
 	var out []events.SQSMessage
 	var copies []*entry
 	kept := q.entries[:0]
@@ -158,6 +166,8 @@ func (q *Queue) receiveLocked(max int, requested time.Time) []events.SQSMessage 
 				// would exceed maxReceiveCount.
 				q.removeLocked(e)
 				q.dead = append(q.dead, e.message())
+				q.counts.deadLettered++
+				q.deadLastAction = now
 				continue
 			}
 			q.deliverLocked(e, now, requested)
@@ -185,6 +195,7 @@ func (q *Queue) deliverLocked(e *entry, now, requested time.Time) {
 		delete(q.receipts, e.receipt)
 	}
 	e.receiveCount++
+	q.counts.received++
 	if e.firstReceive.IsZero() {
 		e.firstReceive = now
 	}
@@ -205,6 +216,8 @@ func (q *Queue) Ack(receipt string) error {
 		return ErrStaleReceipt
 	}
 	q.removeLocked(e)
+	q.counts.deleted++
+	q.lastAction = q.opts.Now()
 	return nil
 }
 

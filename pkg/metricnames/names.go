@@ -12,6 +12,9 @@ const (
 	DimPipeline = "Pipeline"
 	DimModelID  = "ModelId"
 	DimReason   = "Reason"
+	// DimThreshold names an accuracy level of geodist.Thresholds
+	// ("street", "city", "region", "country", "continent").
+	DimThreshold = "Threshold"
 )
 
 // Predictor metrics.
@@ -28,6 +31,18 @@ const (
 	BudgetDeferred     = "BudgetDeferred"     // Count of messages held back by the daily credit budget
 	ImagesRetried      = "ImagesRetried"      // Count of messages returned to the queue for a later attempt
 	ImagesDeadLettered = "ImagesDeadLettered" // Count, by Reason, of objects whose message was returned on its last receive (now in the dead-letter queue)
+	// PredictionErrorKm is the great-circle distance, in km, from the top
+	// prediction to the photo's EXIF position, one value per photo that has
+	// both (Unit None: CloudWatch has no km). Also by DimModelID, so each
+	// model's accuracy can be followed over time. Its SampleCount is the
+	// number of photos the shares below are taken of.
+	PredictionErrorKm = "PredictionErrorKm"
+	// PredictionsWithin counts, by DimThreshold (and by DimThreshold and
+	// DimModelID), the photos whose error is within that threshold: the
+	// share is PredictionsWithin / SampleCount(PredictionErrorKm).
+	PredictionsWithin = "PredictionsWithin"
+	ImagesFromEXIF    = "ImagesFromEXIF"   // Count of photos recorded from their EXIF position without a call (exifGps=skip)
+	ImagesDownscaled  = "ImagesDownscaled" // Count of photos over the size limit sent downscaled
 )
 
 // Monitor metrics.

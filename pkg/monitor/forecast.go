@@ -13,23 +13,54 @@ type Reading struct {
 }
 
 // ForecastResult is the burn rate and runway derived from recent readings.
-// When Forecast reports !ok, only Reason (and the counts) are meaningful.
+// A figure that could not be derived is absent (nil, null in JSON), never
+// 0: a DaysRemaining of 0 would read "runs out today". With too few
+// readings only Used, Needed and Reason are set.
 type ForecastResult struct {
 	// BurnPerDay is the credits consumed per day, from the least-squares
-	// slope of the usable readings. Positive when ok.
-	BurnPerDay float64 `json:"burn_per_day"`
-	// DaysRemaining is Remaining / BurnPerDay.
-	DaysRemaining float64 `json:"days_remaining"`
-	// Remaining is the latest usable reading.
-	Remaining float64 `json:"remaining"`
+	// slope of the usable readings: nil with fewer than Needed readings
+	// (or all at one instant), 0 when credits did not go down.
+	BurnPerDay *float64 `json:"burn_per_day"`
+	// DaysRemaining is Remaining / BurnPerDay; nil unless BurnPerDay > 0.
+	DaysRemaining *float64 `json:"days_remaining"`
+	// Remaining is the latest usable reading; nil when there is none.
+	Remaining *float64 `json:"remaining"`
 	// RunsOutAt is now + DaysRemaining.
 	RunsOutAt time.Time `json:"runs_out_at,omitzero"`
-	// Used is the number of readings the slope was fitted on; SeriesStart
-	// the first of them (just after the latest top-up, if any).
+	// Used is the number of readings the slope was fitted on (or would be);
+	// SeriesStart the first of them (just after the latest top-up, if any).
 	Used        int       `json:"used"`
 	SeriesStart time.Time `json:"series_start,omitzero"`
+	// Needed is the fewest readings a forecast is made from.
+	Needed int `json:"readings_needed"`
+	// AfterTopUp: the series starts at a rise in credits (a top-up or a
+	// new subscription period), and earlier readings were set aside.
+	AfterTopUp bool `json:"after_top_up,omitempty"`
 	// Reason says why there is no forecast.
 	Reason string `json:"reason,omitempty"`
+}
+
+// NotEnoughReadings reports a forecast still waiting for readings.
+func (f ForecastResult) NotEnoughReadings() bool { return f.Used < f.Needed }
+
+// Describe is the forecast in words for people, as the CLI prints it:
+// "12.0 credits a day, 3.5 days left", "not enough readings yet (1 of 2)",
+// or why there is none.
+func (f ForecastResult) Describe() string {
+	switch {
+	case f.NotEnoughReadings():
+		text := fmt.Sprintf("not enough readings yet (%d of %d)", f.Used, f.Needed)
+		if f.AfterTopUp {
+			text += " since credits last increased (top-up) at " + f.SeriesStart.UTC().Format(time.RFC3339)
+		}
+		return text
+	case f.DaysRemaining != nil && f.BurnPerDay != nil:
+		return fmt.Sprintf("%.1f credits a day, %s left", *f.BurnPerDay, runway(*f.DaysRemaining))
+	case f.Reason != "":
+		return f.Reason
+	default:
+		return "no forecast"
+	}
 }
 
 // minForecastReadings is the fewest readings a slope can be fitted on.
@@ -43,7 +74,8 @@ const minForecastReadings = 2
 // subscription period, which resets the series. The burn rate is the negated
 // least-squares slope of remaining over time, per day. ok is false, with a
 // Reason, when fewer than two readings are usable, when they all share one
-// instant, or when credits are not going down.
+// instant (BurnPerDay and DaysRemaining nil), or when credits are not going
+// down (BurnPerDay 0, DaysRemaining nil).
 func Forecast(readings []Reading, now time.Time) (ForecastResult, bool) {
 	usable := make([]Reading, 0, len(readings))
 	for _, r := range readings {
@@ -61,11 +93,10 @@ func Forecast(readings []Reading, now time.Time) (ForecastResult, bool) {
 	}
 	series := usable[start:]
 
-	var res ForecastResult
-	res.Used = len(series)
+	res := ForecastResult{Used: len(series), Needed: minForecastReadings, AfterTopUp: start > 0}
 	if len(series) > 0 {
 		res.SeriesStart = series[0].At
-		res.Remaining = series[len(series)-1].Remaining
+		res.Remaining = ptr(series[len(series)-1].Remaining)
 	}
 	if len(series) < minForecastReadings {
 		switch {
@@ -85,16 +116,35 @@ func Forecast(readings []Reading, now time.Time) (ForecastResult, bool) {
 		res.Reason = "all readings share one timestamp"
 		return res, false
 	}
-	burn := -slopePerSecond * 86400
-	if burn <= 0 {
+	// The series never rises (a rise starts a new one), so the slope is
+	// at most 0; max keeps a rounding -0 or -1e-18 from showing.
+	burn := max(-slopePerSecond*86400, 0)
+	res.BurnPerDay = ptr(burn)
+	if burn == 0 {
 		res.Reason = fmt.Sprintf("no credit burn over %d readings since %s",
 			len(series), series[0].At.UTC().Format(time.RFC3339))
 		return res, false
 	}
-	res.BurnPerDay = burn
-	res.DaysRemaining = max(res.Remaining, 0) / burn
-	res.RunsOutAt = now.Add(time.Duration(res.DaysRemaining * float64(24*time.Hour)))
+	days := max(*res.Remaining, 0) / burn
+	res.DaysRemaining = ptr(days)
+	res.RunsOutAt = now.Add(time.Duration(days * float64(24*time.Hour)))
 	return res, true
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// runway says how long credits last in the unit that keeps it readable:
+// under a day "0.0 days" would read as "runs out now" (a short local run
+// burns fast, and so may a busy day).
+func runway(days float64) string {
+	switch hours := days * 24; {
+	case days >= 1:
+		return fmt.Sprintf("%.1f days", days)
+	case hours >= 1:
+		return fmt.Sprintf("%.1f hours", hours)
+	default:
+		return fmt.Sprintf("%.0f minutes", hours*60)
+	}
 }
 
 // leastSquaresSlope fits remaining = a + b*t and returns b in credits per

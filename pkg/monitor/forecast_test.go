@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -123,8 +125,11 @@ func TestForecast(t *testing.T) {
 				if !strings.Contains(got.Reason, tt.wantReason) {
 					t.Errorf("reason = %q, want it to contain %q", got.Reason, tt.wantReason)
 				}
-				if got.BurnPerDay != 0 || got.DaysRemaining != 0 {
-					t.Errorf("no forecast but burn=%v days=%v", got.BurnPerDay, got.DaysRemaining)
+				// Absent, never 0: only a flat series has a measured burn (0),
+				// and no forecast has days remaining.
+				flat := tt.wantReason == "no credit burn"
+				if got.DaysRemaining != nil || (got.BurnPerDay != nil) != flat || (flat && *got.BurnPerDay != 0) {
+					t.Errorf("no forecast but burn=%v days=%v", fmtPtr(got.BurnPerDay), fmtPtr(got.DaysRemaining))
 				}
 				return
 			}
@@ -135,20 +140,87 @@ func TestForecast(t *testing.T) {
 			if strings.HasPrefix(tt.name, "noisy") {
 				tolerance = 0.05 * tt.wantBurn // within 5% of the true rate
 			}
-			if math.Abs(got.BurnPerDay-tt.wantBurn) > tolerance {
-				t.Errorf("burn/day = %v, want %v", got.BurnPerDay, tt.wantBurn)
+			if got.BurnPerDay == nil || got.DaysRemaining == nil || got.Remaining == nil {
+				t.Fatalf("forecast without a figure: burn=%v days=%v remaining=%v",
+					fmtPtr(got.BurnPerDay), fmtPtr(got.DaysRemaining), fmtPtr(got.Remaining))
+			}
+			if math.Abs(*got.BurnPerDay-tt.wantBurn) > tolerance {
+				t.Errorf("burn/day = %v, want %v", *got.BurnPerDay, tt.wantBurn)
 			}
 			wantDays := tt.wantDays
 			if strings.HasPrefix(tt.name, "noisy") {
-				wantDays = got.Remaining / got.BurnPerDay
+				wantDays = *got.Remaining / *got.BurnPerDay
 			}
-			if math.Abs(got.DaysRemaining-wantDays) > 1e-6 {
-				t.Errorf("days remaining = %v, want %v", got.DaysRemaining, wantDays)
+			if math.Abs(*got.DaysRemaining-wantDays) > 1e-6 {
+				t.Errorf("days remaining = %v, want %v", *got.DaysRemaining, wantDays)
 			}
-			wantOut := tt.now.Add(time.Duration(got.DaysRemaining * float64(24*time.Hour)))
+			wantOut := tt.now.Add(time.Duration(*got.DaysRemaining * float64(24*time.Hour)))
 			if !got.RunsOutAt.Equal(wantOut) {
 				t.Errorf("runs out at %v, want %v", got.RunsOutAt, wantOut)
 			}
 		})
+	}
+}
+
+func fmtPtr(v *float64) string {
+	if v == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*v)
+}
+
+// TestTooFewReadingsAreAbsentNotZero: the "runs out today". With
+// one reading the JSON has null burn and days (never 0, which reads as
+// credits running out now), and the words say how many readings there are
+// of how many are needed.
+func TestTooFewReadingsAreAbsentNotZero(t *testing.T) {
+	got, ok := Forecast(series(time.Hour, 500), t0)
+	if ok {
+		t.Fatal("a forecast from one reading")
+	}
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"burn_per_day", "days_remaining"} {
+		if v, present := fields[name]; !present || v != nil {
+			t.Errorf("%s = %v (present %v), want null in %s", name, v, present, b)
+		}
+	}
+	if fields["remaining"] != 500.0 || fields["used"] != 1.0 || fields["readings_needed"] != 2.0 {
+		t.Errorf("remaining, used, needed: %s", b)
+	}
+	if want := "not enough readings yet (1 of 2)"; got.Describe() != want {
+		t.Errorf("Describe() = %q, want %q", got.Describe(), want)
+	}
+
+	none, _ := Forecast(nil, t0)
+	if none.Remaining != nil || none.Describe() != "not enough readings yet (0 of 2)" {
+		t.Errorf("no readings: remaining %v, %q", fmtPtr(none.Remaining), none.Describe())
+	}
+	topUp, _ := Forecast(series(time.Hour, 100, 90, 1090), t0.Add(2*time.Hour))
+	if want := "not enough readings yet (1 of 2) since credits last increased (top-up) at 2026-11-22T12:00:00Z"; topUp.Describe() != want {
+		t.Errorf("after a top-up: %q, want %q", topUp.Describe(), want)
+	}
+	full, _ := Forecast(series(time.Hour, 1000, 990, 980), t0.Add(2*time.Hour))
+	if want := "240.0 credits a day, 4.1 days left"; full.Describe() != want {
+		t.Errorf("a forecast: %q, want %q", full.Describe(), want)
+	}
+	// Under a day, hours or minutes: "0.0 days" would read as "now".
+	fast, _ := Forecast(series(time.Hour, 100, 60), t0.Add(time.Hour))
+	if want := "960.0 credits a day, 1.5 hours left"; fast.Describe() != want {
+		t.Errorf("under a day: %q, want %q", fast.Describe(), want)
+	}
+	faster, _ := Forecast(series(time.Minute, 100, 90), t0.Add(time.Minute))
+	if want := "14400.0 credits a day, 9 minutes left"; faster.Describe() != want {
+		t.Errorf("under an hour: %q, want %q", faster.Describe(), want)
+	}
+	flat, _ := Forecast(series(time.Hour, 500, 500), t0.Add(time.Hour))
+	if !strings.HasPrefix(flat.Describe(), "no credit burn over 2 readings") {
+		t.Errorf("flat: %q", flat.Describe())
 	}
 }

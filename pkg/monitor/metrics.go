@@ -29,11 +29,14 @@ func metricsFor(rep Report) []metric {
 		}
 	}
 	if f := rep.Forecast; f != nil {
-		// BurnPerDay is 0 when there is no forecast; days remaining is then
-		// left out, which the alarm treats as not breaching.
-		out = append(out, metric{Name: metricnames.CreditBurnPerDay, Count: true, Value: f.BurnPerDay})
-		if f.BurnPerDay > 0 {
-			out = append(out, metric{Name: metricnames.CreditDaysRemaining, Value: f.DaysRemaining})
+		// A figure the readings do not give is not emitted at all, never as
+		// 0: a CreditDaysRemaining of 0 would breach CreditsRunningOut, which
+		// treats missing data as "keep the last state".
+		if f.BurnPerDay != nil {
+			out = append(out, metric{Name: metricnames.CreditBurnPerDay, Count: true, Value: *f.BurnPerDay})
+		}
+		if f.DaysRemaining != nil {
+			out = append(out, metric{Name: metricnames.CreditDaysRemaining, Value: *f.DaysRemaining})
 		}
 	}
 	if mr := rep.Models; mr != nil {

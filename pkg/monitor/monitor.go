@@ -180,8 +180,8 @@ func summaryAttrs(rep Report) []any {
 	if c := rep.Credits; c != nil {
 		attrs = append(attrs, "credits_remaining", c.Remaining, "credits_path", c.RemainingPath)
 	}
-	if f := rep.Forecast; f != nil && f.BurnPerDay > 0 {
-		attrs = append(attrs, "burn_per_day", f.BurnPerDay, "days_remaining", f.DaysRemaining)
+	if f := rep.Forecast; f != nil && f.BurnPerDay != nil && f.DaysRemaining != nil {
+		attrs = append(attrs, "burn_per_day", *f.BurnPerDay, "days_remaining", *f.DaysRemaining)
 	}
 	if mr := rep.Models; mr != nil {
 		attrs = append(attrs, "models_ready", mr.Ready, "models_down", mr.Down, "models_unknown", mr.Unknown,

@@ -296,12 +296,17 @@ func TestForecastFromHistory(t *testing.T) {
 		pts.want(t, metricnames.CreditsRemaining, float64(subscription+topUp))
 		return rep, pts
 	}
+	// Too few readings: neither figure is emitted (a 0 burn or 0 days would
+	// read as "nothing spent" or "runs out now"; CreditsRunningOut treats the
+	// missing days as "keep the last state"), and the report has them null.
 	wantNoForecast := func(rep Report, pts points, reason string) {
 		t.Helper()
-		pts.want(t, metricnames.CreditBurnPerDay, 0)
-		pts.wantAbsent(t, metricnames.CreditDaysRemaining)
+		pts.wantAbsent(t, metricnames.CreditBurnPerDay, metricnames.CreditDaysRemaining)
 		if rep.Forecast == nil {
 			t.Fatal("no forecast in the report")
+		}
+		if rep.Forecast.BurnPerDay != nil || rep.Forecast.DaysRemaining != nil {
+			t.Errorf("too few readings, yet burn %v, days %v", rep.Forecast.BurnPerDay, rep.Forecast.DaysRemaining)
 		}
 		wantContains(t, "forecast reason", rep.Forecast.Reason, reason)
 	}

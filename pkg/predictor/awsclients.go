@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
 
@@ -73,7 +74,9 @@ func standardRetryer(attempts int, backoff time.Duration) aws.Retryer {
 // for local endpoints). The function and local runs both build their
 // clients here, so the soak runs the retry configuration that ships.
 func NewAWSClients(cfg aws.Config, s3Opts ...func(*s3.Options)) AWSClients {
-	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.Retryer = dynamoDBRetryer() })
+	// lambdarun.DynamoDBOptions: the response CRC32 check warns on no
+	// checksum otherwise (every failed conditional write, locally).
+	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.Retryer = dynamoDBRetryer() }, lambdarun.DynamoDBOptions)
 	objects := s3.NewFromConfig(cfg, append([]func(*s3.Options){func(o *s3.Options) {
 		o.Retryer = standardRetryer(S3MaxAttempts, S3MaxBackoff)
 	}}, s3Opts...)...)

@@ -61,7 +61,14 @@ func (inv *invocation) handleMessage(ctx context.Context, msg *events.SQSMessage
 	if err != nil {
 		logger.Error("malformed message: returned for retry, then the dead-letter queue", "error", err,
 			"receive_count", msg.Attributes["ApproximateReceiveCount"])
-		inv.metrics.countReason(metricImagesFailed, "malformed_message")
+		// It fails alike on every receive: one failure, counted on the
+		// receive that sends it to the dead-letter queue, not one per
+		// receive, which would inflate FailedPredictionRate with a single
+		// bad message for as long as it is retried.
+		if inv.lastReceive(msg) {
+			inv.metrics.countReason(metricImagesFailed, reasonMalformedMessage)
+			inv.metrics.countReason(metricDeadLettered, reasonMalformedMessage)
+		}
 		inv.metrics.count(metricImagesRetried)
 		return true
 	}
@@ -80,6 +87,10 @@ func (inv *invocation) handleMessage(ctx context.Context, msg *events.SQSMessage
 	}
 	return retry
 }
+
+// reasonMalformedMessage is the Reason of a message that is not an S3
+// notification the predictor can read.
+const reasonMalformedMessage = "malformed_message"
 
 // lastReceive reports whether msg is on its last allowed receive: returned
 // now, SQS moves it to the dead-letter queue instead of delivering it again.

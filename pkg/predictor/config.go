@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/metricnames"
@@ -60,7 +61,46 @@ type Config struct {
 	MetricNamespace string
 	PipelineName    string
 	LogLevel        string
+
+	// ExifGPS says what a valid EXIF GPS position is used for: ExifGPSPredict,
+	// ExifGPSSkip or ExifGPSIgnore.
+	ExifGPS string
+	// Oversize says what becomes of a photo over MaxImageBytes:
+	// OversizeDownscale or OversizeReject.
+	Oversize string
+	// DownscaleMaxSide is the longest side, in pixels, of a downscaled photo.
+	DownscaleMaxSide int
 }
+
+// EXIF GPS modes (GEO_EXIF_GPS).
+const (
+	// ExifGPSPredict calls the service for every photo and, when the photo
+	// carries a valid EXIF position, records both and the distance between
+	// them: the accuracy figures.
+	ExifGPSPredict = "predict"
+	// ExifGPSSkip records a photo with a valid EXIF position from EXIF alone
+	// (source exif, 0 credits), without a call.
+	ExifGPSSkip = "skip"
+	// ExifGPSIgnore neither records nor uses the EXIF position (capture time
+	// and camera are still recorded).
+	ExifGPSIgnore = "ignore"
+)
+
+// Oversize modes (GEO_OVERSIZE).
+const (
+	// OversizeDownscale re-encodes a JPEG, PNG or WebP over the limit as a
+	// JPEG under it and sends that.
+	OversizeDownscale = "downscale"
+	// OversizeReject rejects every photo over the limit (too_large).
+	OversizeReject = "reject"
+)
+
+// DefaultDownscaleMaxSide is the default longest side of a downscaled photo.
+const DefaultDownscaleMaxSide = downscale.DefaultMaxSide
+
+// MinDownscaleMaxSide keeps a downscaled photo useful to a geolocation model:
+// below 512 px the signs and skyline details it reads are gone.
+const MinDownscaleMaxSide = 512
 
 // Pacing modes (GEO_PACING).
 const (
@@ -114,6 +154,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		MetricNamespace: p.StrDefault(envvars.MetricNamespace, metricnames.DefaultNamespace),
 		PipelineName:    p.StrDefault(envvars.PipelineName, DefaultPipelineName),
 		LogLevel:        p.LogLevel(envvars.LogLevel),
+
+		ExifGPS:          p.OneOf(envvars.ExifGPS, ExifGPSPredict, ExifGPSPredict, ExifGPSSkip, ExifGPSIgnore),
+		Oversize:         p.OneOf(envvars.Oversize, OversizeDownscale, OversizeDownscale, OversizeReject),
+		DownscaleMaxSide: p.IntRange(envvars.DownscaleMaxSide, DefaultDownscaleMaxSide, MinDownscaleMaxSide, 16384),
 	}
 	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("predictor configuration: %w", err)

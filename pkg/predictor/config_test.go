@@ -33,6 +33,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ModelFallback: true, RatePerMinute: 30, MaxConcurrency: 2, Pacing: PacingShared, ClaimLease: 15 * time.Minute,
 		MetricNamespace: metricnames.DefaultNamespace, PipelineName: "local", LogLevel: "info",
 		MaxImageBytes: 10_000_000, FinishReserve: DefaultFinishReserve,
+		ExifGPS: ExifGPSPredict, Oversize: OversizeDownscale, DownscaleMaxSide: 4096,
 	}
 	if c != want {
 		t.Errorf("config = %+v\nwant     %+v", c, want)
@@ -53,7 +54,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		envvars.ClaimLease: "2m", envvars.RecordTTLDays: "30", envvars.BucketName: "uploads",
 		envvars.MetricNamespace: "Geo/Test", envvars.PipelineName: "prod", envvars.LogLevel: "DEBUG",
 		envvars.MaxImageBytes: "10485760", envvars.MaxReceiveCount: "5", envvars.FinishReserve: "20s",
-		envvars.Pacing: "Instance",
+		envvars.Pacing: "Instance", envvars.ExifGPS: "Skip", envvars.Oversize: "reject", envvars.DownscaleMaxSide: "2048",
 	} {
 		env[k] = v
 	}
@@ -65,7 +66,8 @@ func TestLoadConfigAllSet(t *testing.T) {
 		c.MaxConcurrency != 4 || c.DailyBudget != 500 || c.ClaimLease != 2*time.Minute ||
 		c.RecordTTL != 30*24*time.Hour || c.BucketName != "uploads" || c.MetricNamespace != "Geo/Test" ||
 		c.PipelineName != "prod" || c.LogLevel != "debug" || c.MaxImageBytes != 10<<20 ||
-		c.MaxReceiveCount != 5 || c.FinishReserve != 20*time.Second || c.Pacing != PacingInstance {
+		c.MaxReceiveCount != 5 || c.FinishReserve != 20*time.Second || c.Pacing != PacingInstance ||
+		c.ExifGPS != ExifGPSSkip || c.Oversize != OversizeReject || c.DownscaleMaxSide != 2048 {
 		t.Errorf("config = %+v", c)
 	}
 	if c.PerInstanceRate() != 30 || c.ExpectedCost() != 3 {
@@ -97,6 +99,11 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"lease not a duration", envvars.ClaimLease, "15"},
 		{"negative ttl", envvars.RecordTTLDays, "-3"},
 		{"bad log level", envvars.LogLevel, "verbose"},
+		{"unknown exif gps mode", envvars.ExifGPS, "trust"},
+		{"unknown oversize mode", envvars.Oversize, "crop"},
+		{"downscale side too small", envvars.DownscaleMaxSide, "511"},
+		{"downscale side too big", envvars.DownscaleMaxSide, "16385"},
+		{"downscale side not a number", envvars.DownscaleMaxSide, "4k"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,6 +66,10 @@ type Handler struct {
 	// was reported retired, so later objects go straight to the default
 	// model instead of spending a call slot on a known 422.
 	modelRetired atomic.Bool
+	// downscaling admits one downscale at a time per instance: a 50 MP
+	// photo decodes into about 250 MB, so the batch's parallel workers must
+	// not decode several at once. The function's memory is sized for one.
+	downscaling chan struct{}
 }
 
 // New returns a Handler. It fails when a required dependency is missing.
@@ -95,7 +99,7 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 	if deps.Pacer == nil {
 		deps.Pacer = pacer.NewInstance(cfg.PerInstanceRate())
 	}
-	return &Handler{cfg: cfg, deps: deps, opts: opts}, nil
+	return &Handler{cfg: cfg, deps: deps, opts: opts, downscaling: make(chan struct{}, 1)}, nil
 }
 
 // Handle is the Lambda handler. For an SQS batch it returns the

@@ -232,7 +232,9 @@ func TestRejectedInputsMakeNoCall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newTestEnv(t, nil)
+			// oversize=reject: the size alone decides, before any read (the
+			// downscale path is tested in photo_test.go).
+			e := newTestEnv(t, func(c *Config) { c.Oversize = OversizeReject })
 			u := e.put(tt.key, tt.body)
 			if tt.edit != nil {
 				tt.edit(e, &u)

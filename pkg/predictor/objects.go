@@ -15,7 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photoexif"
 )
 
 // The S3 reads below always name the object version the notification was
@@ -63,16 +63,23 @@ func headObject(ctx context.Context, store ObjectStore, u *upload) error {
 }
 
 // openedObject is the object's body, opened with one GET, whose first bytes
-// were peeked to recognise the format. The same stream is then uploaded,
-// so the object is read from S3 once.
+// were peeked to recognise the format and read EXIF. The same stream is then
+// uploaded, so the object is read from S3 once.
 type openedObject struct {
 	buffered *bufio.Reader // holds head, then the rest of body
 	body     io.Closer
-	head     []byte // up to imageformat.SniffBytes, still unread
+	head     []byte // up to headBytes, still unread
 	closed   atomic.Bool
 }
 
 func (o *openedObject) Read(p []byte) (int, error) { return o.buffered.Read(p) }
+
+// closeIfOpened closes o when there is one: the downscaled path has none.
+func (o *openedObject) closeIfOpened() {
+	if o != nil {
+		o.Close()
+	}
+}
 
 // Close closes the S3 stream; later calls do nothing, so the caller can
 // close it whether or not the upload consumed it.
@@ -83,6 +90,12 @@ func (o *openedObject) Close() error {
 	return o.body.Close()
 }
 
+// headBytes is how much of the object is peeked before anything is sent:
+// enough for the format and for the EXIF block cameras and phones write near
+// the start (photoexif.DefaultCaptureLimit, 256 KiB). It is the one buffer
+// per object of the streaming path, so memory stays flat whatever the size.
+const headBytes = photoexif.DefaultCaptureLimit
+
 // openObject opens the object version with one streaming GET and peeks its
 // first bytes, without downloading the rest.
 func openObject(ctx context.Context, store ObjectStore, u upload) (*openedObject, error) {
@@ -90,8 +103,8 @@ func openObject(ctx context.Context, store ObjectStore, u upload) (*openedObject
 	if err != nil {
 		return nil, fmt.Errorf("get object: %w", err)
 	}
-	br := bufio.NewReaderSize(out.Body, imageformat.SniffBytes)
-	head, err := br.Peek(imageformat.SniffBytes)
+	br := bufio.NewReaderSize(out.Body, headBytes)
+	head, err := br.Peek(headBytes)
 	if err != nil && !errors.Is(err, io.EOF) {
 		out.Body.Close()
 		return nil, fmt.Errorf("read object head: %w", err)

@@ -15,7 +15,16 @@ import (
 // token, opens the object once to sniff it, and makes the paid call with
 // that same stream, then records the outcome. Every early exit releases the
 // claim or turns it into a final record.
+//
+// A photo over the limit (oversize=downscale) is read and downscaled first,
+// holding the claim but before the budget and the slot, so that a photo that
+// cannot be downscaled costs neither.
 func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.Claim, key string) outcome {
+	if obj.Size > inv.h.cfg.MaxImageBytes {
+		if o, ok := inv.prepareOversize(ctx, obj, claim); !ok {
+			return o
+		}
+	}
 	budget, o, ok := inv.reserveBudget(ctx, obj)
 	if !ok {
 		detail := "reserving the daily credit budget failed"
@@ -40,20 +49,31 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 		return inv.release(ctx, obj, claim, retryLater(retryOutOfCredits), "another call of the batch found the account out of credits")
 	}
 
-	body, o, ok := inv.openImage(ctx, obj, claim)
-	if !ok {
-		budget.settle(ctx, 0)
-		return o
+	var body *openedObject // nil when the downscaled image is sent
+	if obj.photo.downscaled == nil {
+		body, o, ok = inv.openImage(ctx, obj, claim)
+		if !ok {
+			budget.settle(ctx, 0)
+			return o
+		}
+		if inv.knownPosition(obj) {
+			// The slot goes unused: deciding before it would mean opening
+			// the object early and holding the stream while waiting, or a
+			// second GET. A skipped photo costs a slot's wait, no credit.
+			body.Close()
+			budget.settle(ctx, 0)
+			return inv.completeFromEXIF(ctx, obj, claim)
+		}
 	}
 	if err := sleepUntil(ctx, slot); err != nil {
-		body.Close()
+		body.closeIfOpened()
 		budget.settle(ctx, 0)
 		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
 	}
 	callCtx, cancelCall := inv.callContext(ctx)
 	res := inv.call(callCtx, obj, key, body)
 	cancelCall()
-	body.Close() // a no-op unless the call returned before uploading
+	body.closeIfOpened() // a no-op unless the call returned before uploading
 
 	// The outcome is recorded even when the call was cut off at the call
 	// deadline, within the time FinishReserve kept for it.
@@ -71,9 +91,11 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	return inv.complete(fctx, obj, claim, res)
 }
 
-// openImage opens the object with one GET and sniffs its first bytes. A
-// non-image or a vanished object ends the claim as rejected; any other S3
-// error releases it for a retry. The stream is closed unless returned.
+// openImage opens the object with one GET, sniffs its first bytes and reads
+// EXIF from them (into obj.photo). A non-image, an image whose header
+// declares absurd dimensions, or a vanished object ends the claim as
+// rejected; any other S3 error releases it for a retry. The stream is closed
+// unless returned.
 func (inv *invocation) openImage(ctx context.Context, obj *object, claim *ledger.Claim) (*openedObject, outcome, bool) {
 	body, err := openObject(ctx, inv.h.deps.Objects, obj.upload)
 	if err != nil {
@@ -95,6 +117,13 @@ func (inv *invocation) openImage(ctx context.Context, obj *object, claim *ledger
 			"the first bytes are not those of a supported image format"), false
 	}
 	obj.contentType = format.MIME
+	if detail, ok := checkDeclaredPixels(body.head); !ok {
+		body.Close()
+		fctx, cancel := finishContext(ctx)
+		defer cancel()
+		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonTooManyPixels, detail), false
+	}
+	inv.readEXIF(obj, body.head)
 	return body, outcome{}, true
 }
 
@@ -141,6 +170,9 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 		Size:        obj.Size,
 		ContentType: obj.contentType,
 		TopN:        cfg.TopN,
+	}
+	if d := obj.photo.downscaled; d != nil {
+		in.Image, in.Size, in.ContentType = geoapi.BytesSource(d.JPEG), d.Bytes, "image/jpeg"
 	}
 	res := callResult{requestedModelID: cfg.ModelID}
 	if cfg.ModelID != "" {
@@ -310,6 +342,9 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 	rec := resultRecord(obj, res)
 	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
 	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)
+	if rec.ErrorKm != nil {
+		inv.metrics.accuracy(rec.ModelID, *rec.ErrorKm)
+	}
 
 	err := inv.persist(ctx, obj, "record result", func(ctx context.Context) error {
 		return inv.h.deps.Ledger.Complete(ctx, claim, rec)

@@ -16,6 +16,7 @@ import (
 type object struct {
 	upload
 	contentType string
+	photo       photoFacts         // EXIF and downscaling, once the object is opened
 	msg         *events.SQSMessage // nil for direct invocations
 	logger      *slog.Logger       // carries request id, bucket and key
 }
@@ -81,7 +82,7 @@ func (inv *invocation) process(ctx context.Context, obj *object) outcome {
 	if obj.Size == 0 {
 		return inv.reject(ctx, obj, ReasonEmptyObject, "the object is empty")
 	}
-	if obj.Size > cfg.MaxImageBytes {
+	if obj.Size > cfg.MaxImageBytes && cfg.Oversize == OversizeReject {
 		return inv.reject(ctx, obj, ReasonTooLarge, fmt.Sprintf("%d bytes is more than the service's limit of %d bytes",
 			obj.Size, cfg.MaxImageBytes))
 	}

@@ -19,6 +19,7 @@ func resultRecord(obj *object, res callResult) ledger.Record {
 		ResultType:      out.Result.Type,
 		ProcessingMS:    out.Result.ProcessingTimeMS,
 		RoundTripMS:     out.RoundTrip.Milliseconds(),
+		Source:          ledger.SourceService,
 	}
 	if res.requestedModelID != "" {
 		rec.RequestedModelID = res.requestedModelID
@@ -54,6 +55,7 @@ func resultRecord(obj *object, res callResult) ledger.Record {
 		// keep it verbatim for whoever can read it.
 		rec.RawResult = string(out.Result.Raw)
 	}
+	applyPhoto(&rec, obj.photo)
 	return rec
 }
 
@@ -74,5 +76,8 @@ func (inv *invocation) logRecorded(obj *object, status string, rec *ledger.Recor
 		"longitude", rec.Longitude,
 		"credits", rec.CreditsConsumed,
 		"model_id", rec.ModelID,
+		"source", rec.Source,
+		"error_km", rec.ErrorKm,
+		"downscaled", rec.Downscaled,
 	)
 }

@@ -248,7 +248,7 @@ func TestServiceRefusingTheSizeIsRejectedTooLarge(t *testing.T) {
 
 func TestSizeLimitIsConfigurable(t *testing.T) {
 	img := testJPEG(t, 310)
-	e := newTestEnv(t, func(c *Config) { c.MaxImageBytes = int64(len(img)) - 1 })
+	e := newTestEnv(t, func(c *Config) { c.MaxImageBytes = int64(len(img)) - 1; c.Oversize = OversizeReject })
 	u := e.put("limit.jpg", img)
 	e.invokeSQS(sqsBatch(uploadMessage("m1", u)))
 	if rec := e.record(u); rec.Status != ledger.StatusRejected || rec.ErrorCode != ReasonTooLarge {

@@ -11,6 +11,8 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/photoexif"
+	"github.com/geolocate-aws/geolocate/pkg/photoexif/exiftest"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 
@@ -76,8 +78,54 @@ func badInputs() []badInput {
 			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonFolderMarker},
 		{name: "folder marker with content", key: "odd/", body: jpeg,
 			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonFolderMarker},
-		{name: "10 MB plus one byte", body: func(t testing.TB) []byte { return sized(uniqueJPEG(t, "big"), int(imageformat.DefaultMaxImageBytes)+1) },
+		{name: "10 MB plus one byte, oversize=reject", body: func(t testing.TB) []byte { return sized(uniqueJPEG(t, "big"), int(imageformat.DefaultMaxImageBytes)+1) },
+			rig:        rigOptions{env: map[string]string{envvars.Oversize: predictor.OversizeReject}},
 			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonTooLarge},
+		{name: "10 MB plus one byte, downscaled", body: func(t testing.TB) []byte { return sized(uniqueJPEG(t, "big"), int(imageformat.DefaultMaxImageBytes)+1) },
+			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1,
+			check: func(t *testing.T, rec *ledger.Record) {
+				if !rec.Downscaled || rec.SentBytes <= 0 || rec.SentBytes > imageformat.DefaultMaxImageBytes {
+					t.Errorf("downscaled %v sent %d bytes, want a downscaled JPEG under the limit", rec.Downscaled, rec.SentBytes)
+				}
+			}},
+		// Issue 15: photos the pipeline can never send, refused with a
+		// reason before any call.
+		{name: "decompression bomb: 100,000 x 100,000 PNG of a few hundred bytes", key: "bomb.png",
+			body:       bytesOf(exiftest.PNGBomb(exiftest.Harbour().Bytes(), 100_000, 100_000)),
+			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonTooManyPixels,
+			check: wantMessage("100000 x 100000")},
+		{name: "decompression bomb over the limit", key: "bomb-big.png",
+			body:       bytesOf(exiftest.PNGBomb(exiftest.Harbour().Bytes(), 100_000, 100_000)),
+			rig:        rigOptions{env: map[string]string{envvars.MaxImageBytes: "100"}},
+			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonTooManyPixels,
+			check: wantMessage("100000 x 100000")},
+		{name: "HEIC over the limit", key: "IMG_0002.HEIC", body: bytesOf(exiftest.HEIC(exiftest.Harbour().Bytes(), 4032, 3024, 8192)),
+			rig:        rigOptions{env: map[string]string{envvars.MaxImageBytes: "4096"}},
+			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonCannotDownscale,
+			check: wantMessage("no pure-Go HEIC decoder")},
+
+		// Issue 15: damaged EXIF. The image itself can be sent, so it is
+		// paid for once, with exifGps=skip: bad EXIF is never ground truth
+		// and never a reason to skip; the record says why it was not used.
+		{name: "EXIF truncated", body: bytesOf(exiftest.JPEG(exiftest.Harbour().Bytes()[:80], nil, 0)),
+			rig:        skipEXIF,
+			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantEXIFProblem(photoexif.ReasonOffsetOutside)},
+		{name: "EXIF GPS pointer outside the file", body: bytesOf(exifWithTIFF(func(t *exiftest.TIFF) {
+			t.IFD0 = append(t.IFD0, exiftest.Raw(exiftest.TagGPSIFD, exiftest.TypeLong, 1, 0x7fff_ffff))
+		})),
+			rig:        skipEXIF,
+			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantEXIFProblem(photoexif.ReasonOffsetOutside)},
+		{name: "EXIF GPS latitude with a zero denominator", body: bytesOf(exifWithGPS(func(g *exiftest.GPS) {
+			g.LatRationals = &[3]exiftest.Rational{{Num: 53, Den: 0}, {Num: 32, Den: 1}, {Num: 38, Den: 1}}
+		})),
+			rig:        skipEXIF,
+			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantEXIFProblem(photoexif.ReasonZeroDenominator)},
+		{name: "EXIF IFD declaring 65535 entries", body: bytesOf(exiftest.JPEG(append([]byte("II*\x00\x08\x00\x00\x00\xff\xff"), make([]byte, 100)...), nil, 0)),
+			rig:        skipEXIF,
+			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantEXIFProblem(photoexif.ReasonIFDCount)},
+		{name: "EXIF GPS at 0,0 (no fix)", body: bytesOf(exifWithGPS(func(g *exiftest.GPS) { g.Lat, g.Lon = 0, 0 })),
+			rig:        skipEXIF,
+			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantEXIFProblem(photoexif.ReasonNullIsland)},
 		{name: "text file named jpg", body: bytesOf(textFile()),
 			wantStatus: ledger.StatusRejected, wantCode: predictor.ReasonNotAnImage},
 		{name: "html file named png", key: "index.png", body: bytesOf([]byte(strings.Repeat("<!doctype html><html><body>hi</body></html>\n", 4))),
@@ -191,6 +239,46 @@ func badInputs() []badInput {
 }
 
 func smallPNGBytes(t testing.TB) []byte { return smallPNG(t) }
+
+// skipEXIF runs a case with exifGps=skip, where a usable EXIF position
+// would save the call: the damaged ones must not.
+var skipEXIF = rigOptions{env: map[string]string{envvars.ExifGPS: predictor.ExifGPSSkip}}
+
+func exifWithTIFF(edit func(t *exiftest.TIFF)) []byte {
+	t := exiftest.Harbour().TIFF()
+	edit(&t)
+	return exiftest.JPEG(t.Bytes(), nil, 0)
+}
+
+func exifWithGPS(edit func(g *exiftest.GPS)) []byte {
+	p := exiftest.Harbour()
+	g := *p.GPS
+	edit(&g)
+	p.GPS = &g
+	return exiftest.JPEG(p.Bytes(), nil, 0)
+}
+
+// wantEXIFProblem checks a photo was predicted, not taken from its EXIF,
+// and its record names why the EXIF position was not used.
+func wantEXIFProblem(reason photoexif.Reason) func(*testing.T, *ledger.Record) {
+	return func(t *testing.T, rec *ledger.Record) {
+		if rec.Source != ledger.SourceService || rec.ExifLatitude != nil || rec.ErrorKm != nil {
+			t.Errorf("source %q exif position %v error %v: damaged EXIF was used", rec.Source, rec.ExifLatitude, rec.ErrorKm)
+		}
+		if rec.ExifGPSProblem != string(reason) {
+			t.Errorf("exif_gps_problem %q, want %q", rec.ExifGPSProblem, reason)
+		}
+	}
+}
+
+// wantMessage checks the record's error message says what it must.
+func wantMessage(part string) func(*testing.T, *ledger.Record) {
+	return func(t *testing.T, rec *ledger.Record) {
+		if !strings.Contains(rec.ErrorMessage, part) {
+			t.Errorf("error_message %q does not say %q", rec.ErrorMessage, part)
+		}
+	}
+}
 
 // TestBadInputs runs each hostile input through the real handler and checks
 // the recorded outcome and that no credit is spent where the service would

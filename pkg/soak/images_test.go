@@ -9,6 +9,8 @@ import (
 	"image/png"
 	"sync"
 	"testing"
+
+	"github.com/geolocate-aws/geolocate/pkg/photoexif/exiftest"
 )
 
 // The images are made at test time: nothing binary is committed, and every
@@ -86,4 +88,15 @@ func sized(head []byte, n int) []byte {
 	b := make([]byte, n)
 	copy(b, head)
 	return b
+}
+
+// exifGPSJPEG is a small JPEG carrying a real EXIF block with a valid GPS
+// position (the harbour photo moved by i hundredths of a degree east), made
+// unique by a tag after its end marker.
+func exifGPSJPEG(tag string, i int) []byte {
+	p := exiftest.Harbour()
+	g := *p.GPS
+	g.Lon += float64(i%1000) / 100
+	p.GPS = &g
+	return append(exiftest.JPEG(p.Bytes(), nil, 0), "\x00soak:"+tag...)
 }

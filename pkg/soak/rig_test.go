@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -141,7 +142,7 @@ func shippedClients(t testing.TB, endpoints map[string]string) predictor.AWSClie
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
-	cfg, err := lambdarun.LoadAWSConfig(context.Background())
+	cfg, err := lambdarun.LoadAWSConfig(context.Background(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

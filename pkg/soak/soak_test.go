@@ -60,6 +60,7 @@ type soakUpload struct {
 	deleted    bool   // deleted before its event is processed
 	reupload   bool   // deleted, then uploaded again (same bytes) during the run
 	crash      bool   // its first result write is lost to a crash
+	exif       bool   // carries a valid EXIF GPS position
 }
 
 // planUpload decides upload i: mostly unique images, with the odd files a
@@ -82,6 +83,10 @@ func planUpload(t testing.TB, i int) *soakUpload {
 		u.reupload = i%400 == 21
 	case i%50 == 9:
 		u.body = append(heicHeader(), "soak:"+key...)
+	case i%4 == 1:
+		// A quarter of the photos carry an EXIF GPS position, as phone
+		// photos do: read from the same stream, compared with the prediction.
+		u.body, u.exif = exifGPSJPEG(key, i), true
 	default:
 		u.body = uniqueJPEG(t, key)
 	}
@@ -326,6 +331,22 @@ func checkSoak(t *testing.T, run soakRun, f *figures, ups []*soakUpload, crashes
 		if rec := f.records[u.obj.Key]; u.reupload && (rec == nil || rec.Status == ledger.StatusRejected || rec.Attempts == 0) {
 			t.Errorf("%q was deleted and uploaded again but never called: %+v", u.obj.Key, rec)
 		}
+	}
+	// The photos with EXIF GPS: each one predicted, whatever faults it met
+	// on the way, has its EXIF position and its error recorded.
+	predictedWithEXIF := 0
+	for _, u := range ups {
+		rec := f.records[u.obj.Key]
+		if !u.exif || rec == nil || rec.Status != ledger.StatusSucceeded {
+			continue
+		}
+		predictedWithEXIF++
+		if rec.ExifLatitude == nil || rec.ErrorKm == nil {
+			t.Errorf("%q carries EXIF GPS but its record has exif_latitude %v, error_km %v", u.obj.Key, rec.ExifLatitude, rec.ErrorKm)
+		}
+	}
+	if predictedWithEXIF == 0 {
+		t.Error("no photo with EXIF GPS was predicted: the soak does not exercise the EXIF path")
 	}
 	// Every outcome_unknown is the service's doing (or a crash's): no
 	// attempt lost its outcome to a failed ledger write.

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/geolocate-aws/geolocate/pkg/geodist"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+)
+
+// accuracy is the service's accuracy on the records that have both a
+// prediction and an EXIF position: computed here from the records, exact
+// over whatever the operator selected (--since, --status), where the
+// dashboard's metrics give the same figures over time.
+type accuracy struct {
+	Photos   int                `json:"photos"`
+	MedianKm float64            `json:"median_km"`
+	P90Km    float64            `json:"p90_km"`
+	Within   map[string]float64 `json:"within_share"` // threshold name -> share 0..1
+}
+
+// measureAccuracy gathers the error of every record with one; ok is false
+// when there is none.
+func measureAccuracy(records []ledger.Record) (accuracy, bool) {
+	var errs []float64
+	for i := range records {
+		if r := &records[i]; r.Status == ledger.StatusSucceeded && r.ErrorKm != nil {
+			errs = append(errs, *r.ErrorKm)
+		}
+	}
+	if len(errs) == 0 {
+		return accuracy{}, false
+	}
+	slices.Sort(errs)
+	a := accuracy{Photos: len(errs), MedianKm: quantile(errs, 0.5), P90Km: quantile(errs, 0.9), Within: map[string]float64{}}
+	for _, th := range geodist.Thresholds {
+		n := 0
+		for _, km := range errs {
+			if km <= th.Km {
+				n++
+			}
+		}
+		a.Within[th.Name] = float64(n) / float64(len(errs))
+	}
+	return a, true
+}
+
+// quantile of sorted values, by linear interpolation between closest ranks.
+func quantile(sorted []float64, q float64) float64 {
+	pos := q * float64(len(sorted)-1)
+	lo := int(pos)
+	if lo+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[lo] + (pos-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+// String is "12 photos with EXIF GPS: median 8.2 km, p90 310 km; within 1 km
+// 8%, 25 km 58%, 200 km 83%, 750 km 92%, 2500 km 100%".
+func (a accuracy) String() string {
+	var shares []string
+	for _, th := range geodist.Thresholds {
+		shares = append(shares, fmt.Sprintf("%s km %.0f%%", strconv.FormatFloat(th.Km, 'f', -1, 64), 100*a.Within[th.Name]))
+	}
+	return fmt.Sprintf("%d photo(s) with EXIF GPS: median %s, p90 %s; within %s",
+		a.Photos, km(a.MedianKm), km(a.P90Km), strings.Join(shares, ", "))
+}
+
+// km formats a distance with the precision it deserves.
+func km(v float64) string {
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64) + " km"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + " km"
+}

@@ -1,0 +1,103 @@
+// Package awsmetrics publishes, into a local metric store, the metrics AWS
+// publishes itself for the pipeline's resources: SQS's for the upload queue
+// and its dead-letter queue, Lambda's for the functions and EventBridge's
+// for the monitor's schedule. With the functions' own Embedded Metric Format
+// metrics they are everything the stack's alarms and dashboard read. It is
+// test tooling, never in a Lambda.
+package awsmetrics
+
+import (
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
+	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+)
+
+// AWS namespaces of the metrics the services publish.
+const (
+	NamespaceSQS    = "AWS/SQS"
+	NamespaceLambda = "AWS/Lambda"
+	NamespaceEvents = "AWS/Events"
+)
+
+// Names are the dimension values the resources are published under: those
+// the template's alarms use ("Ref:<id>" for a FunctionName or RuleName,
+// "GetAtt:<id>.QueueName" for a QueueName), or local names when the
+// evaluator matches unresolved references by key.
+type Names struct {
+	Predictor, Monitor, Queue, DeadLetterQueue, MonitorRule string
+}
+
+// Publisher adds the metrics to Store. Its methods are not safe for
+// concurrent use with each other's queue readings (Queue keeps the last
+// reading to count a minute's messages).
+type Publisher struct {
+	Store *alarmeval.Store
+	Names Names
+
+	last localqueue.Metrics
+}
+
+func (p *Publisher) add(ns, name, dim, value string, at time.Time, v float64) {
+	// The store refuses only malformed datapoints, which these are not.
+	_ = p.Store.Add(alarmeval.Datapoint{Namespace: ns, MetricName: name, Dimensions: map[string]string{dim: value}, Timestamp: at, Value: v})
+}
+
+// Invocation publishes one invocation of function: Lambda counts a
+// throttled request in Throttles only, and an invocation that failed as a
+// whole (error, crash, timeout, init failure) in Errors.
+func (p *Publisher) Invocation(at time.Time, function string, d time.Duration, failed, throttled bool) {
+	if throttled {
+		p.add(NamespaceLambda, "Throttles", "FunctionName", function, at, 1)
+		return
+	}
+	failures := 0.0
+	if failed {
+		failures = 1
+	}
+	p.add(NamespaceLambda, "Invocations", "FunctionName", function, at, 1)
+	p.add(NamespaceLambda, "Errors", "FunctionName", function, at, failures)
+	p.add(NamespaceLambda, "Duration", "FunctionName", function, at, float64(d.Microseconds())/1000)
+}
+
+// RuleInvoked publishes a run of the monitor's schedule: EventBridge counts
+// the rule (TriggeredRules) and the invocation of its target (Invocations),
+// failed or not.
+func (p *Publisher) RuleInvoked(at time.Time) {
+	p.add(NamespaceEvents, "TriggeredRules", "RuleName", p.Names.MonitorRule, at, 1)
+	p.add(NamespaceEvents, "Invocations", "RuleName", p.Names.MonitorRule, at, 1)
+}
+
+// Queue publishes the queues' one-minute metrics from a reading, as SQS does
+// for an active queue: gauges as read, counts since the previous reading.
+func (p *Publisher) Queue(at time.Time, m localqueue.Metrics) error {
+	last := p.last
+	p.last = m
+	var dps []alarmeval.Datapoint
+	gauge := func(queue, name string, v float64) {
+		dps = append(dps, alarmeval.Datapoint{Namespace: NamespaceSQS, MetricName: name,
+			Dimensions: map[string]string{"QueueName": queue}, Timestamp: at, Value: v})
+	}
+	if m.Active {
+		q := p.Names.Queue
+		gauge(q, localqueue.MetricMessagesVisible, float64(m.Visible))
+		gauge(q, localqueue.MetricMessagesNotVisible, float64(m.NotVisible))
+		if m.HasAge {
+			gauge(q, localqueue.MetricAgeOfOldestMessage, m.AgeOfOldest.Seconds())
+		}
+		gauge(q, localqueue.MetricMessagesSent, float64(m.Sent-last.Sent))
+		gauge(q, localqueue.MetricMessagesReceived, float64(m.Received-last.Received))
+		gauge(q, localqueue.MetricMessagesDeleted, float64(m.Deleted-last.Deleted))
+	}
+	if m.DeadLetterActive {
+		q := p.Names.DeadLetterQueue
+		gauge(q, localqueue.MetricMessagesVisible, float64(m.DeadLetterVisible))
+		gauge(q, localqueue.MetricMessagesNotVisible, 0)
+		if m.DeadLetterHasAge {
+			gauge(q, localqueue.MetricAgeOfOldestMessage, m.DeadLetterAge.Seconds())
+		}
+		// Redriven messages are not sends: NumberOfMessagesSent stays 0.
+		gauge(q, localqueue.MetricMessagesSent, 0)
+	}
+	return p.Store.AddAll(dps...)
+}

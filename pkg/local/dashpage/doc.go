@@ -1,0 +1,29 @@
+// Package dashpage writes a stack's CloudWatch dashboard as one
+// self-contained HTML page, drawn from the metrics and alarms of a local
+// run, so that a person sees what the dashboard will show before deploying.
+// It is test tooling and never ships in a Lambda.
+//
+// The dashboard comes from the synthesized template (the
+// AWS::CloudWatch::Dashboard resource's DashboardBody), not from a copy of
+// its definition, and every widget keeps its place on the dashboard's grid
+// of 24 columns:
+//
+//   - graph widgets (metric, timeSeries view) are line charts of the local
+//     metrics at each metric's statistic and period, on their left or right
+//     axis; metric math is evaluated as alarmeval evaluates it, and SEARCH
+//     in its simple form ({Namespace,Dims} MetricName="..." Dim="...") over
+//     the series the store holds;
+//   - the alarms on a graph's metrics (or named in its annotations) draw
+//     their threshold as a horizontal line, and their states over time as
+//     bands behind it: ALARM red, INSUFFICIENT_DATA grey, OK green (the
+//     worst state of the graph's alarms at each moment);
+//   - singleValue widgets show each metric's latest value;
+//   - alarm widgets show each alarm's state over time;
+//   - log (Logs Insights) and text widgets show their query or text, with a
+//     note that they run in CloudWatch only.
+//
+// A metric without local data is named as such rather than drawn as an
+// empty chart. The charts are built with go-echarts and drawn by Apache
+// ECharts, whose script is embedded in the page (assets/), so the page works
+// offline, from file://.
+package dashpage

@@ -1,0 +1,83 @@
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/google/uuid"
+
+	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
+	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+)
+
+// Upload puts n new photos into the bucket; S3 notifies the queue of each,
+// as the bucket's notification configuration does.
+func (r *Rig) Upload(ctx context.Context, n int) error {
+	for range n {
+		r.uploads++
+		key := fmt.Sprintf("uploads/%s/photo-%06d.jpg", r.Now().Format("2006-01-02"), r.uploads)
+		body := photo(r.uploads)
+		out, err := r.opts.S3.PutObject(ctx, &s3.PutObjectInput{
+			Bucket: aws.String(r.opts.Bucket), Key: aws.String(key), Body: bytes.NewReader(body),
+			ContentType: aws.String("image/jpeg"),
+		})
+		if err != nil {
+			return fmt.Errorf("put object %s: %w", key, err)
+		}
+		msg, err := localpipeline.S3EventBody(localpipeline.ObjectCreated{
+			Bucket: r.opts.Bucket, Key: key, Size: int64(len(body)),
+			ETag: aws.ToString(out.ETag), VersionID: aws.ToString(out.VersionId), Time: r.Now(),
+		})
+		if err != nil {
+			return fmt.Errorf("notification for %s: %w", key, err)
+		}
+		if _, err := r.queue.SendMessage(msg); err != nil {
+			return fmt.Errorf("send notification for %s: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// SendPoison puts a message on the upload queue that no handler can read
+// (not JSON), as a misconfigured producer sharing the queue would.
+func (r *Rig) SendPoison() error {
+	_, err := r.queue.SendMessage("{not an S3 notification")
+	return err
+}
+
+// Uploads is the number of photos uploaded so far.
+func (r *Rig) Uploads() int { return r.uploads }
+
+// photo is a small JPEG, different for every n so that each upload is a new
+// image to the service.
+func photo(n int) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 32, 24))
+	for y := range 24 {
+		for x := range 32 {
+			img.Set(x, y, color.RGBA{R: uint8(n), G: uint8(n >> 8), B: uint8(x*8 + y), A: 255})
+		}
+	}
+	var buf bytes.Buffer
+	_ = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80}) // cannot fail on an in-memory RGBA
+	return buf.Bytes()
+}
+
+// scheduledEvent is the event EventBridge sends a scheduled rule's target.
+func scheduledEvent(at time.Time) []byte {
+	payload, _ := json.Marshal(events.EventBridgeEvent{
+		Version: "0", ID: uuid.NewString(), DetailType: "Scheduled Event", Source: "aws.events",
+		AccountID: localqueue.DefaultAccountID, Time: at.UTC(), Region: localqueue.DefaultRegion,
+		Resources: []string{"arn:aws:events:" + localqueue.DefaultRegion + ":" + localqueue.DefaultAccountID + ":rule/monitor-schedule"},
+		Detail:    json.RawMessage(`{}`),
+	})
+	return payload
+}

@@ -1,0 +1,104 @@
+package predictor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/geolocate-aws/geolocate/pkg/downscale"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+)
+
+// prepareOversize handles a photo over the service's limit
+// (oversize=downscale), holding the claim and before any budget or call
+// slot is taken: it opens the object once, reads EXIF from its head, records
+// it from EXIF when exifGps=skip allows, and otherwise decodes the stream,
+// resizes it and re-encodes it as a JPEG under the limit, kept in
+// obj.photo.downscaled for the call. The S3 stream is read to its end and
+// closed here, so no connection is held while waiting for a slot, and the
+// call (and any retry) sends the same bytes without reading S3 again.
+//
+// ok is false when the object was finished here (recorded from EXIF,
+// rejected) or handed back for a retry; o says how.
+func (inv *invocation) prepareOversize(ctx context.Context, obj *object, claim *ledger.Claim) (o outcome, ok bool) {
+	body, o, ok := inv.openImage(ctx, obj, claim)
+	if !ok {
+		return o, false
+	}
+	defer body.Close()
+	if inv.knownPosition(obj) {
+		return inv.completeFromEXIF(ctx, obj, claim), false
+	}
+
+	dctx, cancel := inv.callContext(ctx)
+	defer cancel()
+	select {
+	case inv.h.downscaling <- struct{}{}:
+		defer func() { <-inv.h.downscaling }()
+	case <-dctx.Done():
+		return inv.downscaleFailed(ctx, obj, claim, fmt.Errorf("wait for the instance's downscaler: %w", dctx.Err()), nil), false
+	}
+	start := inv.h.opts.Clock()
+	src := &readErrorTracker{r: body}
+	res, err := downscale.Downscale(dctx, src, downscale.Options{
+		MaxSide:  inv.h.cfg.DownscaleMaxSide,
+		MaxBytes: inv.h.cfg.MaxImageBytes,
+	})
+	if err != nil {
+		return inv.downscaleFailed(ctx, obj, claim, err, src.err), false
+	}
+	obj.photo.downscaled = &res
+	inv.metrics.count(metricnames.ImagesDownscaled)
+	obj.logger.Info("over the size limit: downscaled",
+		"size", obj.Size, "width", res.SourceWidth, "height", res.SourceHeight,
+		"sent_bytes", res.Bytes, "sent_width", res.Width, "sent_height", res.Height,
+		"quality", res.Quality, "elapsed_ms", inv.h.opts.Clock().Sub(start).Milliseconds())
+	return outcome{}, true
+}
+
+// downscaleFailed ends the claim after a failed downscale: a photo that can
+// never be downscaled is rejected with the reason; a read error of S3 or the
+// invocation running out of time releases it for a retry (nothing was sent,
+// so nothing was charged).
+func (inv *invocation) downscaleFailed(ctx context.Context, obj *object, claim *ledger.Claim, err, readErr error) outcome {
+	fctx, cancel := finishContext(ctx)
+	defer cancel()
+	var (
+		dims        *downscale.DimensionsError
+		unsupported *downscale.UnsupportedFormatError
+		decodeErr   *downscale.DecodeError
+		fit         *downscale.FitError
+	)
+	switch {
+	case readErr != nil:
+		// Checked first: a decoder reports a broken stream as corrupt data.
+		obj.logger.Warn("S3 read failed while downscaling: message returned for retry", "error", readErr)
+		return inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, "read object to downscale: "+readErr.Error())
+	case errors.As(err, &dims):
+		return inv.rejectClaimed(fctx, obj, claim, ReasonTooManyPixels,
+			fmt.Sprintf("%d bytes is more than the service's limit and the photo cannot be downscaled: %v", obj.Size, err))
+	case errors.As(err, &unsupported), errors.As(err, &decodeErr), errors.As(err, &fit):
+		return inv.rejectClaimed(fctx, obj, claim, ReasonCannotDownscale,
+			fmt.Sprintf("%d bytes is more than the service's limit of %d bytes and the photo cannot be downscaled: %v",
+				obj.Size, inv.h.cfg.MaxImageBytes, err))
+	}
+	obj.logger.Warn("downscale stopped: message returned for retry", "error", err)
+	return inv.releaseAs(fctx, obj, claim, retryLater(retryDeadline), retryDeadline, "downscale: "+err.Error())
+}
+
+// readErrorTracker remembers the first read error other than io.EOF, so a
+// failed S3 stream is told apart from a corrupt image.
+type readErrorTracker struct {
+	r   io.Reader
+	err error
+}
+
+func (t *readErrorTracker) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && t.err == nil {
+		t.err = err
+	}
+	return n, err
+}

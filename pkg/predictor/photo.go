@@ -1,0 +1,176 @@
+package predictor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/downscale"
+	"github.com/geolocate-aws/geolocate/pkg/emf"
+	"github.com/geolocate-aws/geolocate/pkg/geodist"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/photoexif"
+)
+
+// photoFacts is what the predictor learns about a photo from the head of
+// its one S3 read (EXIF) and, over the limit, from downscaling it.
+type photoFacts struct {
+	exif photoexif.Meta
+	// exifProblem is why exif.GPS is nil: a photoexif reason.
+	exifProblem photoexif.Reason
+	// downscaled is the re-encoded image sent instead of the object; nil
+	// when the object is sent byte for byte.
+	downscaled *downscale.Result
+}
+
+// readEXIF parses the EXIF block from head, the first bytes of the object
+// (photoexif.DefaultCaptureLimit of them, peeked before anything is
+// uploaded), so that the position is known before deciding to pay. Nothing
+// about EXIF ever stops the pipeline: damaged, truncated or absent EXIF, or a
+// block beyond the head, only means no position (and the reason is
+// recorded). exifGps=ignore still reads the capture time and camera but drops
+// the position.
+func (inv *invocation) readEXIF(obj *object, head []byte) {
+	meta, err := photoexif.ParseHead(head, obj.Size)
+	if inv.h.cfg.ExifGPS == ExifGPSIgnore {
+		meta.GPS, meta.GPSProblem = nil, nil
+	}
+	obj.photo.exif = meta
+	if meta.GPSProblem != nil {
+		obj.photo.exifProblem = meta.GPSProblem.Reason
+	}
+	var problem *photoexif.Problem
+	if errors.As(err, &problem) && problem.Reason == photoexif.ReasonBeyondHead {
+		// Not read: a second (ranged) GET would cost a request and time for
+		// a field that only matters for accuracy figures and skip mode.
+		obj.logger.Info("EXIF lies beyond the streamed head: not read, the photo is predicted without it",
+			"head_bytes", len(head), "exif_offset", problem.Offset)
+	} else if err != nil && problem != nil && problem.Reason != photoexif.ReasonNoEXIF {
+		obj.logger.Info("EXIF not usable", "reason", string(problem.Reason), "detail", problem.Detail)
+	}
+}
+
+// knownPosition reports whether the photo is recorded from its EXIF position
+// instead of calling the service (exifGps=skip and a valid position).
+func (inv *invocation) knownPosition(obj *object) bool {
+	return inv.h.cfg.ExifGPS == ExifGPSSkip && obj.photo.exif.GPS != nil
+}
+
+// applyPhoto adds what the photo itself says to a record: EXIF position,
+// time and camera, the distance from the prediction to the EXIF position,
+// and how the image was downscaled.
+func applyPhoto(rec *ledger.Record, p photoFacts) {
+	m := p.exif
+	if g := m.GPS; g != nil {
+		rec.ExifLatitude, rec.ExifLongitude = ptr(g.Lat), ptr(g.Lon)
+		rec.ExifAltitudeM, rec.ExifDirectionDeg = g.Altitude, g.Direction
+		if rec.Source == ledger.SourceService && rec.Latitude != nil && rec.Longitude != nil {
+			rec.ErrorKm = ptr(geodist.Km(*rec.Latitude, *rec.Longitude, g.Lat, g.Lon))
+		}
+	} else {
+		rec.ExifGPSProblem = string(p.exifProblem)
+	}
+	if m.Captured != nil {
+		rec.CapturedAt = capturedAt(*m.Captured, m.CapturedZoneKnown)
+	}
+	rec.CameraMake, rec.CameraModel = m.CameraMake, m.CameraModel
+	if d := p.downscaled; d != nil {
+		rec.Downscaled = true
+		rec.OriginalWidth, rec.OriginalHeight = d.SourceWidth, d.SourceHeight
+		rec.SentBytes, rec.SentWidth, rec.SentHeight = d.Bytes, d.Width, d.Height
+	}
+}
+
+// capturedAt formats a capture time with its offset when EXIF gave one, and
+// without any zone when it did not: a wall clock must not pass for UTC.
+func capturedAt(t time.Time, zoneKnown bool) string {
+	const wallClock = "2006-01-02T15:04:05.999999999"
+	if zoneKnown {
+		return t.Format(time.RFC3339Nano)
+	}
+	return t.Format(wallClock)
+}
+
+// accuracy publishes the error of a prediction against the EXIF position:
+// the distance (per pipeline and per model, for p50/p90 over time) and one
+// count per threshold it falls within. The shares are those counts over the
+// distance's SampleCount, so the dashboard and alarms can compute them with
+// metric math over any period, which per-invocation ratios could not give.
+func (m *metrics) accuracy(modelID string, km float64) {
+	model := emf.Dim{Name: metricnames.DimModelID, Value: modelOrDefault(modelID)}
+	m.rec.Add(metricnames.PredictionErrorKm, emf.None, km)
+	m.rec.Add(metricnames.PredictionErrorKm, emf.None, km, model)
+	for _, th := range geodist.Within(km) {
+		level := emf.Dim{Name: metricnames.DimThreshold, Value: th.Name}
+		m.rec.Add(metricnames.PredictionsWithin, emf.Count, 1, level)
+		m.rec.Add(metricnames.PredictionsWithin, emf.Count, 1, level, model)
+	}
+}
+
+// modelOrDefault names the model dimension of a result that did not say
+// which model ran.
+func modelOrDefault(id string) string {
+	if id == "" {
+		return "default"
+	}
+	return id
+}
+
+// completeFromEXIF records a photo from its own valid EXIF position, without
+// a call (exifGps=skip): source exif, 0 credits, no place name.
+func (inv *invocation) completeFromEXIF(ctx context.Context, obj *object, claim *ledger.Claim) outcome {
+	fctx, cancel := finishContext(ctx)
+	defer cancel()
+	g := obj.photo.exif.GPS
+	rec := ledger.Record{
+		Size:        obj.Size,
+		ContentType: obj.contentType,
+		Source:      ledger.SourceEXIF,
+		Latitude:    ptr(g.Lat),
+		Longitude:   ptr(g.Lon),
+	}
+	applyPhoto(&rec, obj.photo)
+	err := inv.persist(fctx, obj, "record EXIF position", func(ctx context.Context) error {
+		return inv.h.deps.Ledger.Complete(ctx, claim, rec)
+	})
+	if errors.Is(err, ledger.ErrClaimLost) {
+		obj.logger.Error("EXIF position not recorded: another attempt took the object over")
+		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
+	}
+	if err != nil {
+		// The record stays in progress until its lease expires; the
+		// redelivery then finalises it as outcome_unknown (never called).
+		obj.logger.Error("EXIF position not recorded: message returned for retry", "error", err, "position", g.String())
+		return retryLater(retryLedger)
+	}
+	obj.logger.Info("recorded from the photo's EXIF position, no call", "position", g.String())
+	inv.metrics.count(metricnames.ImagesFromEXIF)
+	inv.metrics.count(metricImagesSucceeded)
+	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
+	return outcome{kind: outcomeSucceeded}
+}
+
+// Reasons of rejections added for photos as people take them.
+const (
+	// ReasonTooManyPixels: the header declares more pixels than anyone
+	// should decode (a decompression bomb), or an empty side.
+	ReasonTooManyPixels = "too_many_pixels"
+	// ReasonCannotDownscale: over the limit and not downscalable (HEIC,
+	// HEIF, AVIF, GIF, TIFF, BMP; or data that does not decode).
+	ReasonCannotDownscale = "cannot_downscale"
+)
+
+// checkDeclaredPixels refuses, from the head alone, an image whose header
+// declares more than downscale.DefaultMaxPixels pixels: a tiny file
+// declaring 100,000 x 100,000 would fail at the service after being paid
+// for, or exhaust the downscaler. A header that cannot be read from the head
+// is no reason to refuse: the service decides, as before.
+func checkDeclaredPixels(head []byte) (string, bool) {
+	_, _, err := downscale.CheckHeader(head, downscale.DefaultMaxPixels)
+	if err == nil {
+		return "", true
+	}
+	return fmt.Sprintf("refused before decoding or sending, from its header alone: %v", err), false
+}
