@@ -3,8 +3,6 @@ package photoexif
 import (
 	"fmt"
 	"math"
-
-	exifcommon "github.com/dsoprea/go-exif/v3/common"
 )
 
 // rat is an EXIF rational, signed or not, kept as written so that a zero
@@ -63,19 +61,10 @@ func (g *gpsTags) set(id uint16, v any) {
 	}
 }
 
+// rats is a RATIONAL or SRATIONAL value; nil for any other type.
 func rats(v any) []rat {
-	var out []rat
-	switch v := v.(type) {
-	case []exifcommon.Rational:
-		for _, r := range v {
-			out = append(out, rat{int64(r.Numerator), int64(r.Denominator)})
-		}
-	case []exifcommon.SignedRational:
-		for _, r := range v {
-			out = append(out, rat{int64(r.Numerator), int64(r.Denominator)})
-		}
-	}
-	return out
+	r, _ := v.([]rat)
+	return r
 }
 
 // gpsFrom applies the validity rules. Whatever is wrong, the answer is no

@@ -1,23 +1,13 @@
 package photoexif
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"sync"
-
-	exif "github.com/dsoprea/go-exif/v3"
-	exifcommon "github.com/dsoprea/go-exif/v3/common"
 )
-
-// The go-exif tag index and IFD mapping are built once and shared; both are
-// read-only after construction (the index locks its lazy loading).
-var library = sync.OnceValues(func() (*exifcommon.IfdMapping, error) {
-	return exifcommon.NewIfdMappingWithStandard()
-})
-
-var tagIndex = exif.NewTagIndex()
 
 // The tags read, by IFD.
 const (
@@ -40,21 +30,21 @@ const (
 	gpsImgDirection    = 0x11
 )
 
-// readEXIF checks the block's structure, then has go-exif decode the tags
-// the pipeline records, and fills m. On error m keeps what was read.
+// readEXIF checks the block's structure, then decodes the tags the
+// pipeline records, and fills m. On error m keeps what was read.
 func readEXIF(m *Meta, block []byte, lim limits) error {
 	layout, err := checkLayout(block, lim)
 	if err != nil && layout.ifd0 == 0 {
 		return err
 	}
-	tags, libErr := visit(block)
+	tags, decodeErr := visit(block)
 	m.CameraMake, m.CameraModel = tags.make, tags.model
 	m.Captured, m.CapturedZoneKnown = capturedAt(tags.dateTimeOriginal, tags.subSec, tags.offsetTimeOriginal)
 	if err != nil {
 		return err
 	}
-	if libErr != nil {
-		return problemf(ReasonMalformed, "decoding IFDs: %v", libErr)
+	if decodeErr != nil {
+		return problemf(ReasonMalformed, "decoding IFDs: %v", decodeErr)
 	}
 	if !layout.hasGPS {
 		m.GPSProblem = problemf(ReasonNoGPS, "EXIF has no GPS block")
@@ -73,21 +63,15 @@ type layout struct {
 }
 
 // checkLayout validates the TIFF header, IFD0 and the Exif and GPS IFDs it
-// points to: every offset inside the block and every entry table within it.
-// go-exif would either skip such IFDs silently or fail the whole block with
-// a generic error; checking first gives each case its own reason.
+// points to: every offset inside the block and every entry table within it,
+// so each case gets its own reason.
 func checkLayout(b []byte, lim limits) (layout, error) {
 	var l layout
 	if len(b) < 8 {
 		return l, lim.outside(ReasonTruncated, int64(len(b)), fmt.Sprintf("TIFF header (EXIF block of %d bytes)", len(b)))
 	}
-	var order binary.ByteOrder
-	switch string(b[:4]) {
-	case "II*\x00":
-		order = binary.LittleEndian
-	case "MM\x00*":
-		order = binary.BigEndian
-	default:
+	order, ok := byteOrder(b)
+	if !ok {
 		return l, problemf(ReasonMalformed, "EXIF block does not start with a TIFF header")
 	}
 	ifd0 := order.Uint32(b[4:])
@@ -147,78 +131,74 @@ type tags struct {
 	gps                                  gpsTags
 }
 
-// errStop ends the walk at IFD1 (the thumbnail IFD), which holds nothing the
-// pipeline uses. It also keeps go-exif from reading the thumbnail, which it
-// allocates at the size IFD1 declares before checking it: a 200-byte block
-// claiming a 4 GB thumbnail would otherwise allocate 4 GB.
-var errStop = errors.New("photoexif: stop at IFD1")
+// TIFF field types (TIFF 6.0, section 2, and EXIF 2.3, 4.6.2).
+const (
+	typeByte      = 1
+	typeASCII     = 2
+	typeShort     = 3
+	typeLong      = 4
+	typeRational  = 5
+	typeUndefined = 7
+	typeSRational = 10
+)
 
-// visit runs go-exif over the block. The library reports errors by panicking
-// and recovering internally, and re-panics when it recovers a value that is
-// not an error; the recover here makes sure nothing escapes.
+// typeSize is the size in bytes of one value of each TIFF type.
+var typeSize = map[uint16]uint64{1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8}
+
+// visit reads the tags the pipeline records from IFD0, the Exif IFD and the
+// GPS IFD, and nothing else (not IFD1 and its thumbnail). It is written
+// here rather than taken from an EXIF library: the one that fits (go-exif)
+// links text/template, whose reflective method calls make the linker keep
+// every exported method of every type, which doubled the predictor's
+// binary (11.8 MB to 21.2 MB, mostly unused AWS SDK methods). Every offset
+// and count is checked against the block before it is read; an IFD that
+// checkLayout refused is skipped.
 func visit(block []byte) (t tags, err error) {
-	mapping, err := library()
-	if err != nil {
-		return t, fmt.Errorf("loading the EXIF IFD mapping: %w", err)
+	order, ok := byteOrder(block)
+	if !ok {
+		return t, errors.New("no TIFF header")
 	}
-	stopped := false
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("EXIF library panic: %v", r)
+	entries := func(at uint32) [][]byte {
+		if at < 8 || uint64(at)+2 > uint64(len(block)) {
+			return nil
 		}
-	}()
-	_, _, err = exif.Visit(exifcommon.IfdStandardIfdIdentity, mapping, tagIndex, block, func(ite *exif.IfdTagEntry) error {
-		if ite.IfdIdentity().Index() > 0 { // IFD1, or a second IFD anywhere
-			stopped = true
-			return errStop
+		n := uint64(order.Uint16(block[at:]))
+		if uint64(at)+2+12*n > uint64(len(block)) {
+			return nil
 		}
-		t.record(ite, len(block))
-		return nil
-	}, nil)
-	if stopped {
-		err = nil
-	}
-	return t, err
-}
-
-// record keeps the tags the pipeline uses. A value declared larger than the
-// whole block is not read: go-exif would allocate it before failing.
-func (t *tags) record(ite *exif.IfdTagEntry, blockLen int) {
-	path, id := ite.IfdPath(), ite.TagId()
-	wanted := false
-	switch path {
-	case "IFD":
-		wanted = id == tagMake || id == tagModel
-	case "IFD/Exif":
-		wanted = id == tagDateTimeOriginal || id == tagOffsetTimeOriginal || id == tagSubSecTimeOriginal
-	case "IFD/GPSInfo":
-		wanted = true
-	}
-	if !wanted {
-		return
-	}
-	if uint64(ite.UnitCount())*uint64(ite.TagType().Size()) > uint64(blockLen) {
-		if path == "IFD/GPSInfo" {
-			t.gps.bad(id, fmt.Sprintf("declares %d values, more than the EXIF block holds", ite.UnitCount()))
+		out := make([][]byte, n)
+		for i := range out {
+			out[i] = block[uint64(at)+2+12*uint64(i):][:12]
 		}
-		return
+		return out
 	}
-	v, err := ite.Value()
-	if err != nil {
-		if path == "IFD/GPSInfo" {
-			t.gps.bad(id, "value outside the EXIF block")
-		}
-		return
+	ifd0 := entries(order.Uint32(block[4:]))
+	if ifd0 == nil {
+		return t, errors.New("IFD0 outside the block")
 	}
-	switch path {
-	case "IFD":
-		if id == tagMake {
-			t.make = ascii(v)
-		} else {
-			t.model = ascii(v)
+	var exifAt, gpsAt uint32
+	for _, e := range ifd0 {
+		switch id := order.Uint16(e); id {
+		case tagMake, tagModel:
+			if v, err := value(block, order, e); err == nil {
+				if id == tagMake {
+					t.make = ascii(v)
+				} else {
+					t.model = ascii(v)
+				}
+			}
+		case tagExifIFD:
+			exifAt = order.Uint32(e[8:])
+		case tagGPSIFD:
+			gpsAt = order.Uint32(e[8:])
 		}
-	case "IFD/Exif":
-		switch id {
+	}
+	for _, e := range entries(exifAt) {
+		v, err := value(block, order, e)
+		if err != nil {
+			continue
+		}
+		switch order.Uint16(e) {
 		case tagDateTimeOriginal:
 			t.dateTimeOriginal = ascii(v)
 		case tagOffsetTimeOriginal:
@@ -226,9 +206,89 @@ func (t *tags) record(ite *exif.IfdTagEntry, blockLen int) {
 		case tagSubSecTimeOriginal:
 			t.subSec = ascii(v)
 		}
-	case "IFD/GPSInfo":
+	}
+	for _, e := range entries(gpsAt) {
+		id := order.Uint16(e)
+		v, err := value(block, order, e)
+		if err != nil {
+			t.gps.bad(id, err.Error())
+			continue
+		}
 		t.gps.set(id, v)
 	}
+	return t, nil
+}
+
+// byteOrder reads the TIFF header's byte order.
+func byteOrder(b []byte) (binary.ByteOrder, bool) {
+	if len(b) < 8 {
+		return nil, false
+	}
+	switch string(b[:4]) {
+	case "II*\x00":
+		return binary.LittleEndian, true
+	case "MM\x00*":
+		return binary.BigEndian, true
+	}
+	return nil, false
+}
+
+// value decodes one IFD entry: ASCII as a string up to its first NUL, BYTE
+// and UNDEFINED as bytes, SHORT and LONG as numbers, RATIONAL and SRATIONAL
+// as rationals kept as written. Values of up to four bytes sit in the entry
+// itself, larger ones at an offset that must lie within the block. Other
+// types decode to nil.
+func value(block []byte, order binary.ByteOrder, e []byte) (any, error) {
+	typ, count := order.Uint16(e[2:]), uint64(order.Uint32(e[4:]))
+	size, ok := typeSize[typ]
+	if !ok {
+		return nil, fmt.Errorf("has unknown TIFF type %d", typ)
+	}
+	n := size * count
+	if n > uint64(len(block)) {
+		return nil, fmt.Errorf("declares %d values, more than the EXIF block holds", count)
+	}
+	data := e[8 : 8+min(n, 4)]
+	if n > 4 {
+		at := uint64(order.Uint32(e[8:]))
+		if at+n > uint64(len(block)) {
+			return nil, errors.New("value outside the EXIF block")
+		}
+		data = block[at : at+n]
+	}
+	switch typ {
+	case typeASCII:
+		if i := bytes.IndexByte(data, 0); i >= 0 {
+			data = data[:i]
+		}
+		return string(data), nil
+	case typeByte, typeUndefined:
+		return slices.Clone(data), nil
+	case typeShort:
+		out := make([]uint16, count)
+		for i := range out {
+			out[i] = order.Uint16(data[2*i:])
+		}
+		return out, nil
+	case typeLong:
+		out := make([]uint32, count)
+		for i := range out {
+			out[i] = order.Uint32(data[4*i:])
+		}
+		return out, nil
+	case typeRational, typeSRational:
+		out := make([]rat, count)
+		for i := range out {
+			num, den := order.Uint32(data[8*i:]), order.Uint32(data[8*i+4:])
+			if typ == typeSRational {
+				out[i] = rat{int64(int32(num)), int64(int32(den))}
+			} else {
+				out[i] = rat{int64(num), int64(den)}
+			}
+		}
+		return out, nil
+	}
+	return nil, nil
 }
 
 // ascii returns an ASCII value without padding; anything else is "".
