@@ -71,18 +71,18 @@ func (d *localDashboard) write(now time.Time, progress io.Writer) error {
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	// The first call evaluates the run's first minute; the second catches
-	// up on every later one, each seeing the datapoints up to its minute.
+	// up on every later one, each seeing the datapoints up to its minute,
+	// through the minute after the run ends: CloudWatch evaluates once a
+	// minute, so that is when it has seen everything the run published (a
+	// run of seconds would otherwise be judged before its first datapoint).
+	end := now.Truncate(time.Minute).Add(time.Minute)
 	if _, err := eval.Evaluate(d.start); err != nil {
 		return fmt.Errorf("dashboard: evaluate alarms: %w", err)
 	}
-	if _, err := eval.Evaluate(now); err != nil {
+	if _, err := eval.Evaluate(end); err != nil {
 		return fmt.Errorf("dashboard: evaluate alarms: %w", err)
 	}
-	// At least one minute, so that a run of seconds still has a time axis.
-	to := now
-	if minimum := d.start.Add(time.Minute); to.Before(minimum) {
-		to = minimum
-	}
+	to := end
 	err = dashpage.WriteFile(d.path, dashpage.Source{Template: d.template, Metrics: d.metrics, Alarms: eval, From: d.start, To: to},
 		func(o *dashpage.Options) {
 			o.Refs = d.refs
