@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
 	"github.com/geolocate-aws/geolocate/pkg/localaws"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
 	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
 )
 
@@ -38,28 +36,13 @@ func TestDeadlineHoldsUnderTheRealRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s3srv, err := localaws.StartS3()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s3srv.Close() })
-	db := localawstest.SharedDynamoDB(t)
-	table := fmt.Sprintf("predictor-deadline-test-%d", time.Now().UnixNano())
-	if err := db.CreateTable(t.Context(), table); err != nil {
-		t.Fatal(err)
-	}
-	sim := geosim.New(func(c *geosim.Config) { c.DemoKey = fakeKey })
-	sim.SetFaults(geosim.Faults{Latency: time.Minute})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-
 	const bucket = "deadline-uploads"
-	if err := s3srv.CreateBucket(t.Context(), bucket); err != nil {
-		t.Fatal(err)
-	}
+	parts := startLocalParts(t, bucket, fakeKey)
+	parts.sim.SetFaults(geosim.Faults{Latency: time.Minute})
+
 	put := func(key string, seed byte) events.SQSMessage {
 		body := append([]byte{0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00}, bytes.Repeat([]byte{seed}, 4096)...)
-		out, err := s3srv.Client().PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
+		out, err := parts.s3.Client().PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,19 +65,13 @@ func TestDeadlineHoldsUnderTheRealRuntime(t *testing.T) {
 	const timeout = 10 * time.Second
 	rt, err := lambdaruntime.Start(lambdaruntime.Config{
 		Binary: binary, Timeout: timeout, Stderr: logs, FunctionName: "predictor", Region: localaws.Region,
-		Env: map[string]string{
-			"AWS_ENDPOINT_URL_S3":       s3srv.Endpoint(),
-			"AWS_ENDPOINT_URL_DYNAMODB": db.Endpoint(),
-			"AWS_ACCESS_KEY_ID":         "local",
-			"AWS_SECRET_ACCESS_KEY":     "local",
-			envvars.TableName:           table,
-			envvars.APIURL:              srv.URL,
-			envvars.APIKey:              fakeKey,
-			envvars.BucketName:          bucket,
-			envvars.FinishReserve:       "2s",
-			envvars.RatePerMinute:       "6000",
-			envvars.LogLevel:            "info",
-		},
+		Env: func() map[string]string {
+			env := parts.env()
+			env[envvars.FinishReserve] = "2s"
+			env[envvars.RatePerMinute] = "6000"
+			env[envvars.LogLevel] = "info"
+			return env
+		}(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -117,9 +94,9 @@ func TestDeadlineHoldsUnderTheRealRuntime(t *testing.T) {
 		returned[f.ItemIdentifier] = true
 	}
 
-	store := ledger.New(db.Client(), table)
+	store := ledger.New(parts.db.Client(), parts.table)
 	lookup := func(key string) *ledger.Record {
-		out, err := s3srv.Client().HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		out, err := parts.s3.Client().HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +123,7 @@ func TestDeadlineHoldsUnderTheRealRuntime(t *testing.T) {
 	if called != 4 || len(returned) != 2 {
 		t.Errorf("%d called and %d returned, want 4 (the parallelism) and 2", called, len(returned))
 	}
-	if n := len(sim.Calls()); n != called {
+	if n := len(parts.sim.Calls()); n != called {
 		t.Errorf("%d calls reached the service, want %d", n, called)
 	}
 	if res.Duration >= timeout {

@@ -3,23 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
 	"github.com/geolocate-aws/geolocate/pkg/localaws"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
 )
 
 // TestAdvertisedRunsLogOnlyJSON runs the README's two invocations of the
@@ -42,44 +34,11 @@ func TestAdvertisedRunsLogOnlyJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s3srv, err := localaws.StartS3()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s3srv.Close() })
-	db := localawstest.SharedDynamoDB(t)
-	table := fmt.Sprintf("predictor-json-logs-%d", time.Now().UnixNano())
-	if err := db.CreateTable(t.Context(), table); err != nil {
-		t.Fatal(err)
-	}
-	sim := httptest.NewServer(geosim.New(func(c *geosim.Config) { c.DemoKey = fakeKey }))
-	t.Cleanup(sim.Close)
-
-	const bucket, key = "geolocate-local-uploads", "harbour at dusk.jpg"
-	if err := s3srv.CreateBucket(t.Context(), bucket); err != nil {
-		t.Fatal(err)
-	}
-	image, err := os.ReadFile(filepath.Join("..", "..", "testdata", "images", key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Uploaded as `geolocate local --serve` does: the local client, which
-	// sends no checksum (S3 then computes its default CRC64NVME).
-	if _, err := s3srv.Client().PutObject(t.Context(), &s3.PutObjectInput{
-		Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(image),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"AWS_ENDPOINT_URL_S3=" + s3srv.Endpoint(),
-		"AWS_ENDPOINT_URL_DYNAMODB=" + db.Endpoint(),
-		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
-		"AWS_REGION=" + localaws.Region,
-		envvars.TableName + "=" + table,
-		envvars.APIURL + "=" + sim.URL,
-		envvars.APIKey + "=" + fakeKey,
-		envvars.BucketName + "=" + bucket,
+	parts := startLocalParts(t, sampleBucket, fakeKey)
+	parts.uploadSample(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "AWS_REGION=" + localaws.Region}
+	for name, value := range parts.env() {
+		env = append(env, name+"="+value)
 	}
 	eventPath := filepath.Join("..", "..", "events", "sqs-s3-put.json")
 	runs := []struct {

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,10 +10,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/localaws"
@@ -30,51 +24,17 @@ func TestMain(m *testing.M) { localawstest.Main(m) }
 // environment, against local S3, DynamoDB Local and the simulator, and runs
 // the SQS sample event through the same path as `-event FILE`.
 func TestLocalInvocation(t *testing.T) {
-	const fakeKey = "geo_test_fake_key_1"
-	s3srv, err := localaws.StartS3()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s3srv.Close() })
-	db := localawstest.SharedDynamoDB(t)
-	table := fmt.Sprintf("predictor-main-test-%d", time.Now().UnixNano()) // unique: the DynamoDB Local is shared across runs of -count
-	if err := db.CreateTable(t.Context(), table); err != nil {
-		t.Fatal(err)
-	}
-	sim := httptest.NewServer(geosim.New(func(c *geosim.Config) { c.DemoKey = fakeKey }))
-	t.Cleanup(sim.Close)
-
+	parts := startLocalParts(t, sampleBucket, "geo_test_fake_key_1")
 	// The sample event names this bucket, key and ETag: the sample image
 	// uploaded here, as `geolocate local --serve` does. It is run unchanged.
-	const bucket, key = "geolocate-local-uploads", "harbour at dusk.jpg"
-	if err := s3srv.CreateBucket(t.Context(), bucket); err != nil {
-		t.Fatal(err)
-	}
-	image, err := os.ReadFile(filepath.Join("..", "..", "testdata", "images", key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	put, err := s3srv.Client().PutObject(t.Context(), &s3.PutObjectInput{
-		Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(image),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	put := parts.uploadSample(t)
 	eventPath := filepath.Join("..", "..", "events", "sqs-s3-put.json")
 
-	for name, value := range map[string]string{
-		"AWS_ENDPOINT_URL_S3":       s3srv.Endpoint(),
-		"AWS_ENDPOINT_URL_DYNAMODB": db.Endpoint(),
-		"AWS_ACCESS_KEY_ID":         "local",
-		"AWS_SECRET_ACCESS_KEY":     "local",
-		"AWS_REGION":                localaws.Region,
-		envvars.TableName:           table,
-		envvars.APIURL:              sim.URL,
-		envvars.APIKey:              fakeKey,
-		envvars.SecretID:            "",
-		envvars.BucketName:          bucket,
-		envvars.LogLevel:            "error",
-	} {
+	env := parts.env()
+	env["AWS_REGION"] = localaws.Region
+	env[envvars.SecretID] = ""
+	env[envvars.LogLevel] = "error"
+	for name, value := range env {
 		t.Setenv(name, value)
 	}
 
@@ -98,8 +58,8 @@ func TestLocalInvocation(t *testing.T) {
 	}
 	// The event carries no version id (an unversioned bucket's events do
 	// not), so the record is keyed by the ETag.
-	rec, err := ledger.New(db.Client(), table).Lookup(t.Context(), ledger.ObjectRef{
-		Bucket: bucket, Key: key, ETag: strings.Trim(aws.ToString(put.ETag), `"`)})
+	rec, err := ledger.New(parts.db.Client(), parts.table).Lookup(t.Context(), ledger.ObjectRef{
+		Bucket: sampleBucket, Key: sampleKey, ETag: strings.Trim(aws.ToString(put.ETag), `"`)})
 	if err != nil || rec == nil || rec.Status != ledger.StatusSucceeded || rec.Place == "" {
 		t.Errorf("record = %+v, %v", rec, err)
 	}
