@@ -37,14 +37,11 @@ func readEXIF(m *Meta, block []byte, lim limits) error {
 	if err != nil && layout.ifd0 == 0 {
 		return err
 	}
-	tags, decodeErr := visit(block)
+	tags := visit(block, layout)
 	m.CameraMake, m.CameraModel = tags.make, tags.model
 	m.Captured, m.CapturedZoneKnown = capturedAt(tags.dateTimeOriginal, tags.subSec, tags.offsetTimeOriginal)
 	if err != nil {
 		return err
-	}
-	if decodeErr != nil {
-		return problemf(ReasonMalformed, "decoding IFDs: %v", decodeErr)
 	}
 	if !layout.hasGPS {
 		m.GPSProblem = problemf(ReasonNoGPS, "EXIF has no GPS block")
@@ -57,9 +54,13 @@ func readEXIF(m *Meta, block []byte, lim limits) error {
 
 // layout is what the structural check learned.
 type layout struct {
-	ifd0     uint32 // 0 when IFD0 itself is unusable
-	hasGPS   bool
-	gpsTypes map[uint16]uint16 // GPS tag -> TIFF type, as written
+	order binary.ByteOrder
+	ifd0  uint32 // 0 when IFD0 itself is unusable
+	// exifAt and gpsAt are the Exif and GPS IFDs' offsets as IFD0 gives
+	// them (0: none), whether or not they passed the check.
+	exifAt, gpsAt uint32
+	hasGPS        bool
+	gpsTypes      map[uint16]uint16 // GPS tag -> TIFF type, as written
 }
 
 // checkLayout validates the TIFF header, IFD0 and the Exif and GPS IFDs it
@@ -74,35 +75,35 @@ func checkLayout(b []byte, lim limits) (layout, error) {
 	if !ok {
 		return l, problemf(ReasonMalformed, "EXIF block does not start with a TIFF header")
 	}
+	l.order = order
 	ifd0 := order.Uint32(b[4:])
 	if err := checkIFD(b, order, ifd0, "IFD0", lim); err != nil {
 		return l, err
 	}
 	l.ifd0 = ifd0
-	var exifAt, gpsAt uint32
 	n := int(order.Uint16(b[ifd0:]))
 	for i := range n {
 		e := b[int(ifd0)+2+12*i:]
 		switch order.Uint16(e) {
 		case tagExifIFD:
-			exifAt = order.Uint32(e[8:])
+			l.exifAt = order.Uint32(e[8:])
 		case tagGPSIFD:
-			gpsAt, l.hasGPS = order.Uint32(e[8:]), true
+			l.gpsAt, l.hasGPS = order.Uint32(e[8:]), true
 		}
 	}
-	if exifAt != 0 {
-		if err := checkIFD(b, order, exifAt, "Exif IFD", lim); err != nil {
+	if l.exifAt != 0 {
+		if err := checkIFD(b, order, l.exifAt, "Exif IFD", lim); err != nil {
 			return l, err
 		}
 	}
 	if l.hasGPS {
-		if err := checkIFD(b, order, gpsAt, "GPS IFD", lim); err != nil {
+		if err := checkIFD(b, order, l.gpsAt, "GPS IFD", lim); err != nil {
 			return l, err
 		}
 		l.gpsTypes = map[uint16]uint16{}
-		n := int(order.Uint16(b[gpsAt:]))
+		n := int(order.Uint16(b[l.gpsAt:]))
 		for i := range n {
-			e := b[int(gpsAt)+2+12*i:]
+			e := b[int(l.gpsAt)+2+12*i:]
 			l.gpsTypes[order.Uint16(e)] = order.Uint16(e[2:])
 		}
 	}
@@ -146,18 +147,15 @@ const (
 var typeSize = map[uint16]uint64{1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8}
 
 // visit reads the tags the pipeline records from IFD0, the Exif IFD and the
-// GPS IFD, and nothing else (not IFD1 and its thumbnail). It is written
-// here rather than taken from an EXIF library: the one that fits (go-exif)
-// links text/template, whose reflective method calls make the linker keep
-// every exported method of every type, which doubled the predictor's
-// binary (11.8 MB to 21.2 MB, mostly unused AWS SDK methods). Every offset
-// and count is checked against the block before it is read; an IFD that
-// checkLayout refused is skipped.
-func visit(block []byte) (t tags, err error) {
-	order, ok := byteOrder(block)
-	if !ok {
-		return t, errors.New("no TIFF header")
-	}
+// GPS IFD that checkLayout found, and nothing else (not IFD1 and its
+// thumbnail). It is written here rather than taken from an EXIF library:
+// the one that fits (go-exif) links text/template, whose reflective method
+// calls make the linker keep every exported method of every type, which
+// doubled the predictor's binary (11.8 MB to 21.2 MB, mostly unused AWS SDK
+// methods). Every offset and count is checked against the block before it
+// is read; an IFD that checkLayout refused is skipped. l.ifd0 must be set.
+func visit(block []byte, l layout) (t tags) {
+	order := l.order
 	entries := func(at uint32) [][]byte {
 		if at < 8 || uint64(at)+2 > uint64(len(block)) {
 			return nil
@@ -172,42 +170,22 @@ func visit(block []byte) (t tags, err error) {
 		}
 		return out
 	}
-	ifd0 := entries(order.Uint32(block[4:]))
-	if ifd0 == nil {
-		return t, errors.New("IFD0 outside the block")
-	}
-	var exifAt, gpsAt uint32
-	for _, e := range ifd0 {
-		switch id := order.Uint16(e); id {
-		case tagMake, tagModel:
-			if v, err := value(block, order, e); err == nil {
-				if id == tagMake {
-					t.make = ascii(v)
-				} else {
-					t.model = ascii(v)
+	// Only the wanted tags are decoded: IFD0 and the Exif IFD also hold
+	// large values (XMP, maker notes) the pipeline never reads.
+	text := func(entries [][]byte, into map[uint16]*string) {
+		for _, e := range entries {
+			if dst, ok := into[order.Uint16(e)]; ok {
+				if v, err := value(block, order, e); err == nil {
+					*dst = ascii(v)
 				}
 			}
-		case tagExifIFD:
-			exifAt = order.Uint32(e[8:])
-		case tagGPSIFD:
-			gpsAt = order.Uint32(e[8:])
 		}
 	}
-	for _, e := range entries(exifAt) {
-		v, err := value(block, order, e)
-		if err != nil {
-			continue
-		}
-		switch order.Uint16(e) {
-		case tagDateTimeOriginal:
-			t.dateTimeOriginal = ascii(v)
-		case tagOffsetTimeOriginal:
-			t.offsetTimeOriginal = ascii(v)
-		case tagSubSecTimeOriginal:
-			t.subSec = ascii(v)
-		}
-	}
-	for _, e := range entries(gpsAt) {
+	text(entries(l.ifd0), map[uint16]*string{tagMake: &t.make, tagModel: &t.model})
+	text(entries(l.exifAt), map[uint16]*string{
+		tagDateTimeOriginal: &t.dateTimeOriginal, tagOffsetTimeOriginal: &t.offsetTimeOriginal, tagSubSecTimeOriginal: &t.subSec,
+	})
+	for _, e := range entries(l.gpsAt) {
 		id := order.Uint16(e)
 		v, err := value(block, order, e)
 		if err != nil {
@@ -216,7 +194,7 @@ func visit(block []byte) (t tags, err error) {
 		}
 		t.gps.set(id, v)
 	}
-	return t, nil
+	return t
 }
 
 // byteOrder reads the TIFF header's byte order.
