@@ -65,7 +65,7 @@ func resolveString(v any, refs map[string]string) (s string, resolved bool, err 
 			case "Ref":
 				id, ok := arg.(string)
 				if !ok || id == "" {
-					return "", false, fmt.Errorf("Ref of %T, want a logical id", arg)
+					return "", false, fmt.Errorf("a Ref of %T, want a logical id", arg)
 				}
 				if val, ok := refs[id]; ok {
 					return val, true, nil
