@@ -85,14 +85,14 @@ bench: deps build ## run the benchmarks and write the report (BENCH_OUT=cmd/benc
 	$(GO) run ./cmd/benchreport -out $(BENCH_OUT)
 
 soak: deps ## run the fault soak at size N (default 20000)
-	SOAK_UPLOADS=$(N) $(GO) test -count=1 -timeout 120m -run 'TestSoak' -v ./pkg/soak/
+	SOAK_UPLOADS=$(N) $(GO) test -count=1 -timeout 120m -run 'TestSoak' -v ./pkg/local/soak/
 
 lint: ## go vet, gofmt and staticcheck
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
 
-FUZZ_PKGS := ./pkg/geoapi ./pkg/imageformat ./pkg/downscale ./pkg/photoexif
+FUZZ_PKGS := ./pkg/geoapi ./pkg/photo/imageformat ./pkg/photo/downscale ./pkg/photo/photoexif
 
 fuzz: ## fuzz each parser for FUZZTIME (default 30s each); the seed corpora also run in make test
 	@for pkg in $(FUZZ_PKGS); do \

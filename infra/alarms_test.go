@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 func TestAlarms(t *testing.T) {

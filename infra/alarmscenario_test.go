@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/dashpage"
 	"github.com/geolocate-aws/geolocate/pkg/local/scenario"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
 // The alarm scenarios deploy the default stack (cdk.json's settings) on the
@@ -367,8 +367,8 @@ func TestAlarmScenarios(t *testing.T) {
 }
 
 func runAlarmScenario(t *testing.T, stackName string, template []byte, sc alarmScenario) scenarioResult {
-	s3c, bucket := localawstest.S3Unversioned(t)
-	ddb, table := localawstest.DynamoDB(t)
+	s3c, bucket := awspartstest.S3Unversioned(t)
+	ddb, table := awspartstest.DynamoDB(t)
 	start := scenarioStart.Add(sc.startAt)
 	credits := sc.credits
 	if credits == 0 {

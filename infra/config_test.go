@@ -354,7 +354,7 @@ func TestLoadConfigDefaultsOfPhotoOptionsAndMemory(t *testing.T) {
 	if cfg.ExifGPS != "predict" || cfg.Oversize != "downscale" || cfg.DownscaleMaxSidePx != 4096 {
 		t.Errorf("exifGps %q oversize %q downscaleMaxSidePx %d; want predict, downscale, 4096", cfg.ExifGPS, cfg.Oversize, cfg.DownscaleMaxSidePx)
 	}
-	// The 50 MP downscale benchmark peaks near 262 MB of RSS (pkg/downscale,
+	// The 50 MP downscale benchmark peaks near 262 MB of RSS (pkg/photo/downscale,
 	// make bench); 1024 MB leaves room for the batch's other workers, their
 	// heads and downscaled JPEGs, and the runtime.
 	if cfg.PredictorMemoryMB < 1024 {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/geolocate-aws/geolocate/pkg/geodist"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 func TestDashboard(t *testing.T) {

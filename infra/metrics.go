@@ -9,7 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/geodist"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // accuracyPeriodMinutes is the period of the accuracy graphs.

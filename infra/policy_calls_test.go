@@ -11,7 +11,7 @@ import (
 )
 
 // recordedCallLists are the golden lists of the AWS calls each function's
-// code makes, recorded by its tests (pkg/soak, pkg/predictor, pkg/monitor:
+// code makes, recorded by its tests (pkg/local/soak, pkg/predictor, pkg/monitor:
 // see pkg/local/awscalls), by the principal that makes them.
 var recordedCallLists = []struct{ principal, path string }{
 	{"predictor", "../testdata/aws-calls/predictor.json"},
@@ -53,7 +53,7 @@ func TestPolicyCoversRecordedCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(es) == 0 {
-			t.Fatalf("%s is missing or empty: record it with `UPDATE_AWS_CALLS=1 go test ./pkg/soak/ ./pkg/predictor/ ./pkg/monitor/`", l.path)
+			t.Fatalf("%s is missing or empty: record it with `UPDATE_AWS_CALLS=1 go test ./pkg/local/soak/ ./pkg/predictor/ ./pkg/monitor/`", l.path)
 		}
 		for _, e := range es {
 			if len(e.IAMActions) == 0 {

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
 // accessLogRetentionDays bounds how long S3 server access logs are kept: long
@@ -186,7 +186,7 @@ func configureNotificationsHandler(stack awscdk.Stack, cfg Config, bucket awss3.
 }
 
 // newResultsTable creates the table with the key schema and index of
-// pkg/tableschema, so the deployed table matches the local one.
+// pkg/shared/tableschema, so the deployed table matches the local one.
 func newResultsTable(stack awscdk.Stack, cfg Config) awsdynamodb.Table {
 	str := awsdynamodb.AttributeType_STRING
 	table := awsdynamodb.NewTable(stack, jsii.String("ResultsTable"), &awsdynamodb.TableProps{

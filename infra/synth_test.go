@@ -13,7 +13,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
 // synthesized is one stack of the shared test app.
@@ -42,7 +42,7 @@ var (
 
 func TestMain(m *testing.M) {
 	// Run stops the DynamoDB Local the alarm scenarios share.
-	code := localawstest.Run(m)
+	code := awspartstest.Run(m)
 	if assetsDir != "" {
 		os.RemoveAll(assetsDir)
 	}

@@ -3,7 +3,7 @@
 // generate_images writes the sample images in testdata/images. Run from the repository
 // root: go run testdata/generate_images.go
 //
-// The exif-* photos carry real EXIF blocks built by pkg/photoexif/exiftest
+// The exif-* photos carry real EXIF blocks built by pkg/photo/photoexif/exiftest
 // (TIFF IFDs assembled byte by byte, in the containers phones use). The
 // photo over the service's 10,000,000-byte limit is not committed: run with
 // -large DIR to write it (10.5 MB, deterministic) into DIR; tests build it
@@ -21,7 +21,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/geolocate-aws/geolocate/pkg/photoexif/exiftest"
+	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 )
 
 func main() {

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/bench"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 )
 
 // coldStartResult is the time from exec to the first poll of the Runtime
@@ -40,7 +40,7 @@ func coldStart(ctx context.Context, e *localEnv, st stack, bin string, i int) (r
 	if err != nil {
 		return 0, 0, err
 	}
-	payload, _, err := sqsEvent(ctx, localqueue.New(), obj)
+	payload, _, err := sqsEvent(ctx, sqsqueue.New(), obj)
 	if err != nil {
 		return 0, 0, err
 	}

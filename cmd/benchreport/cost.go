@@ -3,7 +3,7 @@ package main
 import (
 	"math"
 
-	"github.com/geolocate-aws/geolocate/pkg/bench"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 )
 
 // platformLogBytes estimates the lines Lambda itself writes per invocation

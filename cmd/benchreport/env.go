@@ -20,16 +20,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/geolocate-aws/geolocate/pkg/bench"
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localaws"
-	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
@@ -47,8 +47,8 @@ const (
 // the simulator on 127.0.0.1. Clients made by counted() count their
 // requests; the plain ones are for setup and the floor.
 type localEnv struct {
-	s3srv  *localaws.S3
-	ddbsrv *localaws.DynamoDB
+	s3srv  *awsparts.S3
+	ddbsrv *awsparts.DynamoDB
 	s3     *s3.Client
 	ddb    *dynamodb.Client
 	store  *ledger.Store
@@ -61,10 +61,10 @@ type localEnv struct {
 func startEnv(ctx context.Context) (*localEnv, error) {
 	e := &localEnv{}
 	var err error
-	if e.s3srv, err = localaws.StartS3(); err != nil {
+	if e.s3srv, err = awsparts.StartS3(); err != nil {
 		return nil, fmt.Errorf("start S3: %w", err)
 	}
-	if e.ddbsrv, err = localaws.StartDynamoDB(ctx); err != nil {
+	if e.ddbsrv, err = awsparts.StartDynamoDB(ctx); err != nil {
 		e.close()
 		return nil, fmt.Errorf("start DynamoDB Local: %w", err)
 	}
@@ -212,26 +212,26 @@ func newPacer(vars map[string]string, ddb *dynamodb.Client, clock func() time.Ti
 }
 
 // put uploads body and returns the object as its notification describes it.
-func (e *localEnv) put(ctx context.Context, key string, body []byte) (localpipeline.ObjectCreated, error) {
+func (e *localEnv) put(ctx context.Context, key string, body []byte) (pipeline.ObjectCreated, error) {
 	out, err := e.s3.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(bucketName), Key: aws.String(key), Body: bytes.NewReader(body),
 	})
 	if err != nil {
-		return localpipeline.ObjectCreated{}, fmt.Errorf("put object %s: %w", key, err)
+		return pipeline.ObjectCreated{}, fmt.Errorf("put object %s: %w", key, err)
 	}
-	return localpipeline.ObjectCreated{Bucket: bucketName, Key: key, Size: int64(len(body)),
+	return pipeline.ObjectCreated{Bucket: bucketName, Key: key, Size: int64(len(body)),
 		ETag: aws.ToString(out.ETag), VersionID: aws.ToString(out.VersionId), Time: time.Now()}, nil
 }
 
-func refOf(obj localpipeline.ObjectCreated) ledger.ObjectRef {
+func refOf(obj pipeline.ObjectCreated) ledger.ObjectRef {
 	return ledger.ObjectRef{Bucket: obj.Bucket, Key: obj.Key, VersionID: obj.VersionID, ETag: strings.Trim(obj.ETag, `"`)}
 }
 
 // sqsEvent is the SQS event Lambda would deliver for obj: the S3
 // notification as one message, shaped by the local queue.
-func sqsEvent(ctx context.Context, q *localqueue.Queue, objs ...localpipeline.ObjectCreated) ([]byte, []events.SQSMessage, error) {
+func sqsEvent(ctx context.Context, q *sqsqueue.Queue, objs ...pipeline.ObjectCreated) ([]byte, []events.SQSMessage, error) {
 	for _, obj := range objs {
-		body, err := localpipeline.S3EventBody(obj)
+		body, err := pipeline.S3EventBody(obj)
 		if err != nil {
 			return nil, nil, err
 		}

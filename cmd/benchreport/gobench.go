@@ -26,7 +26,7 @@ var goBenchmarks = []struct{ pkg, pattern, benchtime string }{
 	// (about 20 MB) downscaled, and the peak RSS of a fresh process doing it,
 	// which is what the predictor's memory size must hold. Once each: a run
 	// takes seconds and the figure does not need averaging to size memory.
-	{"./pkg/downscale/", "^(BenchmarkDownscale50MP|BenchmarkDownscale50MPPeakRSS)$", "1x"},
+	{"./pkg/photo/downscale/", "^(BenchmarkDownscale50MP|BenchmarkDownscale50MPPeakRSS)$", "1x"},
 }
 
 func runGoBenchmarks(ctx context.Context, root string, progress func(string, ...any)) []goBenchmark {

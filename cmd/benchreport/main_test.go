@@ -9,10 +9,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
-	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 
@@ -49,15 +49,15 @@ func TestFunctionEnvIsAValidPredictorConfig(t *testing.T) {
 }
 
 func TestSQSEventCarriesTheUpload(t *testing.T) {
-	obj := localpipeline.ObjectCreated{Bucket: bucketName, Key: "a b/ü.jpg", Size: 42, ETag: `"abc"`, Time: time.Now()}
-	payload, msgs, err := sqsEvent(context.Background(), localqueue.New(), obj)
+	obj := pipeline.ObjectCreated{Bucket: bucketName, Key: "a b/ü.jpg", Size: 42, ETag: `"abc"`, Time: time.Now()}
+	payload, msgs, err := sqsEvent(context.Background(), sqsqueue.New(), obj)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(msgs) != 1 || msgs[0].EventSource != "aws:sqs" {
 		t.Fatalf("messages = %+v", msgs)
 	}
-	body, _ := localpipeline.S3EventBody(obj)
+	body, _ := pipeline.S3EventBody(obj)
 	if msgs[0].Body != body || !strings.Contains(string(payload), `a+b/%C3%BC.jpg`) {
 		t.Errorf("event does not carry the S3 notification: %s", payload)
 	}

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 )
 
 // rssResult is one run of the predictor binary on one image.
@@ -54,7 +54,7 @@ func measureRSS(ctx context.Context, e *localEnv, st stack, bin, tmp string, siz
 	if err != nil {
 		return nil, err
 	}
-	payload, _, err := sqsEvent(ctx, localqueue.New(), obj)
+	payload, _, err := sqsEvent(ctx, sqsqueue.New(), obj)
 	if err != nil {
 		return nil, err
 	}

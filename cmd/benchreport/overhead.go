@@ -15,13 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/geolocate-aws/geolocate/pkg/bench"
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 )
 
 // overheadResult compares the handler with the floor, per image.
@@ -64,7 +64,7 @@ func measureOverhead(ctx context.Context, e *localEnv, st stack, images, warmup 
 	if err != nil {
 		return nil, err
 	}
-	q := localqueue.New()
+	q := sqsqueue.New()
 	httpc := &http.Client{Timeout: time.Minute}
 
 	res := &overheadResult{Images: images, MinBytes: 200 << 10, MaxBytes: 500 << 10}
@@ -161,7 +161,7 @@ func measureOverhead(ctx context.Context, e *localEnv, st stack, images, warmup 
 // floor is the unavoidable work for one image: a bare S3 GET, a bare
 // net/http multipart POST of the same bytes to the same simulator, and one
 // DynamoDB PutItem of the answer.
-func floor(ctx context.Context, e *localEnv, httpc *http.Client, obj localpipeline.ObjectCreated, i int) (floorParts, error) {
+func floor(ctx context.Context, e *localEnv, httpc *http.Client, obj pipeline.ObjectCreated, i int) (floorParts, error) {
 	var parts floorParts
 	t0 := time.Now()
 	out, err := e.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(obj.Bucket), Key: aws.String(obj.Key)})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/bench"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/bench"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 )
 
 // A child's peak RSS, as wait4 reports it, is at least the RSS of the

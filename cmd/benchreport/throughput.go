@@ -9,12 +9,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/bench"
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )
 
@@ -89,9 +89,9 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 	var counter bench.RequestCounter
 	s3c, ddbc := e.counted(&counter)
 	logs := &countingWriter{}
-	queue := localqueue.New(
-		localqueue.WithVisibilityTimeout(6*st.Timeout), // the stack's queue setting
-		localqueue.WithMaxReceiveCount(10))             // cdk.json dlqMaxReceiveCount
+	queue := sqsqueue.New(
+		sqsqueue.WithVisibilityTimeout(6*st.Timeout), // the stack's queue setting
+		sqsqueue.WithMaxReceiveCount(10))             // cdk.json dlqMaxReceiveCount
 
 	var (
 		mu          sync.Mutex
@@ -124,10 +124,10 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 		if err != nil {
 			return nil, err
 		}
-		p := &localqueue.Poller{
+		p := &sqsqueue.Poller{
 			Queue: queue, Handler: h.Handle, Concurrency: 1, BatchSize: tc.BatchSize,
 			Timeout: st.Timeout, RetryDelay: tc.RetryDelay,
-			OnBatch: func(r localqueue.BatchResult) {
+			OnBatch: func(r sqsqueue.BatchResult) {
 				mu.Lock()
 				invocations++
 				billed += bench.BilledSeconds(r.Duration.Seconds())
@@ -139,7 +139,7 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 
 	total := int(tc.RatePerMinute * tc.Duration.Minutes())
 	interval := time.Duration(float64(time.Minute) / tc.RatePerMinute)
-	uploads := make([]localpipeline.ObjectCreated, 0, total)
+	uploads := make([]pipeline.ObjectCreated, 0, total)
 	img := fakeJPEG(300<<10, 7)
 	for i := range total {
 		if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
@@ -152,7 +152,7 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 		if err != nil {
 			return nil, err
 		}
-		body, err := localpipeline.S3EventBody(obj)
+		body, err := pipeline.S3EventBody(obj)
 		if err != nil {
 			return nil, err
 		}
@@ -215,7 +215,7 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 		case rec != nil && rec.Status != ledger.StatusInProgress:
 			res.OtherFinal++
 		default:
-			body, _ := localpipeline.S3EventBody(obj)
+			body, _ := pipeline.S3EventBody(obj)
 			if !dead[body] {
 				res.Lost++
 			}

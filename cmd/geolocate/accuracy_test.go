@@ -10,7 +10,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/geodist"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
 func TestMeasureAccuracy(t *testing.T) {
@@ -72,7 +72,7 @@ func seedEXIFRecords(t *testing.T, store *ledger.Store) (offKm float64) {
 }
 
 func TestResultsShowAccuracyAgainstEXIF(t *testing.T) {
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	offKm := seedEXIFRecords(t, ledger.New(client, table))
 	useAWS(t, &awsClients{tables: client})
 

@@ -17,7 +17,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
 // fakeQueues records SendMessageBatch calls; refuse names message bodies
@@ -102,7 +102,7 @@ func putObjects(t *testing.T, client *s3.Client, bucket string, objects map[stri
 }
 
 func TestBackfillSendsEveryObjectAsAnS3Event(t *testing.T) {
-	s3c, bucket := localawstest.S3(t)
+	s3c, bucket := awspartstest.S3(t)
 	objects := map[string]string{}
 	for i := range 23 { // three batches: 10 + 10 + 3
 		objects[fmt.Sprintf("photos/img-%02d.jpg", i)] = fmt.Sprintf("image %d", i)
@@ -161,8 +161,8 @@ func TestBackfillSendsEveryObjectAsAnS3Event(t *testing.T) {
 }
 
 func TestBackfillSkipsFinishedObjectsWhenTheTableIsKnown(t *testing.T) {
-	s3c, bucket := localawstest.S3(t)
-	ddb, table := localawstest.DynamoDB(t)
+	s3c, bucket := awspartstest.S3(t)
+	ddb, table := awspartstest.DynamoDB(t)
 	puts := putObjects(t, s3c, bucket, map[string]string{"done.jpg": "a", "todo.jpg": "b", "retry.jpg": "c"})
 	store := ledger.New(ddb, table)
 	ref := func(key string) ledger.ObjectRef {
@@ -210,8 +210,8 @@ func TestBackfillSkipsFinishedObjectsWhenTheTableIsKnown(t *testing.T) {
 }
 
 func TestBackfillRequeuesUnknownOutcomesOnlyWhenAsked(t *testing.T) {
-	s3c, bucket := localawstest.S3(t)
-	ddb, table := localawstest.DynamoDB(t)
+	s3c, bucket := awspartstest.S3(t)
+	ddb, table := awspartstest.DynamoDB(t)
 	puts := putObjects(t, s3c, bucket, map[string]string{"lost.jpg": "a", "done.jpg": "b"})
 	now := time.Now()
 	store := ledger.New(ddb, table, func(o *ledger.Options) { o.Clock = func() time.Time { return now } })
@@ -253,7 +253,7 @@ func TestBackfillRequeuesUnknownOutcomesOnlyWhenAsked(t *testing.T) {
 }
 
 func TestBackfillReportsRefusedMessages(t *testing.T) {
-	s3c, bucket := localawstest.S3(t)
+	s3c, bucket := awspartstest.S3(t)
 	putObjects(t, s3c, bucket, map[string]string{"a.jpg": "a", "poison.jpg": "b"})
 	queues := &fakeQueues{refuse: "poison"}
 	useAWS(t, &awsClients{objects: s3c, queues: queues, stacks: fakeStacks{name: "Geo"}})

@@ -23,9 +23,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
 

@@ -21,9 +21,9 @@ import (
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // fakeNotifications answers GetBucketNotificationConfiguration from queue

@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 )
 
@@ -42,7 +42,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 
-	opts := localpipeline.Options{
+	opts := pipeline.Options{
 		ImagesDir:   *images,
 		KeyPrefix:   *prefix,
 		Watch:       *watch,
@@ -65,9 +65,9 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		opts.Metrics = dash.metrics
 	}
 	if *serve {
-		return stoppedIsSuccess(ctx, c, localpipeline.Serve(ctx, opts))
+		return stoppedIsSuccess(ctx, c, pipeline.Serve(ctx, opts))
 	}
-	sum, runErr := localpipeline.Run(ctx, opts)
+	sum, runErr := pipeline.Run(ctx, opts)
 	if dash != nil {
 		// Also after a stop: the page shows what the run got to.
 		if err := dash.write(time.Now(), c.stderr); err != nil {
@@ -112,7 +112,7 @@ func stoppedIsSuccess(ctx context.Context, c *cli, err error) error {
 }
 
 // localVerdict turns the summary into the command's exit status.
-func localVerdict(sum *localpipeline.Summary) error {
+func localVerdict(sum *pipeline.Summary) error {
 	if lost := sum.Lost(); len(lost) > 0 {
 		keys := make([]string, 0, len(lost))
 		for _, r := range lost {
@@ -128,7 +128,7 @@ func localVerdict(sum *localpipeline.Summary) error {
 }
 
 // localRows are the results as printed rows, in upload order.
-func localRows(sum *localpipeline.Summary) []resultRow {
+func localRows(sum *pipeline.Summary) []resultRow {
 	rows := make([]resultRow, 0, len(sum.Results))
 	for _, r := range sum.Results {
 		row := resultRow{
@@ -148,7 +148,7 @@ func localRows(sum *localpipeline.Summary) []resultRow {
 	return rows
 }
 
-func writeLocalReport(w io.Writer, sum *localpipeline.Summary) error {
+func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
 	fmt.Fprintln(w)
 	if err := writeResultsTable(w, localRows(sum), false); err != nil {
 		return err
@@ -227,7 +227,7 @@ type localJSONReport struct {
 	MonitorError   string          `json:"monitor_error,omitempty"`
 }
 
-func localJSON(sum *localpipeline.Summary) localJSONReport {
+func localJSON(sum *pipeline.Summary) localJSONReport {
 	rep := localJSONReport{
 		Service:      sum.Service,
 		Results:      localRows(sum),

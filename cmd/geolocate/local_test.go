@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 )
 
 func TestLocalRunsThePipelineOnADirectory(t *testing.T) {
@@ -55,31 +55,31 @@ func TestLocalVerdict(t *testing.T) {
 	final := func(status string) *ledger.Record { return &ledger.Record{Status: status} }
 	tests := []struct {
 		name    string
-		results []localpipeline.Result
+		results []pipeline.Result
 		wantErr string
 	}{
-		{"all succeeded or rejected", []localpipeline.Result{
+		{"all succeeded or rejected", []pipeline.Result{
 			{Record: final(ledger.StatusSucceeded)}, {Record: final(ledger.StatusRejected)},
 		}, ""},
-		{"lost: acked without a final record", []localpipeline.Result{
-			{Upload: localpipeline.Upload{Key: "a.jpg"}, Record: &ledger.Record{Status: ledger.StatusFailed, Retryable: true}},
+		{"lost: acked without a final record", []pipeline.Result{
+			{Upload: pipeline.Upload{Key: "a.jpg"}, Record: &ledger.Record{Status: ledger.StatusFailed, Retryable: true}},
 		}, "1 upload(s) LOST"},
-		{"lost: no record at all", []localpipeline.Result{
-			{Upload: localpipeline.Upload{Key: "b.jpg"}},
+		{"lost: no record at all", []pipeline.Result{
+			{Upload: pipeline.Upload{Key: "b.jpg"}},
 		}, "LOST (no final record, no dead letter): b.jpg"},
-		{"failed for good", []localpipeline.Result{
+		{"failed for good", []pipeline.Result{
 			{Record: final(ledger.StatusSucceeded)}, {Record: final(ledger.StatusFailed)},
 		}, "1 image(s) not geolocated"},
-		{"dead-lettered", []localpipeline.Result{
-			{DeadLetter: &localqueue.Message{ID: "m"}},
+		{"dead-lettered", []pipeline.Result{
+			{DeadLetter: &sqsqueue.Message{ID: "m"}},
 		}, "1 image(s) not geolocated"},
-		{"still queued at Ctrl-C is not lost", []localpipeline.Result{
+		{"still queued at Ctrl-C is not lost", []pipeline.Result{
 			{Queued: true},
 		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := localVerdict(&localpipeline.Summary{Results: tt.results})
+			err := localVerdict(&pipeline.Summary{Results: tt.results})
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Errorf("err = %v, want none", err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/dashpage"
-	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 )
 
 // defaultStackTemplate is the template `make synth` writes for the stack
@@ -55,7 +55,7 @@ func newLocalDashboard(path, templatePath string, now time.Time) (*localDashboar
 // (MatchUnresolvedByKey), as a local run has one of each.
 func resolveLocal(d alarmeval.Dimension) (string, bool) {
 	if d.Name == "Pipeline" {
-		return localpipeline.PipelineName, true
+		return pipeline.PipelineName, true
 	}
 	return "", false
 }

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 )
 
 const testKey = "geo_test_fake_key_1"

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // readmeSmokeTag marks a fenced block whose every command the smoke test

@@ -11,12 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
-func TestMain(m *testing.M) { localawstest.Main(m) }
+func TestMain(m *testing.M) { awspartstest.Main(m) }
 
 // useAWS makes the commands use clients instead of real AWS.
 func useAWS(t *testing.T, clients *awsClients) {
@@ -77,7 +77,7 @@ func seedRecords(t *testing.T, store *ledger.Store) {
 }
 
 func TestResultsReadsTheTable(t *testing.T) {
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	seedRecords(t, ledger.New(client, table))
 	useAWS(t, &awsClients{tables: client, stacks: fakeStacks{name: "Geo", outputs: map[string]string{outputTableName: table}}})
 

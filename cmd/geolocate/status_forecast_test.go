@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 )
 
@@ -17,7 +17,7 @@ import (
 // (which reads as "runs out today").
 func TestStatusWithOneReadingSaysHowManyAreNeeded(t *testing.T) {
 	sim, url := startSim(t)
-	ddb, table := localawstest.DynamoDB(t)
+	ddb, table := awspartstest.DynamoDB(t)
 	history := monitor.NewHistory(ddb, table, "Geo", 0)
 	if err := history.Put(context.Background(), monitor.Reading{At: time.Now().Add(-time.Hour), Remaining: 980}); err != nil {
 		t.Fatal(err)

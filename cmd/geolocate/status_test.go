@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 )
 
@@ -29,7 +29,7 @@ func (s *recordingSecrets) SecretString(_ context.Context, id string) (string, e
 
 func TestStatusOfADeployedStack(t *testing.T) {
 	sim, url := startSim(t)
-	ddb, table := localawstest.DynamoDB(t)
+	ddb, table := awspartstest.DynamoDB(t)
 	// Two readings a day apart: 100 credits burnt a day, 900 left.
 	history := monitor.NewHistory(ddb, table, "Geo", 0)
 	now := time.Now()
@@ -88,7 +88,7 @@ func TestStatusReportsEachUnreadablePart(t *testing.T) {
 	queues := &fakeQueues{attrs: map[string]map[string]string{
 		"https://sqs/queue": {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"},
 	}}
-	ddb, _ := localawstest.DynamoDB(t)
+	ddb, _ := awspartstest.DynamoDB(t)
 	useAWS(t, &awsClients{stacks: stacks, queues: queues, tables: ddb})
 
 	r := runCLI(t, simEnv(url, sim.DemoKey()), nil, "status", "--stack", "Geo")

@@ -14,7 +14,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/geolocate-aws/geolocate/pkg/photoexif/exiftest"
+	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 )
 
 // largeName is the generated photo's file name.

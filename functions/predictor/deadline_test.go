@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
-	"github.com/geolocate-aws/geolocate/pkg/localaws"
-	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 )
 
 // TestDeadlineHoldsUnderTheRealRuntime runs the built predictor under a
@@ -47,7 +47,7 @@ func TestDeadlineHoldsUnderTheRealRuntime(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := events.S3Event{Records: []events.S3EventRecord{{
-			EventVersion: "2.1", EventSource: "aws:s3", AWSRegion: localaws.Region, EventName: "ObjectCreated:Put",
+			EventVersion: "2.1", EventSource: "aws:s3", AWSRegion: awsparts.Region, EventName: "ObjectCreated:Put",
 			S3: events.S3Entity{Bucket: events.S3Bucket{Name: bucket}, Object: events.S3Object{
 				Key: key, Size: int64(len(body)), ETag: strings.Trim(aws.ToString(out.ETag), `"`), VersionID: aws.ToString(out.VersionId)}},
 		}}}
@@ -64,7 +64,7 @@ func TestDeadlineHoldsUnderTheRealRuntime(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	const timeout = 10 * time.Second
 	rt, err := lambdaruntime.Start(lambdaruntime.Config{
-		Binary: binary, Timeout: timeout, Stderr: logs, FunctionName: "predictor", Region: localaws.Region,
+		Binary: binary, Timeout: timeout, Stderr: logs, FunctionName: "predictor", Region: awsparts.Region,
 		Env: func() map[string]string {
 			env := parts.env()
 			env[envvars.FinishReserve] = "2s"

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
-	"github.com/geolocate-aws/geolocate/pkg/localaws"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
 )
 
 // TestAdvertisedRunsLogOnlyJSON runs the README's two invocations of the
@@ -36,7 +36,7 @@ func TestAdvertisedRunsLogOnlyJSON(t *testing.T) {
 	}
 	parts := startLocalParts(t, sampleBucket, fakeKey)
 	parts.uploadSample(t)
-	env := []string{"PATH=" + os.Getenv("PATH"), "AWS_REGION=" + localaws.Region}
+	env := []string{"PATH=" + os.Getenv("PATH"), "AWS_REGION=" + awsparts.Region}
 	for name, value := range parts.env() {
 		env = append(env, name+"="+value)
 	}

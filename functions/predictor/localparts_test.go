@@ -12,10 +12,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
-	"github.com/geolocate-aws/geolocate/pkg/localaws"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
 // The bucket and key the sample event (events/sqs-s3-put.json) names.
@@ -25,8 +25,8 @@ const sampleBucket, sampleKey = "geolocate-local-uploads", "harbour at dusk.jpg"
 // function: an in-memory S3 with one bucket, a fresh table in the shared
 // DynamoDB Local, and the service simulator accepting a fake key.
 type localParts struct {
-	s3      *localaws.S3
-	db      *localaws.DynamoDB
+	s3      *awsparts.S3
+	db      *awsparts.DynamoDB
 	table   string
 	bucket  string
 	sim     *geosim.Server
@@ -36,7 +36,7 @@ type localParts struct {
 
 func startLocalParts(t *testing.T, bucket, fakeKey string) *localParts {
 	t.Helper()
-	s3srv, err := localaws.StartS3()
+	s3srv, err := awsparts.StartS3()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func startLocalParts(t *testing.T, bucket, fakeKey string) *localParts {
 	if err := s3srv.CreateBucket(t.Context(), bucket); err != nil {
 		t.Fatal(err)
 	}
-	db := localawstest.SharedDynamoDB(t)
+	db := awspartstest.SharedDynamoDB(t)
 	// Unique: the DynamoDB Local is shared across tests and runs of -count.
 	table := fmt.Sprintf("predictor-test-%d", time.Now().UnixNano())
 	if err := db.CreateTable(t.Context(), table); err != nil {

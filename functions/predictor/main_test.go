@@ -11,14 +11,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localaws"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
-func TestMain(m *testing.M) { localawstest.Main(m) }
+func TestMain(m *testing.M) { awspartstest.Main(m) }
 
 // TestLocalInvocation wires the function exactly as main does, from the
 // environment, against local S3, DynamoDB Local and the simulator, and runs
@@ -31,7 +31,7 @@ func TestLocalInvocation(t *testing.T) {
 	eventPath := filepath.Join("..", "..", "events", "sqs-s3-put.json")
 
 	env := parts.env()
-	env["AWS_REGION"] = localaws.Region
+	env["AWS_REGION"] = awsparts.Region
 	env[envvars.SecretID] = ""
 	env[envvars.LogLevel] = "error"
 	for name, value := range env {

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/google/uuid"
 )
 

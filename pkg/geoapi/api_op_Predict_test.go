@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 )
 
 func TestPredictCoordinates(t *testing.T) {

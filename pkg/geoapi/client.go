@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 )
 
 // Defaults applied by New and per call when an Options field is zero.

@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 )
 
 func ExampleClient_Predict() {

@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 )
 
 // Tests that the client and the simulator agree on what is charged, what is

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 )
 
 // Tests against the service simulator, which emits the wire formats

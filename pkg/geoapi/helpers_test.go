@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 )
 
 // Obviously fake keys: never a real-looking key in tests.

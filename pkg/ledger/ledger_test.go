@@ -13,19 +13,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
 
-func TestMain(m *testing.M) { localawstest.Main(m) }
+func TestMain(m *testing.M) { awspartstest.Main(m) }
 
 var start = time.Date(2026, 3, 14, 9, 26, 53, 589793000, time.UTC)
 
 // newStore returns a store on a fresh table with a settable clock.
 func newStore(t *testing.T, optFns ...func(*ledger.Options)) (*ledger.Store, *simclock.Clock, *dynamodb.Client, string) {
 	t.Helper()
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	clk := simclock.New(start)
 	opts := append([]func(*ledger.Options){func(o *ledger.Options) { o.Clock = clk.Now }}, optFns...)
 	return ledger.New(client, table, opts...), clk, client, table

@@ -12,7 +12,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsfault"
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
 // lostAnswerStore is a store whose DynamoDB client reaches DynamoDB Local
@@ -21,7 +21,7 @@ import (
 // again.
 func lostAnswerStore(t *testing.T) (*ledger.Store, *ledger.Store, *awsfault.Proxy) {
 	t.Helper()
-	direct, table := localawstest.DynamoDB(t)
+	direct, table := awspartstest.DynamoDB(t)
 	p, err := awsfault.Start(awsfault.DynamoDB, aws.ToString(direct.Options().BaseEndpoint), 1)
 	if err != nil {
 		t.Fatal(err)

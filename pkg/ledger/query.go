@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
 // MaxQueryDays bounds how far back Query reaches, one index query per day

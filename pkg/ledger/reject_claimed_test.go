@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
 // itemAttributes lists the attribute names of the stored item of r.

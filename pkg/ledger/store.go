@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
 // DynamoDBAPI is the part of *dynamodb.Client the Store uses.

@@ -9,12 +9,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
-	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 )
 
 // monitorCalls records the AWS calls of the monitor's code: its DynamoDB
@@ -37,7 +37,7 @@ func codeClient(c *dynamodb.Client) *dynamodb.Client {
 // again after the service refuses it (rotation), and the history is
 // written and read.
 func TestAssembledMonitorCallsAWS(t *testing.T) {
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	sim, url := newSim(t)
 	const secretID = "geolocate/monitor-test-key"
 	secret := secretkeytest.New(secretID, fakeKey).RecordTo(&monitorCalls)

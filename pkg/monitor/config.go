@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // Defaults applied by ConfigFromEnv.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 )
 

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 )
 
 // testKeys is a KeyProvider whose cached and fresh keys tests control.

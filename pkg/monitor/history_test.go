@@ -11,11 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
 func TestHistoryPutAndSince(t *testing.T) {
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	ctx := context.Background()
 	h := NewHistory(codeClient(client), table, "test", 14*24*time.Hour)
 	other := NewHistory(codeClient(client), table, "other", 0)
@@ -95,7 +95,7 @@ func TestHistoryPutAndSince(t *testing.T) {
 }
 
 func TestHistorySkipsExpiredReadings(t *testing.T) {
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	ctx := context.Background()
 	h := NewHistory(codeClient(client), table, "ttl", time.Hour)
 	if err := h.Put(ctx, Reading{At: t0, Remaining: 10}); err != nil {
@@ -115,7 +115,7 @@ func TestHistorySkipsExpiredReadings(t *testing.T) {
 }
 
 func TestHistoryErrorsNameTheTable(t *testing.T) {
-	client, _ := localawstest.DynamoDB(t)
+	client, _ := awspartstest.DynamoDB(t)
 	h := NewHistory(codeClient(client), "no-such-table", "p", time.Hour)
 	err := h.Put(context.Background(), Reading{At: t0, Remaining: 1})
 	if err == nil || !strings.Contains(err.Error(), "no-such-table") {

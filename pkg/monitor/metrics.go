@@ -2,7 +2,7 @@ package monitor
 
 import (
 	"github.com/geolocate-aws/geolocate/pkg/emf"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // metric is one value to emit. ModelID, when set, adds the ModelId

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 func TestMetricsFromKnownFixtures(t *testing.T) {
@@ -282,7 +282,7 @@ func TestRevokedKeyIsUnhealthy(t *testing.T) {
 // simulator and DynamoDB Local: old readings fall out of the window, a steady
 // burn gives the exact rate, and a top-up resets the series.
 func TestForecastFromHistory(t *testing.T) {
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	sim, url := newSim(t)
 	cfg := testConfig()
 	h := newHarness(t, url, cfg, NewHistory(codeClient(client), table, cfg.PipelineName, cfg.HistoryTTL))
@@ -340,7 +340,7 @@ func TestForecastFromHistory(t *testing.T) {
 }
 
 func TestHistoryFailureIsUnhealthyButKeepsReadings(t *testing.T) {
-	client, _ := localawstest.DynamoDB(t)
+	client, _ := awspartstest.DynamoDB(t)
 	_, url := newSim(t)
 	h := newHarness(t, url, testConfig(), NewHistory(codeClient(client), "missing-table", "test-pipeline", time.Hour))
 	rep, pts := h.run(t)
@@ -354,7 +354,7 @@ func TestHistoryFailureIsUnhealthyButKeepsReadings(t *testing.T) {
 // TestKeyNeverAppears runs every path that logs, including failures, with
 // debug logging, and looks for the key in everything the monitor writes.
 func TestKeyNeverAppears(t *testing.T) {
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	sim, url := newSim(t)
 	cfg := testConfig()
 	cfg.ModelID = geosim.ModelRetired

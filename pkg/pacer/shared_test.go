@@ -14,12 +14,12 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
-	"github.com/geolocate-aws/geolocate/pkg/tableschema"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
-func TestMain(m *testing.M) { localawstest.Main(m) }
+func TestMain(m *testing.M) { awspartstest.Main(m) }
 
 var epoch = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 
@@ -38,7 +38,7 @@ func take(t *testing.T, p *pacer.Shared, clk *simclock.Clock, within time.Durati
 // instances of the function would, all reading clk.
 func newPacers(t *testing.T, n int, perMinute float64, clk func() time.Time, optFns ...func(*pacer.Options)) ([]*pacer.Shared, *dynamodb.Client, string) {
 	t.Helper()
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	ps := make([]*pacer.Shared, n)
 	for i := range ps {
 		// No guard: the tests check the spacing's arithmetic exactly.
@@ -194,7 +194,7 @@ func TestSpacingProbesBackToTheConfiguredRateAndNeverBelow(t *testing.T) {
 
 func TestASpacingBelowThisInstancesRateIsReset(t *testing.T) {
 	clk := simclock.New(epoch)
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	fast, err := pacer.NewShared(client, table, 120, func(o *pacer.Options) { o.Clock, o.Guard = clk.Now, -1 })
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +305,7 @@ func TestConfiguredTwiceTheRealRateConverges(t *testing.T) {
 
 func TestTheGuardWidensTheConfiguredSpacing(t *testing.T) {
 	clk := simclock.New(epoch)
-	client, table := localawstest.DynamoDB(t)
+	client, table := awspartstest.DynamoDB(t)
 	p, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) { o.Clock = clk.Now })
 	if err != nil {
 		t.Fatal(err)

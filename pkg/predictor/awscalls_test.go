@@ -33,7 +33,7 @@ import (
 // SDK clients: SQS (SQSVisibility), which the soak does not use, and the
 // S3 and DynamoDB calls of paths the soak does not take.
 // harness_test.go's TestMain checks them against the predictor's golden
-// list, which pkg/soak shares.
+// list, which pkg/local/soak shares.
 var predictorCalls awscalls.Recorder
 
 // recordTo adds predictorCalls to a client's middleware.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 )
 
 // BenchmarkHandler measures the handler's own cost per image against the

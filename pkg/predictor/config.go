@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/downscale"
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // Defaults of the optional settings.

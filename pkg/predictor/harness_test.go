@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
-	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -28,18 +28,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 )
 
 // TestMain checks the calls recorded by awscalls_test.go against the
 // predictor's golden list (-update-aws-calls rewrites this package's share).
 func TestMain(m *testing.M) {
-	os.Exit(awscalls.FinishMain(localawstest.Run(m), "../../testdata/aws-calls/predictor.json", "pkg/predictor", predictorCalls.Calls()))
+	os.Exit(awscalls.FinishMain(awspartstest.Run(m), "../../testdata/aws-calls/predictor.json", "pkg/predictor", predictorCalls.Calls()))
 }
 
 // testEnv is the predictor wired to real local parts: gofakes3, DynamoDB
@@ -69,8 +69,8 @@ type testEnv struct {
 // newTestEnv builds an environment; edit adjusts the configuration.
 func newTestEnv(t testing.TB, edit func(*Config), simOpts ...func(*geosim.Config)) *testEnv {
 	t.Helper()
-	s3c, bucket := localawstest.S3(t)
-	ddb, table := localawstest.DynamoDB(t)
+	s3c, bucket := awspartstest.S3(t)
+	ddb, table := awspartstest.DynamoDB(t)
 
 	simOpts = append([]func(*geosim.Config){func(c *geosim.Config) { c.DemoKey = fakeKey }}, simOpts...)
 	sim := geosim.New(simOpts...)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/emf"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // Metric names, shortened for readability at the call sites.

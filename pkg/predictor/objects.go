@@ -15,7 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/photoexif"
+	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif"
 )
 
 // The S3 reads below always name the object version the notification was

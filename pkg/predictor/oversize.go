@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/geolocate-aws/geolocate/pkg/downscale"
+	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // prepareOversize handles a photo over the service's limit

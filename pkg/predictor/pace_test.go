@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 
 	"github.com/geolocate-aws/geolocate/pkg/pacer"

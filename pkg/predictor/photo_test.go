@@ -11,9 +11,9 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/geodist"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
-	"github.com/geolocate-aws/geolocate/pkg/photoexif"
-	"github.com/geolocate-aws/geolocate/pkg/photoexif/exiftest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif"
+	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 )
 
 // harbourJPEG is a small photo carrying the sample EXIF block (Hamburg

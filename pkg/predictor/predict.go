@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
@@ -121,9 +121,9 @@ func TestBudgetDeferralStaysWithinTwelveHoursOfReceive(t *testing.T) {
 			if ok, err := e.store.ReserveCredits(t.Context(), ledger.Day(clock.Now()), 1, 1); err != nil || !ok {
 				t.Fatalf("fill the day's budget: %v %v", ok, err)
 			}
-			queue := localqueue.New(localqueue.WithClock(clock.Now),
-				localqueue.WithVisibilityTimeout(30*time.Minute), localqueue.WithMaxReceiveCount(3))
-			rec := &delayRecorder{next: localqueue.Visibility{Queue: queue}, clock: clock}
+			queue := sqsqueue.New(sqsqueue.WithClock(clock.Now),
+				sqsqueue.WithVisibilityTimeout(30*time.Minute), sqsqueue.WithMaxReceiveCount(3))
+			rec := &delayRecorder{next: sqsqueue.Visibility{Queue: queue}, clock: clock}
 			h := e.handlerWith(rec, slowLedger{Ledger: ledger.New(e.ddb, e.cfg.TableName), clock: clock, delay: tt.slowReserve}, clock.Now)
 
 			id := queue.Send(uploadMessage("unused", e.put("deferred.jpg", testJPEG(t, 77))).body)

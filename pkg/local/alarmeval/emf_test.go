@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/emf"
-	"github.com/geolocate-aws/geolocate/pkg/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 func sel(namespace, name string, dims map[string]string) selector {

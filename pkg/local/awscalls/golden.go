@@ -257,7 +257,7 @@ func lock(path string) (func(), error) {
 // exit code: 1 when the check fails.
 //
 //	func TestMain(m *testing.M) {
-//		os.Exit(awscalls.FinishMain(m.Run(), "../../testdata/aws-calls/predictor.json", "pkg/soak", rec.Calls()))
+//		os.Exit(awscalls.FinishMain(m.Run(), "../../testdata/aws-calls/predictor.json", "pkg/local/soak", rec.Calls()))
 //	}
 func FinishMain(code int, path, by string, calls []Call) int {
 	update := *updateFlag || os.Getenv(UpdateEnv) == "1"

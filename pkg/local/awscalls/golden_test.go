@@ -16,7 +16,7 @@ func TestGoldenUpdateCheckAndShares(t *testing.T) {
 		{Service: "DynamoDB", Operation: "UpdateItem", TableName: "t", Failed: true},
 	}
 	sqs := []Call{{Service: "SQS", Operation: "GetQueueUrl", QueueName: "q"}}
-	if err := CheckGolden(path, "pkg/soak", soak, true); err != nil {
+	if err := CheckGolden(path, "pkg/local/soak", soak, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := CheckGolden(path, "pkg/predictor", sqs, true); err != nil {
@@ -27,8 +27,8 @@ func TestGoldenUpdateCheckAndShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Entry{
-		{Service: "DynamoDB", Operation: "UpdateItem", Resource: "table", IAMActions: []string{"dynamodb:UpdateItem"}, RecordedBy: map[string][]string{"pkg/soak": {"dynamodb:UpdateItem"}}},
-		{Service: "S3", Operation: "GetObject", Resource: "object", IAMActions: []string{"s3:GetObject", "s3:GetObjectVersion"}, RecordedBy: map[string][]string{"pkg/soak": {"s3:GetObject", "s3:GetObjectVersion"}}},
+		{Service: "DynamoDB", Operation: "UpdateItem", Resource: "table", IAMActions: []string{"dynamodb:UpdateItem"}, RecordedBy: map[string][]string{"pkg/local/soak": {"dynamodb:UpdateItem"}}},
+		{Service: "S3", Operation: "GetObject", Resource: "object", IAMActions: []string{"s3:GetObject", "s3:GetObjectVersion"}, RecordedBy: map[string][]string{"pkg/local/soak": {"s3:GetObject", "s3:GetObjectVersion"}}},
 		{Service: "SQS", Operation: "GetQueueUrl", Resource: "queue", IAMActions: []string{"sqs:GetQueueUrl"}, RecordedBy: map[string][]string{"pkg/predictor": {"sqs:GetQueueUrl"}}},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -36,10 +36,10 @@ func TestGoldenUpdateCheckAndShares(t *testing.T) {
 	}
 
 	// Recorded ⊆ golden passes, for all of it or a part.
-	if err := CheckGolden(path, "pkg/soak", soak, false); err != nil {
+	if err := CheckGolden(path, "pkg/local/soak", soak, false); err != nil {
 		t.Error(err)
 	}
-	if err := CheckGolden(path, "pkg/soak", soak[:1], false); err != nil {
+	if err := CheckGolden(path, "pkg/local/soak", soak[:1], false); err != nil {
 		t.Error(err)
 	}
 	// A new operation, a new action of a listed operation, a call on
@@ -50,7 +50,7 @@ func TestGoldenUpdateCheckAndShares(t *testing.T) {
 		{Service: "DynamoDB", Operation: "UpdateItem", TableName: "t", IndexName: "i"},
 		{Service: "SNS", Operation: "Publish"},
 	} {
-		err := CheckGolden(path, "pkg/soak", append(soak, c), false)
+		err := CheckGolden(path, "pkg/local/soak", append(soak, c), false)
 		if err == nil || !strings.Contains(err.Error(), c.Operation) || !strings.Contains(err.Error(), "infra/policy_test.go") {
 			t.Errorf("%s %s: check error = %v, want it named with the way to fix it", c.Service, c.Operation, err)
 		}
@@ -62,13 +62,13 @@ func TestGoldenUpdateCheckAndShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An update replaces exactly the package's share.
-	if err := CheckGolden(path, "pkg/soak", soak[:1], true); err != nil {
+	if err := CheckGolden(path, "pkg/local/soak", soak[:1], true); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = ReadGolden(path)
 	want = []Entry{
 		{Service: "S3", Operation: "GetObject", Resource: "object", IAMActions: []string{"s3:GetObject", "s3:GetObjectVersion"},
-			RecordedBy: map[string][]string{"pkg/other": {"s3:GetObjectVersion"}, "pkg/soak": {"s3:GetObject"}}},
+			RecordedBy: map[string][]string{"pkg/other": {"s3:GetObjectVersion"}, "pkg/local/soak": {"s3:GetObject"}}},
 		{Service: "SQS", Operation: "GetQueueUrl", Resource: "queue", IAMActions: []string{"sqs:GetQueueUrl"}, RecordedBy: map[string][]string{"pkg/predictor": {"sqs:GetQueueUrl"}}},
 	}
 	if !reflect.DeepEqual(got, want) {

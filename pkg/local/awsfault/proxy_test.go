@@ -20,11 +20,11 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/awsfault"
-	"github.com/geolocate-aws/geolocate/pkg/localaws/localawstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
 )
 
-func TestMain(m *testing.M) { localawstest.Main(m) }
+func TestMain(m *testing.M) { awspartstest.Main(m) }
 
 // clientConfig reaches endpoint with one attempt, so each test sees the
 // fault itself rather than the SDK's retries of it.
@@ -65,7 +65,7 @@ type table struct {
 }
 
 func newTable(t *testing.T) table {
-	direct, name := localawstest.DynamoDB(t)
+	direct, name := awspartstest.DynamoDB(t)
 	p := start(t, awsfault.DynamoDB, aws.ToString(direct.Options().BaseEndpoint))
 	return table{direct: direct, viaProxy: dynamodb.NewFromConfig(clientConfig(p.URL())), name: name, proxy: p}
 }
@@ -195,7 +195,7 @@ func TestRulesMatchOperationsAndRates(t *testing.T) {
 }
 
 func s3Proxy(t *testing.T) (*s3.Client, *awsfault.Proxy, string) {
-	direct, bucket := localawstest.S3(t)
+	direct, bucket := awspartstest.S3(t)
 	p := start(t, awsfault.S3, aws.ToString(direct.Options().BaseEndpoint))
 	c := s3.NewFromConfig(clientConfig(p.URL()), func(o *s3.Options) { o.UsePathStyle = true })
 	return c, p, bucket

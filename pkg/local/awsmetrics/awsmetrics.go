@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 )
 
 // AWS namespaces of the metrics the services publish.
@@ -35,7 +35,7 @@ type Publisher struct {
 	Store *alarmeval.Store
 	Names Names
 
-	last localqueue.Metrics
+	last sqsqueue.Metrics
 }
 
 func (p *Publisher) add(ns, name, dim, value string, at time.Time, v float64) {
@@ -70,7 +70,7 @@ func (p *Publisher) RuleInvoked(at time.Time) {
 
 // Queue publishes the queues' one-minute metrics from a reading, as SQS does
 // for an active queue: gauges as read, counts since the previous reading.
-func (p *Publisher) Queue(at time.Time, m localqueue.Metrics) error {
+func (p *Publisher) Queue(at time.Time, m sqsqueue.Metrics) error {
 	last := p.last
 	p.last = m
 	var dps []alarmeval.Datapoint
@@ -80,24 +80,24 @@ func (p *Publisher) Queue(at time.Time, m localqueue.Metrics) error {
 	}
 	if m.Active {
 		q := p.Names.Queue
-		gauge(q, localqueue.MetricMessagesVisible, float64(m.Visible))
-		gauge(q, localqueue.MetricMessagesNotVisible, float64(m.NotVisible))
+		gauge(q, sqsqueue.MetricMessagesVisible, float64(m.Visible))
+		gauge(q, sqsqueue.MetricMessagesNotVisible, float64(m.NotVisible))
 		if m.HasAge {
-			gauge(q, localqueue.MetricAgeOfOldestMessage, m.AgeOfOldest.Seconds())
+			gauge(q, sqsqueue.MetricAgeOfOldestMessage, m.AgeOfOldest.Seconds())
 		}
-		gauge(q, localqueue.MetricMessagesSent, float64(m.Sent-last.Sent))
-		gauge(q, localqueue.MetricMessagesReceived, float64(m.Received-last.Received))
-		gauge(q, localqueue.MetricMessagesDeleted, float64(m.Deleted-last.Deleted))
+		gauge(q, sqsqueue.MetricMessagesSent, float64(m.Sent-last.Sent))
+		gauge(q, sqsqueue.MetricMessagesReceived, float64(m.Received-last.Received))
+		gauge(q, sqsqueue.MetricMessagesDeleted, float64(m.Deleted-last.Deleted))
 	}
 	if m.DeadLetterActive {
 		q := p.Names.DeadLetterQueue
-		gauge(q, localqueue.MetricMessagesVisible, float64(m.DeadLetterVisible))
-		gauge(q, localqueue.MetricMessagesNotVisible, 0)
+		gauge(q, sqsqueue.MetricMessagesVisible, float64(m.DeadLetterVisible))
+		gauge(q, sqsqueue.MetricMessagesNotVisible, 0)
 		if m.DeadLetterHasAge {
-			gauge(q, localqueue.MetricAgeOfOldestMessage, m.DeadLetterAge.Seconds())
+			gauge(q, sqsqueue.MetricAgeOfOldestMessage, m.DeadLetterAge.Seconds())
 		}
 		// Redriven messages are not sends: NumberOfMessagesSent stays 0.
-		gauge(q, localqueue.MetricMessagesSent, 0)
+		gauge(q, sqsqueue.MetricMessagesSent, 0)
 	}
 	return p.Store.AddAll(dps...)
 }

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 )
 
 // fnBinary is testdata/fn, built once per test binary run.

@@ -10,14 +10,14 @@
 //     their own parsers from the environment the template gives them (a
 //     Redeploy with a bad setting fails their init, as on Lambda), and
 //     invoked through the Lambda runtime's adapter.
-//   - The upload queue is localqueue with the template's visibility timeout
+//   - The upload queue is sqsqueue with the template's visibility timeout
 //     and redrive policy, polled by the event source mapping with the
 //     template's batch size; S3 is gofakes3, the table DynamoDB Local, the
 //     service the simulator, the API key a secret read through the real
 //     cached provider.
 //   - Metrics: the functions' Embedded Metric Format lines, stamped with the
 //     simulated time; SQS's queue metrics once a minute with SQS's
-//     semantics (pkg/localqueue's Metrics); Lambda's Invocations, Errors,
+//     semantics (pkg/local/sqsqueue's Metrics); Lambda's Invocations, Errors,
 //     Throttles and Duration; EventBridge's Invocations of the monitor's
 //     schedule (pkg/local/awsmetrics). alarmeval evaluates every alarm of
 //     the template once a simulated minute.

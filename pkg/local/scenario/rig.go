@@ -12,15 +12,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/geolocate-aws/geolocate/pkg/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsmetrics"
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
@@ -79,8 +79,8 @@ type Rig struct {
 	Store *alarmeval.Store
 	Eval  *alarmeval.Evaluator
 
-	queue   *localqueue.Queue
-	poller  *localqueue.Poller
+	queue   *sqsqueue.Queue
+	poller  *sqsqueue.Poller
 	monitor *monitor.Monitor
 	// predictorInit and monitorInit are the functions' init errors (bad
 	// configuration): every invocation then fails, as on Lambda.
@@ -142,15 +142,15 @@ func New(opts Options) (*Rig, error) {
 	}
 	r.secret = secretkeytest.New("", r.opts.Key)
 
-	r.queue, err = localqueue.Create(
-		localqueue.WithClock(r.clock.Now),
-		localqueue.WithVisibilityTimeout(stack.VisibilityTimeout),
-		localqueue.WithMaxReceiveCount(stack.MaxReceiveCount),
+	r.queue, err = sqsqueue.Create(
+		sqsqueue.WithClock(r.clock.Now),
+		sqsqueue.WithVisibilityTimeout(stack.VisibilityTimeout),
+		sqsqueue.WithMaxReceiveCount(stack.MaxReceiveCount),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("upload queue as the template configures it: %w", err)
 	}
-	r.poller = &localqueue.Poller{
+	r.poller = &sqsqueue.Poller{
 		Queue:     r.queue,
 		Handler:   r.predictorHandler(),
 		BatchSize: stack.BatchSize,
@@ -172,7 +172,7 @@ func (r *Rig) Now() time.Time { return r.clock.Now() }
 func (r *Rig) Stack() *Stack { return r.stack }
 
 // Queue is the upload queue.
-func (r *Rig) Queue() *localqueue.Queue { return r.queue }
+func (r *Rig) Queue() *sqsqueue.Queue { return r.queue }
 
 // Notifications are the alarm notifications sent so far, in time order.
 func (r *Rig) Notifications() []alarmeval.Notification { return r.notifications }
@@ -344,7 +344,7 @@ func (r *Rig) newPredictor(env map[string]string) (*predictor.Handler, error) {
 		}),
 		Service:    instantRetries{service},
 		Keys:       keys,
-		Visibility: localqueue.Visibility{Queue: r.queue},
+		Visibility: sqsqueue.Visibility{Queue: r.queue},
 		Logger:     logger,
 		Metrics:    r.metrics,
 	}, func(o *predictor.Options) { o.Clock = r.clock.Now })

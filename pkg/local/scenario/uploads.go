@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/uuid"
 
-	"github.com/geolocate-aws/geolocate/pkg/localpipeline"
-	"github.com/geolocate-aws/geolocate/pkg/localqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 )
 
 // Upload puts n new photos into the bucket; S3 notifies the queue of each,
@@ -33,7 +33,7 @@ func (r *Rig) Upload(ctx context.Context, n int) error {
 		if err != nil {
 			return fmt.Errorf("put object %s: %w", key, err)
 		}
-		msg, err := localpipeline.S3EventBody(localpipeline.ObjectCreated{
+		msg, err := pipeline.S3EventBody(pipeline.ObjectCreated{
 			Bucket: r.opts.Bucket, Key: key, Size: int64(len(body)),
 			ETag: aws.ToString(out.ETag), VersionID: aws.ToString(out.VersionId), Time: r.Now(),
 		})
@@ -75,8 +75,8 @@ func photo(n int) []byte {
 func scheduledEvent(at time.Time) []byte {
 	payload, _ := json.Marshal(events.EventBridgeEvent{
 		Version: "0", ID: uuid.NewString(), DetailType: "Scheduled Event", Source: "aws.events",
-		AccountID: localqueue.DefaultAccountID, Time: at.UTC(), Region: localqueue.DefaultRegion,
-		Resources: []string{"arn:aws:events:" + localqueue.DefaultRegion + ":" + localqueue.DefaultAccountID + ":rule/monitor-schedule"},
+		AccountID: sqsqueue.DefaultAccountID, Time: at.UTC(), Region: sqsqueue.DefaultRegion,
+		Resources: []string{"arn:aws:events:" + sqsqueue.DefaultRegion + ":" + sqsqueue.DefaultAccountID + ":rule/monitor-schedule"},
 		Detail:    json.RawMessage(`{}`),
 	})
 	return payload

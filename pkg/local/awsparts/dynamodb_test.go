@@ -1,0 +1,142 @@
+package awsparts_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
+)
+
+func TestMain(m *testing.M) { awspartstest.Main(m) }
+
+func TestStartDynamoDBServesAndStops(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	db, err := awsparts.StartDynamoDB(ctx)
+	if err != nil {
+		t.Fatalf("StartDynamoDB: %v", err)
+	}
+	t.Cleanup(db.Stop)
+	t.Logf("DynamoDB Local answered after %s at %s", db.StartupTime().Round(time.Millisecond), db.Endpoint())
+	if !strings.HasPrefix(db.Endpoint(), "http://127.0.0.1:") {
+		t.Errorf("Endpoint() = %q, want an http://127.0.0.1 address", db.Endpoint())
+	}
+
+	if err := db.CreateTable(ctx, "results"); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	client := db.Client()
+	desc, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("results")})
+	if err != nil {
+		t.Fatalf("DescribeTable: %v", err)
+	}
+	if desc.Table.TableStatus != types.TableStatusActive {
+		t.Errorf("table status = %s, want ACTIVE", desc.Table.TableStatus)
+	}
+	if n := len(desc.Table.GlobalSecondaryIndexes); n != 1 || aws.ToString(desc.Table.GlobalSecondaryIndexes[0].IndexName) != tableschema.StatusIndex {
+		t.Errorf("indexes = %+v, want only %s", desc.Table.GlobalSecondaryIndexes, tableschema.StatusIndex)
+	}
+	ttl, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String("results")})
+	if err != nil {
+		t.Fatalf("DescribeTimeToLive: %v", err)
+	}
+	if got := aws.ToString(ttl.TimeToLiveDescription.AttributeName); got != tableschema.TTLAttribute {
+		t.Errorf("TTL attribute = %q, want %q", got, tableschema.TTLAttribute)
+	}
+
+	db.Stop()
+	db.Stop() // a second Stop must be harmless
+	addr := strings.TrimPrefix(db.Endpoint(), "http://")
+	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		conn.Close()
+		t.Errorf("%s still accepts connections after Stop", addr)
+	}
+}
+
+func TestStartDynamoDBMissingJar(t *testing.T) {
+	t.Setenv(awsparts.JarEnv, t.TempDir()+"/no/DynamoDBLocal.jar")
+	_, err := awsparts.StartDynamoDB(context.Background())
+	if !errors.Is(err, awsparts.ErrDynamoDBLocalMissing) {
+		t.Fatalf("err = %v, want ErrDynamoDBLocalMissing", err)
+	}
+	if !strings.Contains(err.Error(), "make deps") {
+		t.Errorf("error %q does not tell how to install DynamoDB Local", err)
+	}
+}
+
+func TestStartDynamoDBMissingJava(t *testing.T) {
+	t.Setenv("JAVA_HOME", "")
+	t.Setenv("PATH", t.TempDir())
+	_, err := awsparts.StartDynamoDB(context.Background())
+	if !errors.Is(err, awsparts.ErrDynamoDBLocalMissing) {
+		t.Fatalf("err = %v, want ErrDynamoDBLocalMissing", err)
+	}
+}
+
+func TestStartDynamoDBReportsEarlyExit(t *testing.T) {
+	// A jar that is not a jar makes java exit at once; the error must say so
+	// and carry java's own output.
+	jar := t.TempDir() + "/DynamoDBLocal.jar"
+	if err := writeFile(jar, "not a jar"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := awsparts.StartDynamoDB(context.Background(), func(o *awsparts.DynamoDBOptions) { o.JarPath = jar })
+	if err == nil || !strings.Contains(err.Error(), "exited before answering") {
+		t.Fatalf("err = %v, want an early-exit error", err)
+	}
+	if !strings.Contains(strings.ToLower(err.Error()), "jar") {
+		t.Errorf("error does not include java's output: %v", err)
+	}
+}
+
+// BenchmarkPutItem and BenchmarkGetItem measure DynamoDB Local latency:
+// go test ./pkg/local/awsparts -run '^$' -bench . -benchtime 200x
+func BenchmarkPutItem(b *testing.B) {
+	client, table := awspartstest.DynamoDB(b)
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		putItem(b, ctx, client, table, fmt.Sprintf("OBJ#bench#%d", i))
+	}
+}
+
+func BenchmarkGetItem(b *testing.B) {
+	client, table := awspartstest.DynamoDB(b)
+	ctx := context.Background()
+	putItem(b, ctx, client, table, "OBJ#bench#get")
+	for b.Loop() {
+		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName:      aws.String(table),
+			Key:            key("OBJ#bench#get"),
+			ConsistentRead: aws.Bool(true),
+		})
+		if err != nil || len(out.Item) == 0 {
+			b.Fatalf("GetItem: %v (item %v)", err, out.Item)
+		}
+	}
+}
+
+func putItem(tb testing.TB, ctx context.Context, client *dynamodb.Client, table, pk string) {
+	item := key(pk)
+	item["status"] = &types.AttributeValueMemberS{Value: "succeeded"}
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+		tb.Fatalf("PutItem: %v", err)
+	}
+}
+
+func key(pk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		tableschema.PartitionKey: &types.AttributeValueMemberS{Value: pk},
+		tableschema.SortKey:      &types.AttributeValueMemberS{Value: "V#1"},
+	}
+}

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package awsparts
+
+import "os/exec"
+
+// isolate has no portable equivalent of Linux's parent-death signal; the
+// process is killed by Stop.
+func isolate(cmd *exec.Cmd) {}
+
+func killGroup(cmd *exec.Cmd) error { return cmd.Process.Kill() }

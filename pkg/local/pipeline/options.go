@@ -1,0 +1,137 @@
+package pipeline
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+)
+
+// Defaults mirror the stack's (cdk.json) so a local run behaves like a
+// deployed one.
+const (
+	DefaultBucket          = "geolocate-local-uploads"
+	DefaultTable           = "geolocate-local-results"
+	DefaultBatchSize       = 5                 // cdk.json batchSize
+	DefaultConcurrency     = 2                 // cdk.json maxConcurrency
+	DefaultFunctionTimeout = 120 * time.Second // cdk.json predictorTimeoutSeconds
+	DefaultMaxReceiveCount = 10                // cdk.json dlqMaxReceiveCount
+	DefaultRetryDelay      = time.Second
+	DefaultWatchInterval   = time.Second
+
+	// simulatorRatePerMinute lifts the predictor's rate limit when it talks
+	// to the in-process simulator, which has no limit of its own: the
+	// deployed default (60 a minute) would make the demo crawl.
+	simulatorRatePerMinute = "6000"
+)
+
+// Options configure Run. The zero value runs the sample images of the
+// working directory's testdata/images against the simulator.
+type Options struct {
+	// ImagesDir holds the files to upload: the regular, non-hidden files in
+	// it and in its folders, hidden folders and symbolic links excluded.
+	// Default "testdata/images".
+	ImagesDir string
+	// KeyPrefix is prepended to each file's path below ImagesDir (with
+	// forward slashes) to form its object key.
+	KeyPrefix string
+
+	// Watch keeps running after the first pass: files that appear in
+	// ImagesDir (or change) are uploaded and processed until ctx is done.
+	Watch bool
+	// WatchInterval is how often ImagesDir is scanned. Default 1s.
+	WatchInterval time.Duration
+
+	// Getenv reads GEO_API_URL and GEO_API_KEY (both set: the real service
+	// instead of the simulator) and the optional predictor settings
+	// (GEO_MODEL_ID, GEO_TOP_N, ...). Default os.Getenv.
+	Getenv func(string) string
+
+	// Bucket and Table name the local bucket and table.
+	Bucket string
+	Table  string
+	// Unversioned creates the bucket with versioning never enabled, S3's
+	// default and how a user's existing bucket may be: uploads then get no
+	// version id, their notifications carry no versionId, an overwrite
+	// replaces the object, and records are keyed by ETag ("V#<etag>"). The
+	// default (false) is a versioned bucket, as the stack creates its own:
+	// records are keyed by version id ("V#<version id>").
+	Unversioned bool
+
+	// DynamoDB, if set, is used instead of starting a DynamoDB Local (tests
+	// share one); Run then creates Table in it and does not stop it.
+	DynamoDB *awsparts.DynamoDB
+
+	// The event source mapping: batch size, concurrent instances, and the
+	// function timeout (the queue's visibility timeout is six times it, as
+	// in the stack). MaxReceiveCount is the redrive policy.
+	BatchSize       int
+	Concurrency     int
+	FunctionTimeout time.Duration
+	MaxReceiveCount int
+	// RetryDelay is how soon a message the predictor returned becomes
+	// visible again (in AWS: the visibility timeout). Default 1s.
+	RetryDelay time.Duration
+	// DuplicateRate makes the queue deliver some messages twice, as SQS
+	// may; the pipeline must not care.
+	DuplicateRate float64
+
+	// Progress receives human-readable progress lines. Default: discarded.
+	Progress io.Writer
+	// OnResult, if set, is called once for each upload when it settles
+	// (final record or dead letter), from a background goroutine.
+	OnResult func(Result)
+	// FunctionLogs receives the functions' JSON logs and Embedded Metric
+	// Format lines. Default: discarded.
+	FunctionLogs io.Writer
+	// Metrics, if set, receives the metrics of the functions' Embedded
+	// Metric Format lines (Store.AddEMF), as CloudWatch would extract them,
+	// for the local alarm evaluation and the dashboard page. Other local
+	// emitters (the queue's and Lambda's own metrics) add theirs to the
+	// same store with Store.Add.
+	Metrics *alarmeval.Store
+}
+
+func (o *Options) setDefaults() {
+	if o.ImagesDir == "" {
+		o.ImagesDir = "testdata/images"
+	}
+	if o.WatchInterval <= 0 {
+		o.WatchInterval = DefaultWatchInterval
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Bucket == "" {
+		o.Bucket = DefaultBucket
+	}
+	if o.Table == "" {
+		o.Table = DefaultTable
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.FunctionTimeout <= 0 {
+		o.FunctionTimeout = DefaultFunctionTimeout
+	}
+	if o.MaxReceiveCount <= 0 {
+		o.MaxReceiveCount = DefaultMaxReceiveCount
+	}
+	if o.RetryDelay <= 0 {
+		o.RetryDelay = DefaultRetryDelay
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.FunctionLogs == nil {
+		o.FunctionLogs = io.Discard
+	}
+	if o.Metrics != nil {
+		o.FunctionLogs = io.MultiWriter(o.FunctionLogs, emfStore(o.Metrics, o.Progress))
+	}
+}

@@ -1,0 +1,297 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+)
+
+// sweepInterval is how often progress checks the records of pending uploads.
+const sweepInterval = 250 * time.Millisecond
+
+// finishTimeout bounds the work done after the run proper (last record
+// reads, the monitor), which also happens after a Ctrl-C in watch mode.
+const finishTimeout = 90 * time.Second
+
+// Run runs the pipeline on opts.ImagesDir and returns what became of every
+// upload. The inputs (the images folder, the service variables) are checked
+// before anything is started, so a mistake costs one error and no wait. Without Watch it returns once every message has been deleted or
+// dead-lettered; with Watch it keeps going until ctx is done, which then is
+// the normal end (nil error). It stops everything it started before
+// returning. When ctx is cancelled during a one-pass run, it returns the
+// partial summary and ctx's error.
+func Run(ctx context.Context, opts Options) (*Summary, error) {
+	opts.setDefaults()
+	begin := time.Now()
+	say := func(format string, args ...any) { fmt.Fprintf(opts.Progress, format+"\n", args...) }
+
+	// Inputs first: a wrong folder or half a configuration is one error
+	// line, before a simulator or a JVM is started for nothing.
+	if err := checkServiceEnv(opts.Getenv); err != nil {
+		return nil, err
+	}
+	if err := checkImagesDir(opts.ImagesDir, opts.Watch); err != nil {
+		return nil, err
+	}
+
+	svc, err := startService(opts.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer svc.stop()
+	say("service   %s", svc.describe())
+
+	say("starting  S3 (gofakes3) and DynamoDB Local (first start takes a few seconds)")
+	aws, err := startLocalAWS(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer aws.close()
+	say("ready     %s bucket %s (S3 at %s), table %s (DynamoDB Local at %s)",
+		bucketMode(opts), opts.Bucket, aws.s3.Endpoint(), opts.Table, aws.ddb.Endpoint())
+
+	queue := sqsqueue.New(
+		// The stack's rule: visibility timeout at least six times the
+		// function timeout, so a slow batch is never delivered twice.
+		sqsqueue.WithVisibilityTimeout(6*opts.FunctionTimeout),
+		sqsqueue.WithMaxReceiveCount(opts.MaxReceiveCount),
+		sqsqueue.Duplicate(opts.DuplicateRate),
+	)
+	env := functionEnv(opts, svc)
+	handler, err := newPredictor(env, aws, queue, opts)
+	if err != nil {
+		return nil, err
+	}
+	mon, err := newMonitor(env, aws, opts)
+	if err != nil {
+		return nil, err
+	}
+	published := newAWSPublisher(opts.Metrics, queue)
+	readingCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	readingDone := make(chan struct{})
+	go func() { defer close(readingDone); published.readQueueEveryMinute(readingCtx) }()
+	// A first credit reading before any upload, as the scheduled monitor
+	// would have taken: with the one at the end the report shows a
+	// forecast (two readings are the fewest a burn rate is fitted on),
+	// instead of "not enough readings yet".
+	say("monitor   first credit reading, before the uploads")
+	if _, err := published.runMonitor(ctx, mon); err != nil {
+		say("monitor   first reading failed (the report will have no forecast): %v", err)
+	}
+
+	p := &pipeline{
+		opts:     opts,
+		aws:      aws,
+		queue:    queue,
+		say:      say,
+		uploaded: map[string]fileState{},
+		told:     map[skippedPath]bool{},
+		tracker: &tracker{
+			store:    ledger.New(aws.ddb.Client(), opts.Table),
+			queue:    queue,
+			progress: opts.Progress,
+			onResult: opts.OnResult,
+		},
+	}
+	poller := &sqsqueue.Poller{
+		Queue:       queue,
+		Handler:     handler.Handle,
+		Concurrency: opts.Concurrency,
+		BatchSize:   opts.BatchSize,
+		Timeout:     opts.FunctionTimeout,
+		RetryDelay:  opts.RetryDelay,
+		OnBatch: func(res sqsqueue.BatchResult) {
+			p.reportBatch(res)
+			published.batch(res)
+		},
+	}
+
+	runErr := p.run(ctx, poller)
+
+	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if err := p.tracker.sweep(finishCtx); err != nil && runErr == nil {
+		runErr = err
+	}
+	summary := &Summary{
+		Service:          svc.describe(),
+		Simulated:        svc.sim != nil,
+		Bucket:           opts.Bucket,
+		Versioned:        !opts.Unversioned,
+		Table:            opts.Table,
+		S3Endpoint:       aws.s3.Endpoint(),
+		DynamoDBEndpoint: aws.ddb.Endpoint(),
+		Results:          p.tracker.snapshot(),
+		DeadLetters:      queue.DeadLetters(),
+		Queue:            poller.Stats(),
+	}
+	if svc.sim != nil {
+		summary.PredictCalls = predictCalls(svc.sim)
+		summary.CreditsCharged = svc.sim.Charged(geosim.DefaultOrg)
+	}
+	if runErr == nil {
+		say("monitor   reading credits and models")
+		if summary.Monitor, err = published.runMonitor(finishCtx, mon); err != nil {
+			summary.MonitorError = err.Error()
+		}
+	} else {
+		summary.MonitorError = "not run: " + runErr.Error()
+	}
+	stopReading()
+	<-readingDone
+	summary.Elapsed = time.Since(begin)
+	return summary, runErr
+}
+
+// pipeline is the state of one run.
+type pipeline struct {
+	opts    Options
+	aws     *localAWS
+	queue   *sqsqueue.Queue
+	tracker *tracker
+	say     func(format string, args ...any)
+
+	uploaded map[string]fileState // relative path -> state last uploaded
+	lastScan map[string]fileState // watch mode: state at the previous scan
+	told     map[skippedPath]bool // skipped paths already reported
+}
+
+// run uploads the images and drives the poller: until the queue drains, or
+// in watch mode until ctx is done.
+func (p *pipeline) run(ctx context.Context, poller *sqsqueue.Poller) error {
+	n, err := p.uploadChanged(ctx, false)
+	if err != nil {
+		return err
+	}
+	if n == 0 && !p.opts.Watch {
+		p.say("nothing   no files in %s", p.opts.ImagesDir)
+		return nil
+	}
+	p.say("queued    %d upload notification%s; processing with %d instance%s, batches of up to %d",
+		n, plural(n), p.opts.Concurrency, plural(p.opts.Concurrency), p.opts.BatchSize)
+
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
+	pollerDone := make(chan error, 1)
+	go func() {
+		if p.opts.Watch {
+			pollerDone <- poller.Run(pollCtx)
+		} else {
+			pollerDone <- poller.RunUntilDrained(pollCtx)
+		}
+	}()
+
+	sweep := time.NewTicker(sweepInterval)
+	defer sweep.Stop()
+	scan := time.NewTicker(p.opts.WatchInterval)
+	defer scan.Stop()
+	if !p.opts.Watch {
+		scan.Stop()
+	} else {
+		p.say("watching  %s (Ctrl-C to stop)", p.opts.ImagesDir)
+	}
+	for {
+		select {
+		case err := <-pollerDone:
+			if p.opts.Watch && errors.Is(err, context.Canceled) && ctx.Err() != nil {
+				return nil // Ctrl-C is how watch mode ends
+			}
+			return err
+		case <-sweep.C:
+			if err := p.tracker.sweep(ctx); err != nil && ctx.Err() == nil {
+				p.say("warning   %v", err)
+			}
+		case <-scan.C:
+			if _, err := p.uploadChanged(ctx, true); err != nil && ctx.Err() == nil {
+				p.say("warning   %v", err)
+			}
+		}
+	}
+}
+
+// uploadChanged uploads the files that are new or changed since their last
+// upload and announces each on the queue. With stable set, a file is only
+// taken once it looks the same on two scans in a row, so one still being
+// written is not uploaded half-done.
+func (p *pipeline) uploadChanged(ctx context.Context, stable bool) (int, error) {
+	found, err := scanDir(p.opts.ImagesDir)
+	if err != nil {
+		return 0, err
+	}
+	p.reportSkipped(found.skipped)
+	previous := p.lastScan
+	p.lastScan = found.files
+	n := 0
+	for _, rel := range found.paths {
+		state := found.files[rel]
+		if last, ok := p.uploaded[rel]; ok && last == state {
+			continue
+		}
+		if stable && previous[rel] != state {
+			continue
+		}
+		if err := p.upload(ctx, rel); err != nil {
+			return n, err
+		}
+		p.uploaded[rel] = state
+		n++
+	}
+	return n, nil
+}
+
+// reportSkipped says once what is not uploaded and why; watch mode scans
+// every second and must not repeat itself.
+func (p *pipeline) reportSkipped(skipped []skippedPath) {
+	for _, sk := range skipped {
+		if !p.told[sk] {
+			p.told[sk] = true
+			p.say("skipped   %s (%s)", sk.Path, sk.Reason)
+		}
+	}
+}
+
+// upload puts one file in the bucket, keyed by its path below the images
+// folder, and sends the notification S3 would: with the version id
+// PutObject reported, none on an unversioned bucket.
+func (p *pipeline) upload(ctx context.Context, rel string) error {
+	u, err := putFile(ctx, p.aws.s3.Client(), p.opts.Bucket, p.opts.KeyPrefix+rel, localPath(p.opts.ImagesDir, rel))
+	if err != nil {
+		return err
+	}
+	body, err := S3EventBody(ObjectCreated{
+		Bucket: u.Bucket, Key: u.Key, Size: u.Size, ETag: u.ETag, VersionID: u.VersionID, Time: u.At,
+	})
+	if err != nil {
+		return err
+	}
+	u.MessageID = p.queue.Send(body)
+	p.tracker.add(u)
+	p.say("uploaded  %s (%d bytes)", u.Key, u.Size)
+	return nil
+}
+
+// reportBatch prints one line per invocation that did not simply succeed.
+func (p *pipeline) reportBatch(r sqsqueue.BatchResult) {
+	switch {
+	case r.Err != nil:
+		p.say("retry     invocation with %d message%s failed: %v", len(r.Messages), plural(len(r.Messages)), r.Err)
+	case len(r.Failed) > 0:
+		p.say("retry     %d of %d message%s returned for another delivery", len(r.Failed), len(r.Messages), plural(len(r.Messages)))
+	}
+}
+
+func predictCalls(sim *geosim.Server) int {
+	n := 0
+	for _, c := range sim.Calls() {
+		if c.Endpoint == geosim.PathPredict {
+			n++
+		}
+	}
+	return n
+}

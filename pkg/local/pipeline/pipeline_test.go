@@ -1,0 +1,563 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
+)
+
+// sampleImagesDir is the repository's sample images, used by `make run`.
+const sampleImagesDir = "../../testdata/images"
+
+// wantOutcome is what the pipeline must make of one file.
+type wantOutcome struct {
+	status string
+	reason string // error_code of a rejected record
+}
+
+// imagesDir copies the sample images into a temporary directory and adds
+// hostile files, returning the directory and the outcome each file must
+// get. Sample files are classified by their own bytes, not by name.
+func imagesDir(t *testing.T) (string, map[string]wantOutcome) {
+	t.Helper()
+	dir := t.TempDir()
+	want := map[string]wantOutcome{}
+	entries, err := os.ReadDir(sampleImagesDir)
+	if err != nil {
+		t.Fatalf("sample images: %v", err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(sampleImagesDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dir, e.Name(), b)
+		want[e.Name()] = outcomeOf(b)
+	}
+	if len(want) < 3 {
+		t.Fatalf("expected at least 3 sample files in %s, found %d", sampleImagesDir, len(want))
+	}
+
+	png, err := os.ReadFile(filepath.Join(sampleImagesDir, "checker-32x32.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := map[string][]byte{
+		"holiday notes.jpg":     []byte("Dear diary, this is text pretending to be a JPEG.\n"),
+		"empty.jpg":             {},
+		"café + 100% sure.png":  png, // spaces, "+", "%" and non-ASCII in the key
+		"truncated-header.jpeg": {0xFF, 0xD8},
+	}
+	for name, b := range hostile {
+		writeFile(t, dir, name, b)
+		want[name] = outcomeOf(b)
+	}
+	writeFile(t, dir, ".hidden.jpg", png) // hidden files are not uploaded
+	if err := os.Mkdir(filepath.Join(dir, "subdir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, want
+}
+
+// outcomeOf classifies content independently of the predictor: JPEG, PNG
+// and HEIC/HEIF/AVIF (an ISO BMFF "ftyp" box first) signatures succeed,
+// empty files and anything else are rejected.
+func outcomeOf(b []byte) wantOutcome {
+	switch {
+	case len(b) == 0:
+		return wantOutcome{status: ledger.StatusRejected, reason: "empty_object"}
+	case len(b) >= 32 && bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}),
+		bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")),
+		len(b) >= 12 && string(b[4:8]) == "ftyp":
+		return wantOutcome{status: ledger.StatusSucceeded}
+	default:
+		return wantOutcome{status: ledger.StatusRejected, reason: "not_an_image"}
+	}
+}
+
+func writeFile(t *testing.T, dir, name string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noServiceEnv makes Run use the simulator whatever the shell exports.
+func noServiceEnv(string) string { return "" }
+
+func checkResults(t *testing.T, sum *Summary, want map[string]wantOutcome) {
+	t.Helper()
+	if len(sum.Results) != len(want) {
+		t.Errorf("%d results, want one per file (%d)", len(sum.Results), len(want))
+	}
+	if lost := sum.Lost(); len(lost) != 0 {
+		t.Errorf("lost uploads: %+v", lost)
+	}
+	if len(sum.DeadLetters) != 0 {
+		t.Errorf("dead letters: %+v", sum.DeadLetters)
+	}
+	seen := map[string]bool{}
+	for _, r := range sum.Results {
+		name := filepath.Base(r.Upload.File)
+		seen[name] = true
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("unexpected upload %q", name)
+			continue
+		}
+		rec := r.Record
+		if rec == nil {
+			t.Errorf("%s: no record", name)
+			continue
+		}
+		if rec.Key != r.Upload.Key || rec.Bucket != sum.Bucket {
+			t.Errorf("%s: record is for s3://%s/%s", name, rec.Bucket, rec.Key)
+		}
+		if rec.Status != w.status {
+			t.Errorf("%s: status %q (%s: %s), want %q", name, rec.Status, rec.ErrorCode, rec.ErrorMessage, w.status)
+			continue
+		}
+		if rec.Size != r.Upload.Size {
+			t.Errorf("%s: record size %d, uploaded %d", name, rec.Size, r.Upload.Size)
+		}
+		switch w.status {
+		case ledger.StatusSucceeded:
+			if rec.Place == "" || len(rec.CountryCode) != 2 || rec.Latitude == nil || rec.Longitude == nil {
+				t.Errorf("%s: incomplete location %q %q %v %v", name, rec.Place, rec.CountryCode, rec.Latitude, rec.Longitude)
+			}
+			if rec.CreditsConsumed != 1 || rec.ModelID == "" || rec.PredictionID == "" {
+				t.Errorf("%s: credits %d model %q prediction %q, want 1 credit from the default model",
+					name, rec.CreditsConsumed, rec.ModelID, rec.PredictionID)
+			}
+			if rec.Attempts != 1 {
+				t.Errorf("%s: %d attempts, want 1", name, rec.Attempts)
+			}
+		case ledger.StatusRejected:
+			if rec.ErrorCode != w.reason {
+				t.Errorf("%s: rejected for %q, want %q", name, rec.ErrorCode, w.reason)
+			}
+			if rec.CreditsConsumed != 0 {
+				t.Errorf("%s: rejected but %d credits", name, rec.CreditsConsumed)
+			}
+		}
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("%s was not uploaded", name)
+		}
+	}
+}
+
+func succeeded(want map[string]wantOutcome) int {
+	n := 0
+	for _, w := range want {
+		if w.status == ledger.StatusSucceeded {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRunProcessesEveryUploadAndStopsEverything(t *testing.T) {
+	dir, want := imagesDir(t)
+	var progress bytes.Buffer
+	var mu sync.Mutex
+	var reported []string
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	metrics := alarmeval.NewStore()
+	begin := time.Now()
+
+	sum, err := Run(ctx, Options{
+		ImagesDir: dir,
+		KeyPrefix: "uploads/",
+		Getenv:    noServiceEnv,
+		Progress:  &progress,
+		Metrics:   metrics,
+		OnResult: func(r Result) {
+			mu.Lock()
+			reported = append(reported, r.Upload.Key)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\nprogress:\n%s", err, progress.String())
+	}
+	if !sum.Simulated {
+		t.Errorf("service = %q, want the simulator", sum.Service)
+	}
+	checkResults(t, sum, want)
+
+	// Every credit charged is on a record, and no call was wasted.
+	wantCalls := succeeded(want)
+	if sum.PredictCalls != wantCalls || sum.CreditsCharged != wantCalls || sum.CreditsRecorded() != wantCalls {
+		t.Errorf("calls %d, charged %d, recorded %d; want %d each",
+			sum.PredictCalls, sum.CreditsCharged, sum.CreditsRecorded(), wantCalls)
+	}
+	if len(reported) != len(want) {
+		t.Errorf("OnResult called for %d uploads, want %d", len(reported), len(want))
+	}
+	for _, r := range sum.Results {
+		if !strings.HasPrefix(r.Upload.Key, "uploads/") {
+			t.Errorf("key %q lacks the prefix", r.Upload.Key)
+		}
+	}
+	if !strings.Contains(progress.String(), "uploaded  uploads/café + 100% sure.png") {
+		t.Errorf("progress lacks the upload lines:\n%s", progress.String())
+	}
+
+	if sum.Monitor == nil {
+		t.Fatalf("monitor did not run: %s", sum.MonitorError)
+	}
+	if c := sum.Monitor.Credits; c == nil || int(c.Remaining) != geosim.DefaultAllowance-wantCalls {
+		t.Errorf("monitor credits = %+v, want %d remaining", c, geosim.DefaultAllowance-wantCalls)
+	}
+	if m := sum.Monitor.Models; m == nil || m.Ready == 0 {
+		t.Errorf("monitor models = %+v, want ready models", m)
+	}
+	// The monitor read the credits before the uploads and after them, so
+	// the report has a forecast from those two readings: the credits the
+	// run charged, over the run's time.
+	if f := sum.Monitor.Forecast; f == nil || f.Used != 2 || f.BurnPerDay == nil || *f.BurnPerDay <= 0 || f.DaysRemaining == nil {
+		t.Errorf("monitor forecast = %+v, want one from 2 readings with a burn rate and days remaining", f)
+	}
+
+	// The store holds what CloudWatch would: the functions' metrics and
+	// AWS's own for the queue, the invocations and the monitor's schedule.
+	total := func(ns, name string, dims map[string]string) float64 {
+		var dim []alarmeval.Dimension
+		for k, v := range dims {
+			dim = append(dim, alarmeval.Dimension{Name: k, Value: v})
+		}
+		points, err := metrics.StatSeries(alarmeval.MetricStat{
+			Metric: alarmeval.Metric{Namespace: ns, MetricName: name, Dimensions: dim},
+			Stat:   alarmeval.Sum, Period: time.Hour,
+		}, begin.Add(-time.Hour), time.Now().Add(time.Hour), alarmeval.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, p := range points {
+			sum += p.Value
+		}
+		return sum
+	}
+	for _, c := range []struct {
+		ns, name string
+		dims     map[string]string
+		want     float64
+	}{
+		{"AWS/SQS", "NumberOfMessagesSent", map[string]string{"QueueName": sqsqueue.DefaultName}, float64(len(want))},
+		{"AWS/SQS", "NumberOfMessagesDeleted", map[string]string{"QueueName": sqsqueue.DefaultName}, float64(len(want))},
+		{"AWS/Lambda", "Invocations", map[string]string{"FunctionName": localNames.Predictor}, float64(sum.Queue.Invocations)},
+		{"AWS/Lambda", "Errors", map[string]string{"FunctionName": localNames.Predictor}, 0},
+		{"AWS/Events", "Invocations", map[string]string{"RuleName": localNames.MonitorRule}, 2},
+		{"Geolocation", "ImagesSucceeded", map[string]string{"Pipeline": PipelineName}, float64(wantCalls)},
+	} {
+		if got := total(c.ns, c.name, c.dims); got != c.want {
+			t.Errorf("%s/%s%v = %v, want %v", c.ns, c.name, c.dims, got, c.want)
+		}
+	}
+
+	// Everything Run started is stopped: nothing listens any more.
+	for _, endpoint := range []string{sum.DynamoDBEndpoint, sum.S3Endpoint} {
+		addr := strings.TrimPrefix(endpoint, "http://")
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			t.Errorf("%s still accepts connections after Run returned", endpoint)
+		}
+	}
+}
+
+func TestRunWithDuplicateDeliveriesChargesOnce(t *testing.T) {
+	db := awspartstest.SharedDynamoDB(t)
+	dir, want := imagesDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	sum, err := Run(ctx, Options{
+		ImagesDir:     dir,
+		Getenv:        noServiceEnv,
+		DynamoDB:      db,
+		Table:         "duplicates-" + fmt.Sprint(time.Now().UnixNano()),
+		DuplicateRate: 1, // every message is delivered twice
+		Progress:      testLog{t},
+		Concurrency:   3,
+		BatchSize:     2,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checkResults(t, sum, want)
+	if sum.Queue.Acked < int64(2*len(want)) {
+		t.Errorf("acked %d deliveries, want every message twice (%d)", sum.Queue.Acked, 2*len(want))
+	}
+	if n := succeeded(want); sum.PredictCalls != n || sum.CreditsCharged != n {
+		t.Errorf("%d calls, %d credits charged; want %d each: a duplicate cost credits", sum.PredictCalls, sum.CreditsCharged, n)
+	}
+}
+
+// TestRunOnEachKindOfBucket runs the pipeline on a versioned bucket (the
+// stack's) and on an unversioned one (S3's default, as a user's existing
+// bucket may be): every upload is processed either way, and its record is
+// keyed by the version id or, without one, by the ETag.
+func TestRunOnEachKindOfBucket(t *testing.T) {
+	db := awspartstest.SharedDynamoDB(t)
+	for _, unversioned := range []bool{false, true} {
+		t.Run(bucketMode(Options{Unversioned: unversioned}), func(t *testing.T) {
+			dir, want := imagesDir(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			sum, err := Run(ctx, Options{
+				ImagesDir:   dir,
+				Getenv:      noServiceEnv,
+				DynamoDB:    db,
+				Table:       "buckets-" + fmt.Sprint(time.Now().UnixNano()),
+				Unversioned: unversioned,
+				Progress:    testLog{t},
+			})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if sum.Versioned == unversioned {
+				t.Errorf("Summary.Versioned = %v with Unversioned %v", sum.Versioned, unversioned)
+			}
+			checkResults(t, sum, want)
+			checkRecordKeys(t, db, sum)
+			if n := succeeded(want); sum.PredictCalls != n || sum.CreditsCharged != n {
+				t.Errorf("%d calls, %d credits charged; want %d each", sum.PredictCalls, sum.CreditsCharged, n)
+			}
+		})
+	}
+}
+
+// checkRecordKeys reads the items of each uploaded key straight from the
+// table and checks their sort keys: "V#<version id>" on a versioned bucket
+// (every upload has one), "V#<ETag>" on an unversioned one (no upload has
+// one). An overwritten key has one item per upload.
+func checkRecordKeys(t *testing.T, db *awsparts.DynamoDB, sum *Summary) {
+	t.Helper()
+	wantSKs := map[string]map[string]bool{} // pk -> sort keys
+	for _, r := range sum.Results {
+		u := r.Upload
+		var sk string
+		switch {
+		case sum.Versioned && u.VersionID == "":
+			t.Errorf("%s: no version id from a versioned bucket", u.Key)
+		case !sum.Versioned && u.VersionID != "":
+			t.Errorf("%s: version id %q from an unversioned bucket", u.Key, u.VersionID)
+		case sum.Versioned:
+			sk = "V#" + u.VersionID
+		default:
+			sk = "V#" + u.ETag
+		}
+		if len(u.ETag) != 32 || strings.Contains(u.ETag, `"`) {
+			t.Errorf("%s: ETag %q, want 32 hex digits without quotes", u.Key, u.ETag)
+		}
+		pk := u.Ref().PartitionKey()
+		if wantSKs[pk] == nil {
+			wantSKs[pk] = map[string]bool{}
+		}
+		wantSKs[pk][sk] = true
+	}
+	client := db.Client()
+	for pk, want := range wantSKs {
+		out, err := client.Query(context.Background(), &dynamodb.QueryInput{
+			TableName:                 aws.String(sum.Table),
+			KeyConditionExpression:    aws.String("#pk = :pk"),
+			ExpressionAttributeNames:  map[string]string{"#pk": tableschema.PartitionKey},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+			ConsistentRead:            aws.Bool(true),
+		})
+		if err != nil {
+			t.Fatalf("Query %s: %v", pk, err)
+		}
+		got := map[string]bool{}
+		for _, item := range out.Items {
+			if sk, ok := item[tableschema.SortKey].(*types.AttributeValueMemberS); ok {
+				got[sk.Value] = true
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: sort keys %v, want %v", pk, got, want)
+		}
+	}
+}
+
+func TestRunUsesTheRealServiceWhenConfigured(t *testing.T) {
+	db := awspartstest.SharedDynamoDB(t)
+	// The "real" service: a simulator the pipeline does not start itself.
+	remote := geosim.New(func(c *geosim.Config) { c.DemoKey = "geo_test_fake_key_1" })
+	url, stop, err := remote.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	env := map[string]string{envvars.APIURL: url, envvars.APIKey: "geo_test_fake_key_1"}
+
+	dir := t.TempDir()
+	jpeg, err := os.ReadFile(filepath.Join(sampleImagesDir, "gradient-64x48.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "one.jpg", jpeg)
+	var logs bytes.Buffer
+	sum, err := Run(context.Background(), Options{
+		ImagesDir:    dir,
+		Getenv:       func(k string) string { return env[k] },
+		DynamoDB:     db,
+		Table:        "real-" + fmt.Sprint(time.Now().UnixNano()),
+		FunctionLogs: &logs,
+		Progress:     testLog{t},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if sum.Simulated || !strings.Contains(sum.Service, url) {
+		t.Errorf("service = %q, want the configured one", sum.Service)
+	}
+	checkResults(t, sum, map[string]wantOutcome{"one.jpg": {status: ledger.StatusSucceeded}})
+	if got := remote.Charged(geosim.DefaultOrg); got != 1 {
+		t.Errorf("configured service charged %d, want 1", got)
+	}
+	if logs.Len() == 0 {
+		t.Error("no function logs captured")
+	}
+	if strings.Contains(logs.String(), "geo_test_fake_key_1") {
+		t.Error("the API key appears in the functions' logs")
+	}
+}
+
+func TestRunNeedsBothServiceVariables(t *testing.T) {
+	for _, set := range []string{envvars.APIURL, envvars.APIKey} {
+		_, err := Run(context.Background(), Options{
+			ImagesDir: t.TempDir(),
+			Getenv: func(k string) string {
+				if k == set {
+					return "http://127.0.0.1:1"
+				}
+				return ""
+			},
+		})
+		if err == nil || !strings.Contains(err.Error(), "set both") {
+			t.Errorf("only %s set: err = %v, want a request to set both", set, err)
+		}
+	}
+}
+
+// TestWatchProcessesFilesAsTheyArrive runs on both kinds of bucket: on an
+// unversioned one the overwrite replaces the object, and only its new
+// ETag identifies it.
+func TestWatchProcessesFilesAsTheyArrive(t *testing.T) {
+	for _, unversioned := range []bool{false, true} {
+		t.Run(bucketMode(Options{Unversioned: unversioned}), func(t *testing.T) {
+			testWatch(t, unversioned)
+		})
+	}
+}
+
+func testWatch(t *testing.T, unversioned bool) {
+	db := awspartstest.SharedDynamoDB(t)
+	dir := t.TempDir()
+	jpeg, err := os.ReadFile(filepath.Join(sampleImagesDir, "gradient-64x48.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, err := os.ReadFile(filepath.Join(sampleImagesDir, "checker-32x32.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "first.jpg", jpeg)
+
+	settled := make(chan Result, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type outcome struct {
+		sum *Summary
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		sum, err := Run(ctx, Options{
+			ImagesDir:     dir,
+			Getenv:        noServiceEnv,
+			DynamoDB:      db,
+			Table:         "watch-" + fmt.Sprint(time.Now().UnixNano()),
+			Unversioned:   unversioned,
+			Watch:         true,
+			WatchInterval: 50 * time.Millisecond,
+			OnResult:      func(r Result) { settled <- r },
+			Progress:      testLog{t},
+		})
+		done <- outcome{sum, err}
+	}()
+
+	waitFor := func(key string) {
+		t.Helper()
+		select {
+		case r := <-settled:
+			if r.Upload.Key != key || r.Status() != ledger.StatusSucceeded {
+				t.Fatalf("settled %s as %s, want %s succeeded", r.Upload.Key, r.Status(), key)
+			}
+		case o := <-done:
+			t.Fatalf("Run ended early: %v", o.err)
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s not processed", key)
+		}
+	}
+	waitFor("first.jpg")
+	writeFile(t, dir, "second.png", png)
+	waitFor("second.png")
+	// A changed file is a new object version: processed again.
+	writeFile(t, dir, "first.jpg", png)
+	waitFor("first.jpg")
+
+	cancel()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Run did not stop after cancel")
+	}
+	if o.err != nil {
+		t.Fatalf("Run after Ctrl-C: %v (watch mode ends normally)", o.err)
+	}
+	if len(o.sum.Results) != 3 || len(o.sum.Lost()) != 0 || o.sum.PredictCalls != 3 {
+		t.Errorf("results %d, lost %d, calls %d; want 3, 0, 3", len(o.sum.Results), len(o.sum.Lost()), o.sum.PredictCalls)
+	}
+	if o.sum.Monitor == nil {
+		t.Errorf("monitor did not run after Ctrl-C: %s", o.sum.MonitorError)
+	}
+	checkRecordKeys(t, db, o.sum) // first.jpg: one record per upload
+}
+
+// testLog shows a run's progress in the test log (seen on failure or -v).
+type testLog struct{ t *testing.T }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Logf("%s", bytes.TrimRight(p, "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,53 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+)
+
+// service is the geolocation service the run talks to.
+type service struct {
+	url  string
+	key  string         // never printed or logged
+	sim  *geosim.Server // nil for the real service
+	stop func()
+}
+
+// startService uses the real service when both GEO_API_URL and GEO_API_KEY
+// are set, and otherwise starts the simulator on a free port of 127.0.0.1.
+func startService(getenv func(string) string) (*service, error) {
+	if err := checkServiceEnv(getenv); err != nil {
+		return nil, err
+	}
+	if url, key := getenv(envvars.APIURL), getenv(envvars.APIKey); url != "" {
+		return &service{url: url, key: key, stop: func() {}}, nil
+	}
+	sim := geosim.New()
+	baseURL, stop, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start the service simulator: %w", err)
+	}
+	return &service{url: baseURL, key: sim.DemoKey(), sim: sim, stop: stop}, nil
+}
+
+// checkServiceEnv refuses half a configuration before anything starts:
+// both GEO_API_URL and GEO_API_KEY (the real service) or neither (the
+// simulator).
+func checkServiceEnv(getenv func(string) string) error {
+	if (getenv(envvars.APIURL) == "") != (getenv(envvars.APIKey) == "") {
+		return errors.New("set both " + envvars.APIURL + " and " + envvars.APIKey +
+			" to use the real service, or neither to use the simulator")
+	}
+	return nil
+}
+
+// describe names the service for progress lines.
+func (s *service) describe() string {
+	if s.sim != nil {
+		return "simulator at " + s.url
+	}
+	return "real service at " + s.url
+}

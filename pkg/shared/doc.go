@@ -1,0 +1,6 @@
+// Package shared groups the small packages that the functions and the CDK app
+// in infra/ must agree on: the environment variables the stack sets
+// (envvars), the metric names it alarms on (metricnames) and the results
+// table's key schema (tableschema). One definition each keeps the deployed
+// stack and the code it runs from drifting apart.
+package shared
