@@ -27,7 +27,7 @@ import (
 )
 
 // sampleImagesDir is the repository's sample images, used by `make run`.
-const sampleImagesDir = "../../testdata/images"
+const sampleImagesDir = "../../../testdata/images"
 
 // wantOutcome is what the pipeline must make of one file.
 type wantOutcome struct {

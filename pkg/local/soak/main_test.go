@@ -17,5 +17,5 @@ var predictorCalls awscalls.Recorder
 // which infra/policy_calls_test.go requires the stack to grant
 // (-update-aws-calls rewrites it).
 func TestMain(m *testing.M) {
-	os.Exit(awscalls.FinishMain(awspartstest.Run(m), "../../testdata/aws-calls/predictor.json", "pkg/local/soak", predictorCalls.Calls()))
+	os.Exit(awscalls.FinishMain(awspartstest.Run(m), "../../../testdata/aws-calls/predictor.json", "pkg/local/soak", predictorCalls.Calls()))
 }

@@ -21,7 +21,7 @@ func TestSamplePhotos(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "images", tt.file))
+			b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "images", tt.file))
 			if err != nil {
 				t.Fatal(err)
 			}
