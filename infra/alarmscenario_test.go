@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
-	"github.com/geolocate-aws/geolocate/pkg/local/dashpage"
-	"github.com/geolocate-aws/geolocate/pkg/local/scenario"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/dashpage"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/scenario"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // The alarm scenarios deploy the default stack (cdk.json's settings) on the

@@ -9,11 +9,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // The stack's configuration is read from the real cdk.json.

@@ -9,13 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/local/bench"
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // throughputConfig is the load: the service's limit and latency, and the

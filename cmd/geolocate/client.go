@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // connection flags shared by the subcommands that call the service.

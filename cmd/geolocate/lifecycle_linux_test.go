@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // buildCLI builds this command into a temporary directory, as

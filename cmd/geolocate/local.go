@@ -10,10 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // runLocal: geolocate local [--images DIR] [--watch] [--json] — the whole

@@ -17,8 +17,8 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 const testKey = "geo_test_fake_key_1"

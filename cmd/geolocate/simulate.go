@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // runSimulate: geolocate simulate [--addr 127.0.0.1:8080] [--rate-per-minute N]

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // TestStatusWithOneReadingSaysHowManyAreNeeded: one credit reading gives no

@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
 	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // TestDeadlineHoldsUnderTheRealRuntime runs the built predictor under a

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // TestAdvertisedRunsLogOnlyJSON runs the README's two invocations of the

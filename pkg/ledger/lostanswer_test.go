@@ -11,8 +11,8 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsfault"
-	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
 
 // lostAnswerStore is a store whose DynamoDB client reaches DynamoDB Local

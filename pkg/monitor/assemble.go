@@ -5,9 +5,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // The monitor runs every few minutes: a short retry budget keeps one slow

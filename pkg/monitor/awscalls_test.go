@@ -9,12 +9,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
-	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // monitorCalls records the AWS calls of the monitor's code: its DynamoDB

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // readCredits reads the credit summary. A summary without a recognisable

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
-	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -28,12 +28,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
-	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // TestMain checks the calls recorded by awscalls_test.go against the

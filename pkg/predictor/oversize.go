@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/emf"
 	"github.com/geolocate-aws/geolocate/pkg/geodist"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // photoFacts is what the predictor learns about a photo from the head of

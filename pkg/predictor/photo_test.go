@@ -11,9 +11,9 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/geodist"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // harbourJPEG is a small photo carrying the sample EXIF block (Hamburg

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
-	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 )
 
 // predict spends, holding the claim: it reserves budget, waits for a rate

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 )
 

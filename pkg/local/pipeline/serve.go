@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // Serve starts the same local parts as Run (the service, S3 and DynamoDB

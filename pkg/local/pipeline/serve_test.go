@@ -11,8 +11,8 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 func TestServeUploadsWithoutProcessingAndPrintsTheEnvironment(t *testing.T) {

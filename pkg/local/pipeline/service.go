@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // service is the geolocation service the run talks to.
