@@ -39,13 +39,9 @@ func (s *Store) ReserveCredits(ctx context.Context, day string, credits, budget 
 	if credits > budget {
 		return false, nil
 	}
-	now := s.now()
 	cond := expression.Name(creditsAttribute).AttributeNotExists().Or(
 		expression.Name(creditsAttribute).LessThanEqual(expression.Value(budget - credits)))
-	update := expression.Add(expression.Name(creditsAttribute), expression.Value(credits)).
-		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(now))).
-		Set(expression.Name(tableschema.TTLAttribute), expression.Value(dayStart.Add(24*time.Hour+s.opts.BudgetTTL).Unix()))
-	over, err := s.updateCounter(ctx, day, cond, update)
+	over, err := s.updateCounter(ctx, day, &cond, s.addCredits(dayStart, credits))
 	if over {
 		return false, nil
 	}
@@ -53,6 +49,32 @@ func (s *Store) ReserveCredits(ctx context.Context, day string, credits, budget 
 		return false, fmt.Errorf("reserve %d credits for %s: %w", credits, day, err)
 	}
 	return true, nil
+}
+
+// RecordOverspend adds to day's counter credits a call charged beyond what
+// was reserved for it (a model dearer than expected), whatever the budget:
+// they are spent, and the counter must say so for later reservations to
+// see them. It is the only write that may take the counter over the budget.
+func (s *Store) RecordOverspend(ctx context.Context, day string, credits int) error {
+	dayStart, err := parseDay(day)
+	if err != nil {
+		return fmt.Errorf("record overspend: %w", err)
+	}
+	if credits <= 0 {
+		return fmt.Errorf("record overspend for %s: credits must be positive, got %d", day, credits)
+	}
+	if _, err := s.updateCounter(ctx, day, nil, s.addCredits(dayStart, credits)); err != nil {
+		return fmt.Errorf("record %d credits overspent on %s: %w", credits, day, err)
+	}
+	return nil
+}
+
+// addCredits is the update that adds credits to the counter of the day
+// starting at dayStart, and keeps it BudgetTTL after the day.
+func (s *Store) addCredits(dayStart time.Time, credits int) expression.UpdateBuilder {
+	return expression.Add(expression.Name(creditsAttribute), expression.Value(credits)).
+		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(s.now()))).
+		Set(expression.Name(tableschema.TTLAttribute), expression.Value(dayStart.Add(24*time.Hour+s.opts.BudgetTTL).Unix()))
 }
 
 // ReleaseCredits gives back credits reserved on day that were not charged
@@ -69,7 +91,7 @@ func (s *Store) ReleaseCredits(ctx context.Context, day string, credits int) err
 	cond := expression.Name(creditsAttribute).GreaterThanEqual(expression.Value(credits))
 	update := expression.Add(expression.Name(creditsAttribute), expression.Value(-credits)).
 		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(s.now())))
-	under, err := s.updateCounter(ctx, day, cond, update)
+	under, err := s.updateCounter(ctx, day, &cond, update)
 	if under {
 		return fmt.Errorf("release %d credits for %s: %w", credits, day, ErrReleaseExceedsReserved)
 	}
@@ -115,9 +137,14 @@ func parseDay(day string) (time.Time, error) {
 // token, so when DynamoDB applied it but the answer was lost, the SDK's retry
 // (same token, within DynamoDB's 10-minute idempotency window) is answered
 // as the first try was instead of counting the credits again. An
-// UpdateItem would count them twice. It reports whether cond failed.
-func (s *Store) updateCounter(ctx context.Context, day string, cond expression.ConditionBuilder, update expression.UpdateBuilder) (bool, error) {
-	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(update).Build()
+// UpdateItem would count them twice. It reports whether cond (none when
+// nil) failed.
+func (s *Store) updateCounter(ctx context.Context, day string, cond *expression.ConditionBuilder, update expression.UpdateBuilder) (bool, error) {
+	b := expression.NewBuilder().WithUpdate(update)
+	if cond != nil {
+		b = b.WithCondition(*cond)
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return false, fmt.Errorf("build expression: %w", err)
 	}

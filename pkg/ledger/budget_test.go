@@ -64,6 +64,9 @@ func TestReserveAndRelease(t *testing.T) {
 		{"fits again", func() (bool, error) { return s.ReserveCredits(ctx, day, 3, 5) }, true, nil, 5},
 		{"release too much", func() (bool, error) { return false, s.ReleaseCredits(ctx, day, 6) }, false, ledger.ErrReleaseExceedsReserved, 5},
 		{"release on an untouched day", func() (bool, error) { return false, s.ReleaseCredits(ctx, "2026-01-01", 1) }, false, ledger.ErrReleaseExceedsReserved, 5},
+		{"overspend goes over the budget", func() (bool, error) { return true, s.RecordOverspend(ctx, day, 2) }, true, nil, 7},
+		{"nothing fits after an overspend", func() (bool, error) { return s.ReserveCredits(ctx, day, 1, 5) }, false, nil, 7},
+		{"overspend on an untouched day starts its counter", func() (bool, error) { return true, s.RecordOverspend(ctx, "2026-03-15", 1) }, true, nil, 7},
 	}
 	for _, step := range steps {
 		ok, err := step.do()
@@ -79,5 +82,11 @@ func TestReserveAndRelease(t *testing.T) {
 	}
 	if _, err := s.ReserveCredits(ctx, day, 0, 5); err == nil {
 		t.Error("ReserveCredits accepted zero credits")
+	}
+	if err := s.RecordOverspend(ctx, day, 0); err == nil {
+		t.Error("RecordOverspend accepted zero credits")
+	}
+	if used, err := s.CreditsReserved(ctx, "2026-03-15"); err != nil || used != 1 {
+		t.Errorf("the next day's counter after its overspend = %d, %v; want 1", used, err)
 	}
 }

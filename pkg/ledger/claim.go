@@ -82,17 +82,17 @@ func (s *Store) Claim(ctx context.Context, ref ObjectRef, lease time.Duration) (
 	leaseUntil := ceilSecond(now.Add(lease))
 
 	update := s.setTimestamps(expression.UpdateBuilder{}, StatusInProgress, now).
-		Set(expression.Name("phase"), expression.Value(PhaseCalling)).
-		Set(expression.Name("owner"), expression.Value(token)).
-		Set(expression.Name("lease_until"), expression.Value(leaseUntil.Unix())).
-		Set(expression.Name("bucket"), expression.Value(ref.Bucket)).
-		Set(expression.Name("key"), expression.Value(ref.Key)).
-		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(formatTimestamp(now)))).
-		Add(expression.Name("attempts"), expression.Value(1)).
-		Remove(expression.Name("retryable")).
-		Remove(expression.Name("dead_letter")).
-		Remove(expression.Name("error_code")).
-		Remove(expression.Name("error_message"))
+		Set(expression.Name(attrPhase), expression.Value(PhaseCalling)).
+		Set(expression.Name(attrOwner), expression.Value(token)).
+		Set(expression.Name(attrLeaseUntil), expression.Value(leaseUntil.Unix())).
+		Set(expression.Name(attrBucket), expression.Value(ref.Bucket)).
+		Set(expression.Name(attrKey), expression.Value(ref.Key)).
+		Set(expression.Name(attrCreatedAt), expression.IfNotExists(expression.Name(attrCreatedAt), expression.Value(formatTimestamp(now)))).
+		Add(expression.Name(attrAttempts), expression.Value(1)).
+		Remove(expression.Name(attrRetryable)).
+		Remove(expression.Name(attrDeadLetter)).
+		Remove(expression.Name(attrErrorCode)).
+		Remove(expression.Name(attrErrorMessage))
 	update = setIdentity(update, ref)
 	expr, err := expression.NewBuilder().WithCondition(claimable()).WithUpdate(update).Build()
 	if err != nil {

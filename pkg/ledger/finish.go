@@ -94,13 +94,13 @@ func (s *Store) Fail(ctx context.Context, claim *Claim, code, message string, re
 	if retryable {
 		status = StatusWaiting
 	}
-	cond := ownedBy(claim.Token).And(expression.Name("status").NotEqual(expression.Value(StatusSucceeded)))
+	cond := ownedBy(claim.Token).And(expression.Name(attrStatus).NotEqual(expression.Value(StatusSucceeded)))
 	update := s.setTimestamps(expression.UpdateBuilder{}, status, now).
-		Set(expression.Name("retryable"), expression.Value(retryable)).
-		Set(expression.Name("error_code"), expression.Value(code)).
-		Set(expression.Name("error_message"), expression.Value(truncateUTF8(message, MaxErrorMessageBytes))).
-		Remove(expression.Name("phase")).
-		Remove(expression.Name("lease_until"))
+		Set(expression.Name(attrRetryable), expression.Value(retryable)).
+		Set(expression.Name(attrErrorCode), expression.Value(code)).
+		Set(expression.Name(attrErrorMessage), expression.Value(truncateUTF8(message, MaxErrorMessageBytes))).
+		Remove(expression.Name(attrPhase)).
+		Remove(expression.Name(attrLeaseUntil))
 	_, err := s.update(ctx, claim.Ref, cond, update)
 	if _, lost := conditionFailed(err); lost {
 		return fmt.Errorf("fail %s: %w", claim.Ref, ErrClaimLost)
@@ -115,30 +115,28 @@ func (s *Store) Fail(ctx context.Context, claim *Claim, code, message string, re
 // delivery stopped before its claim (the key cannot be read, say) or whose
 // message is returned on its last allowed receive (deadLetter: SQS moves it
 // to the dead-letter queue, so it waits for a redrive). An absent record
-// becomes waiting with code and detail; a waiting one takes the new cause
-// and keeps dead_letter once set. A record held by an attempt or final is
-// left alone (nil): its own state already tells the truth.
+// becomes waiting with code and detail; a claimable one (waiting, or see
+// ReasonObjectNotFound) takes the new cause and keeps dead_letter once set:
+// the condition is Claim's, so what a delivery may claim is exactly what it
+// may mark waiting. A record held by an attempt or final is left alone
+// (nil): its own state already tells the truth.
 func (s *Store) MarkWaiting(ctx context.Context, ref ObjectRef, code, detail string, deadLetter bool) error {
 	if err := ref.validate(); err != nil {
 		return fmt.Errorf("mark waiting: %w", err)
 	}
 	now := s.now()
 	update := s.setTimestamps(expression.UpdateBuilder{}, StatusWaiting, now).
-		Set(expression.Name("bucket"), expression.Value(ref.Bucket)).
-		Set(expression.Name("key"), expression.Value(ref.Key)).
-		Set(expression.Name("retryable"), expression.Value(true)).
-		Set(expression.Name("error_code"), expression.Value(code)).
-		Set(expression.Name("error_message"), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
-		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(formatTimestamp(now))))
+		Set(expression.Name(attrBucket), expression.Value(ref.Bucket)).
+		Set(expression.Name(attrKey), expression.Value(ref.Key)).
+		Set(expression.Name(attrRetryable), expression.Value(true)).
+		Set(expression.Name(attrErrorCode), expression.Value(code)).
+		Set(expression.Name(attrErrorMessage), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
+		Set(expression.Name(attrCreatedAt), expression.IfNotExists(expression.Name(attrCreatedAt), expression.Value(formatTimestamp(now))))
 	if deadLetter {
-		update = update.Set(expression.Name("dead_letter"), expression.Value(true))
+		update = update.Set(expression.Name(attrDeadLetter), expression.Value(true))
 	}
 	update = setIdentity(update, ref)
-	cond := expression.Name(tableschema.PartitionKey).AttributeNotExists().Or(
-		expression.Name("status").Equal(expression.Value(StatusWaiting)).
-			Or(expression.Name("status").Equal(expression.Value(StatusFailed)).
-				And(expression.Name("retryable").Equal(expression.Value(true)))))
-	_, err := s.update(ctx, ref, cond, update)
+	_, err := s.update(ctx, ref, claimable(), update)
 	if _, failed := conditionFailed(err); failed {
 		return nil
 	}
@@ -152,10 +150,10 @@ func (s *Store) MarkWaiting(ctx context.Context, ref ObjectRef, code, detail str
 // create the item.
 func setIdentity(u expression.UpdateBuilder, ref ObjectRef) expression.UpdateBuilder {
 	if ref.VersionID != "" {
-		u = u.Set(expression.Name("version_id"), expression.Value(ref.VersionID))
+		u = u.Set(expression.Name(attrVersionID), expression.Value(ref.VersionID))
 	}
 	if ref.ETag != "" {
-		u = u.Set(expression.Name("etag"), expression.Value(ref.ETag))
+		u = u.Set(expression.Name(attrETag), expression.Value(ref.ETag))
 	}
 	return u
 }
@@ -180,16 +178,16 @@ func (s *Store) MarkOutcomeUnknown(ctx context.Context, rec *Record) error {
 	ref := ObjectRef{Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag}
 	now := s.now()
 	cond := ownedBy(rec.Owner).
-		And(expression.Name("status").Equal(expression.Value(StatusInProgress))).
-		And(expression.Name("lease_until").LessThanEqual(expression.Value(now.Unix())))
+		And(expression.Name(attrStatus).Equal(expression.Value(StatusInProgress))).
+		And(expression.Name(attrLeaseUntil).LessThanEqual(expression.Value(now.Unix())))
 	msg := fmt.Sprintf("attempt %d claimed the object and its lease expired at %s without a recorded outcome; the service may have charged, so it is not called again",
 		rec.Attempts, rec.LeaseUntil.UTC().Format(time.RFC3339))
 	update := s.setTimestamps(expression.UpdateBuilder{}, StatusFailed, now).
-		Set(expression.Name("retryable"), expression.Value(false)).
-		Set(expression.Name("error_code"), expression.Value(ErrorCodeOutcomeUnknown)).
-		Set(expression.Name("error_message"), expression.Value(msg)).
-		Remove(expression.Name("phase")).
-		Remove(expression.Name("lease_until"))
+		Set(expression.Name(attrRetryable), expression.Value(false)).
+		Set(expression.Name(attrErrorCode), expression.Value(ErrorCodeOutcomeUnknown)).
+		Set(expression.Name(attrErrorMessage), expression.Value(msg)).
+		Remove(expression.Name(attrPhase)).
+		Remove(expression.Name(attrLeaseUntil))
 	pk, sk := rec.PK, rec.SK
 	if pk == "" || sk == "" {
 		pk, sk = ref.PartitionKey(), ref.SortKey()
@@ -224,22 +222,22 @@ func (s *Store) Reject(ctx context.Context, ref ObjectRef, reason, detail string
 	}
 	now := s.now()
 	update := s.setTimestamps(expression.UpdateBuilder{}, StatusRejected, now).
-		Set(expression.Name("bucket"), expression.Value(ref.Bucket)).
-		Set(expression.Name("key"), expression.Value(ref.Key)).
-		Set(expression.Name("error_code"), expression.Value(reason)).
-		Set(expression.Name("error_message"), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
-		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(formatTimestamp(now)))).
-		Remove(expression.Name("owner")).
-		Remove(expression.Name("lease_until")).
-		Remove(expression.Name("phase")).
-		Remove(expression.Name("dead_letter"))
+		Set(expression.Name(attrBucket), expression.Value(ref.Bucket)).
+		Set(expression.Name(attrKey), expression.Value(ref.Key)).
+		Set(expression.Name(attrErrorCode), expression.Value(reason)).
+		Set(expression.Name(attrErrorMessage), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
+		Set(expression.Name(attrCreatedAt), expression.IfNotExists(expression.Name(attrCreatedAt), expression.Value(formatTimestamp(now)))).
+		Remove(expression.Name(attrOwner)).
+		Remove(expression.Name(attrLeaseUntil)).
+		Remove(expression.Name(attrPhase)).
+		Remove(expression.Name(attrDeadLetter))
 	update = setRejectionRetryable(update, ref, reason)
 	update = setIdentity(update, ref)
 	if info.Size > 0 {
-		update = update.Set(expression.Name("size"), expression.Value(info.Size))
+		update = update.Set(expression.Name(attrSize), expression.Value(info.Size))
 	}
 	if info.ContentType != "" {
-		update = update.Set(expression.Name("content_type"), expression.Value(info.ContentType))
+		update = update.Set(expression.Name(attrContentType), expression.Value(info.ContentType))
 	}
 	_, err := s.update(ctx, ref, claimable(), update)
 	if item, failed := conditionFailed(err); failed {
@@ -273,19 +271,19 @@ func (s *Store) RejectClaimed(ctx context.Context, claim *Claim, reason, detail 
 	}
 	ref := claim.Ref
 	now := s.now()
-	cond := ownedBy(claim.Token).And(expression.Name("status").Equal(expression.Value(StatusInProgress)))
+	cond := ownedBy(claim.Token).And(expression.Name(attrStatus).Equal(expression.Value(StatusInProgress)))
 	update := s.setTimestamps(expression.UpdateBuilder{}, StatusRejected, now).
-		Set(expression.Name("error_code"), expression.Value(reason)).
-		Set(expression.Name("error_message"), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
-		Remove(expression.Name("owner")).
-		Remove(expression.Name("lease_until")).
-		Remove(expression.Name("phase"))
+		Set(expression.Name(attrErrorCode), expression.Value(reason)).
+		Set(expression.Name(attrErrorMessage), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
+		Remove(expression.Name(attrOwner)).
+		Remove(expression.Name(attrLeaseUntil)).
+		Remove(expression.Name(attrPhase))
 	update = setRejectionRetryable(update, ref, reason)
 	if info.Size > 0 {
-		update = update.Set(expression.Name("size"), expression.Value(info.Size))
+		update = update.Set(expression.Name(attrSize), expression.Value(info.Size))
 	}
 	if info.ContentType != "" {
-		update = update.Set(expression.Name("content_type"), expression.Value(info.ContentType))
+		update = update.Set(expression.Name(attrContentType), expression.Value(info.ContentType))
 	}
 	_, err := s.update(ctx, ref, cond, update)
 	if item, failed := conditionFailed(err); failed {
@@ -307,20 +305,20 @@ func (s *Store) RejectClaimed(ctx context.Context, claim *Claim, reason, detail 
 // setRejectionRetryable marks a rejection claimable or final.
 func setRejectionRetryable(u expression.UpdateBuilder, ref ObjectRef, reason string) expression.UpdateBuilder {
 	if reopenable(ref, reason) {
-		return u.Set(expression.Name("retryable"), expression.Value(true))
+		return u.Set(expression.Name(attrRetryable), expression.Value(true))
 	}
-	return u.Remove(expression.Name("retryable"))
+	return u.Remove(expression.Name(attrRetryable))
 }
 
 // claimable is the condition under which a record may be (re)started:
 // absent, or marked retryable (nothing was charged for it).
 func claimable() expression.ConditionBuilder {
 	return expression.Name(tableschema.PartitionKey).AttributeNotExists().Or(
-		expression.Name("retryable").Equal(expression.Value(true)))
+		expression.Name(attrRetryable).Equal(expression.Value(true)))
 }
 
 func ownedBy(token string) expression.ConditionBuilder {
-	return expression.Name("owner").Equal(expression.Value(token))
+	return expression.Name(attrOwner).Equal(expression.Value(token))
 }
 
 func (s *Store) update(ctx context.Context, ref ObjectRef, cond expression.ConditionBuilder, update expression.UpdateBuilder) (*dynamodb.UpdateItemOutput, error) {
@@ -354,11 +352,11 @@ func (s *Store) Reopen(ctx context.Context, ref ObjectRef, code string) error {
 	if err := ref.validate(); err != nil {
 		return err
 	}
-	cond := expression.Name("status").Equal(expression.Value(StatusFailed)).
-		And(expression.Name("retryable").Equal(expression.Value(false))).
-		And(expression.Name("error_code").Equal(expression.Value(code)))
+	cond := expression.Name(attrStatus).Equal(expression.Value(StatusFailed)).
+		And(expression.Name(attrRetryable).Equal(expression.Value(false))).
+		And(expression.Name(attrErrorCode).Equal(expression.Value(code)))
 	update := s.setTimestamps(expression.UpdateBuilder{}, StatusWaiting, s.now()).
-		Set(expression.Name("retryable"), expression.Value(true))
+		Set(expression.Name(attrRetryable), expression.Value(true))
 	_, err := s.updateKey(ctx, ref.PartitionKey(), ref.SortKey(), cond, update)
 	if _, failed := conditionFailed(err); failed {
 		return fmt.Errorf("reopen %s: %w", ref, ErrNotReopenable)

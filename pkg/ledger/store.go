@@ -87,7 +87,7 @@ func (s *Store) expiresAt(now time.Time) time.Time {
 // setTimestamps adds updated_at, status_day and (with a TTL) expires_at to
 // an update that moves the record to status.
 func (s *Store) setTimestamps(u expression.UpdateBuilder, status string, now time.Time) expression.UpdateBuilder {
-	u = u.Set(expression.Name("status"), expression.Value(status)).
+	u = u.Set(expression.Name(attrStatus), expression.Value(status)).
 		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(now))).
 		Set(expression.Name(tableschema.StatusIndexPartitionKey), expression.Value(statusDay(status, now)))
 	if exp := s.expiresAt(now); !exp.IsZero() {

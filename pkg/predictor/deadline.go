@@ -46,13 +46,15 @@ func (inv *invocation) callDeadline() (time.Time, bool) {
 // MinCallTime before the call deadline.
 func (inv *invocation) timeToCall() bool {
 	dl, ok := inv.callDeadline()
-	return !ok || time.Until(dl) >= inv.h.opts.MinCallTime
+	return !ok || dl.Sub(inv.now()) >= inv.h.opts.MinCallTime
 }
 
 // callContext bounds the paid call and its retries by the call deadline.
+// The context's timer runs in real time, for the time left on the handler's
+// clock.
 func (inv *invocation) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if dl, ok := inv.callDeadline(); ok {
-		return context.WithDeadline(ctx, dl)
+		return context.WithTimeout(ctx, dl.Sub(inv.now()))
 	}
 	return context.WithCancel(ctx)
 }
@@ -105,12 +107,8 @@ func (inv *invocation) persist(ctx context.Context, obj *object, what string, wr
 		wait := delay/2 + rand.N(delay/2+1)
 		obj.logger.Warn("ledger write failed: retrying within the finishing window", "write", what,
 			"attempt", attempt, "wait_ms", wait.Milliseconds(), "error", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if inv.sleep(ctx, wait) != nil {
 			return err
-		case <-t.C:
 		}
 		delay = min(delay*2, 2*time.Second)
 	}

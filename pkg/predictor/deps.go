@@ -34,6 +34,7 @@ type Ledger interface {
 	MarkWaiting(ctx context.Context, ref ledger.ObjectRef, code, detail string, deadLetter bool) error
 	ReserveCredits(ctx context.Context, day string, credits, budget int) (bool, error)
 	ReleaseCredits(ctx context.Context, day string, credits int) error
+	RecordOverspend(ctx context.Context, day string, credits int) error
 }
 
 // Service is the paid geolocation service (*geoapi.Client).

@@ -46,8 +46,13 @@ type Options struct {
 	// object, a retry or a rate-limit wait that would leave less is not
 	// started, and its message goes back to the queue untouched.
 	MinCallTime time.Duration
-	// Clock returns the current time. Default time.Now.
+	// Clock returns the current time, and Sleep waits on the same clock:
+	// every time reading and every wait of the handler goes through them
+	// (the invocation's deadline is carried over to Clock once, at its
+	// start). Default time.Now and a timer. A test with a fake clock sets
+	// both.
 	Clock func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
 	// OpenLead is how long before its call slot an object is opened: the
 	// S3 GET's latency then falls before the slot instead of delaying the
 	// call behind it, so calls reach the service spaced as their slots are.
@@ -80,7 +85,7 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 	if cfg.RatePerMinute <= 0 || cfg.MaxConcurrency <= 0 || cfg.ClaimLease <= 0 || cfg.MaxImageBytes <= 0 {
 		return nil, errors.New("predictor: config not loaded: use LoadConfig")
 	}
-	opts := Options{Parallelism: DefaultParallelism, MinCallTime: DefaultMinCallTime, Clock: time.Now, OpenLead: DefaultOpenLead}
+	opts := Options{Parallelism: DefaultParallelism, MinCallTime: DefaultMinCallTime, Clock: time.Now, Sleep: pacer.Sleep, OpenLead: DefaultOpenLead}
 	for _, fn := range optFns {
 		fn(&opts)
 	}
@@ -89,6 +94,9 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = pacer.Sleep
 	}
 	if deps.Logger == nil {
 		deps.Logger = newJSONLogger(os.Stderr, cfg.LogLevel)

@@ -32,6 +32,8 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
@@ -64,6 +66,31 @@ type testEnv struct {
 	// objects is the handler's S3 client; tests may wrap it to inject
 	// failures before building a handler.
 	objects ObjectStore
+	// clock, when set (useFakeClock), is the handlers' and their pacers'
+	// clock, and their sleeps move it.
+	clock *fakeClock
+}
+
+// fakeClock is a simulated clock whose Sleep moves it on at once, so a
+// handler's waits take no real time and are seen by everything reading it.
+// For one worker at a time: concurrent sleeps would add up.
+type fakeClock struct{ *simclock.Clock }
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d > 0 {
+		c.Advance(d)
+	}
+	return nil
+}
+
+// useFakeClock rebuilds the handler on clk (its pacer included); pass the
+// same clock to the simulator (geosim.WithClock) to see calls on it.
+func (e *testEnv) useFakeClock(clk *simclock.Clock) {
+	e.clock = &fakeClock{clk}
+	e.h = e.newHandler(e.cfg)
 }
 
 // newTestEnv builds an environment; edit adjusts the configuration.
@@ -115,7 +142,12 @@ func (e *testEnv) newHandler(cfg Config, optFns ...func(*Options)) *Handler {
 	}
 	// The shipped pacer (shared, on the table) unless the test sets
 	// cfg.Pacing; its writes are not counted with the per-object requests.
-	pace, err := NewPacer(cfg, e.ddb, logger)
+	var pacerOpts []func(*pacer.Options)
+	if e.clock != nil {
+		pacerOpts = append(pacerOpts, func(o *pacer.Options) { o.Clock = e.clock.Now })
+		optFns = append([]func(*Options){func(o *Options) { o.Clock, o.Sleep = e.clock.Now, e.clock.Sleep }}, optFns...)
+	}
+	pace, err := NewPacer(cfg, e.ddb, logger, pacerOpts...)
 	if err != nil {
 		e.t.Fatal(err)
 	}

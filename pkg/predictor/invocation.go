@@ -19,7 +19,8 @@ type invocation struct {
 	// object is claimed or called, and their messages are returned as they
 	// are. Checked before every claim, so parallel workers honour it too.
 	outOfCredits atomic.Bool
-	// deadline is the invocation's (Lambda's) deadline; zero when it has none.
+	// deadline is the invocation's (Lambda's) deadline on the handler's
+	// clock; zero when it has none.
 	deadline time.Time
 	// start is when the handler began, on the handler's clock: after the
 	// receive that delivered the batch, so delays are capped from it (see
@@ -28,14 +29,29 @@ type invocation struct {
 }
 
 func (h *Handler) newInvocation(ctx context.Context) *invocation {
-	deadline, _ := ctx.Deadline()
+	start := h.opts.Clock()
+	var deadline time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		// Lambda's deadline is on the wall clock: it is carried over to the
+		// handler's clock here, once, and every later reading is Clock's.
+		deadline = start.Add(time.Until(dl))
+	}
 	return &invocation{
 		h:        h,
 		deadline: deadline,
-		start:    h.opts.Clock(),
+		start:    start,
 		logger:   lambdarun.WithRequestID(ctx, h.deps.Logger),
 		metrics:  newMetrics(h.deps.Metrics, h.cfg.MetricNamespace, h.cfg.PipelineName),
 	}
+}
+
+// now reads the handler's clock (Options.Clock): every time in the flow
+// comes from it, so a test's fake clock covers all of it.
+func (inv *invocation) now() time.Time { return inv.h.opts.Clock() }
+
+// sleep waits d on the handler's clock (Options.Sleep), or until ctx is done.
+func (inv *invocation) sleep(ctx context.Context, d time.Duration) error {
+	return inv.h.opts.Sleep(ctx, d)
 }
 
 func (inv *invocation) flushMetrics() {

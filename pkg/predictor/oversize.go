@@ -40,7 +40,7 @@ func (inv *invocation) prepareOversize(ctx context.Context, obj *object, claim *
 	case <-dctx.Done():
 		return inv.downscaleFailed(ctx, obj, claim, fmt.Errorf("wait for the instance's downscaler: %w", dctx.Err()), nil), false
 	}
-	start := inv.h.opts.Clock()
+	start := inv.now()
 	src := &readErrorTracker{r: body}
 	res, err := downscale.Downscale(dctx, src, downscale.Options{
 		MaxSide:  inv.h.cfg.DownscaleMaxSide,
@@ -54,7 +54,7 @@ func (inv *invocation) prepareOversize(ctx context.Context, obj *object, claim *
 	obj.logger.Info("over the size limit: downscaled",
 		"size", obj.Size, "width", res.SourceWidth, "height", res.SourceHeight,
 		"sent_bytes", res.Bytes, "sent_width", res.Width, "sent_height", res.Height,
-		"quality", res.Quality, "elapsed_ms", inv.h.opts.Clock().Sub(start).Milliseconds())
+		"quality", res.Quality, "elapsed_ms", inv.now().Sub(start).Milliseconds())
 	return outcome{}, true
 }
 

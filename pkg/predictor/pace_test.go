@@ -9,6 +9,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )
@@ -16,7 +17,7 @@ import (
 // The client's retries take a token from the instance's limiter like any
 // first attempt, so several instances' retries cannot bunch up.
 func TestRetriesArePacedByTheInstanceLimiter(t *testing.T) {
-	h := &Handler{deps: Deps{Pacer: pacer.NewInstance(1.0 / 60)}, opts: Options{MinCallTime: 0}} // one an hour
+	h := &Handler{deps: Deps{Pacer: pacer.NewInstance(1.0 / 60)}, opts: Options{MinCallTime: 0, Clock: time.Now, Sleep: pacer.Sleep}} // one an hour
 	inv := &invocation{h: h}
 	ctx := context.Background()
 
@@ -71,5 +72,30 @@ func TestA429HoldsBackEveryInstanceWhenPacingIsShared(t *testing.T) {
 				t.Errorf("third upload's record = %+v, want waiting with %s", rec, tt.wantCode)
 			}
 		})
+	}
+}
+
+// TestSlotWaitsRunOnTheHandlersClock: the wait for a call slot is read and
+// slept on the handler's clock, the same one its pacer reads, so a fake
+// clock covers it: the service (on that clock too) sees the calls a slot
+// apart though no real time passed.
+func TestSlotWaitsRunOnTheHandlersClock(t *testing.T) {
+	clk := simclock.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
+	e := newTestEnv(t, func(c *Config) { c.RatePerMinute = 120 }, geosim.WithClock(clk.Now))
+	e.useFakeClock(clk)
+	e.h.opts.Parallelism = 1
+	first, second := e.put("first.jpg", testJPEG(t, 1)), e.put("second.jpg", testJPEG(t, 2))
+	if failed := e.invokeSQS(sqsBatch(uploadMessage("m1", first), uploadMessage("m2", second))); len(failed) != 0 {
+		t.Fatalf("failures %v", failed)
+	}
+	calls := e.predictCalls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls, want 2", len(calls))
+	}
+	spacing := calls[1].Time.Sub(calls[0].Time)
+	// A slot is 500 ms, plus the pacer's guard and the lead it leaves the
+	// first call of an idle schedule (pacer.Options.Lead).
+	if want := 500 * time.Millisecond; spacing < want || spacing > want+DefaultOpenLead+10*time.Millisecond {
+		t.Errorf("calls %v apart on the handler's clock, want a slot (%v) apart", spacing, want)
 	}
 }

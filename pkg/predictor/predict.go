@@ -33,19 +33,22 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 		}
 		return inv.release(ctx, obj, claim, o, detail)
 	}
+	// The budget is settled here and only here, on every exit: what the
+	// call charged (or may have charged) stays counted, the rest goes back.
+	charged := 0
+	defer func() { budget.settle(ctx, charged) }()
+
 	slot, err := inv.reserveSlot(ctx)
 	if err == nil {
-		err = sleepUntil(ctx, slot.Add(-inv.h.opts.OpenLead))
+		err = inv.sleepUntil(ctx, slot.Add(-inv.h.opts.OpenLead))
 	}
 	if err != nil {
-		budget.settle(ctx, 0)
 		obj.logger.Warn("no call slot free in time: message returned for retry", "error", err)
 		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
 	}
 	// Checked again right before the read and the call: another worker of
 	// this batch may have hit 402 while this one waited.
 	if inv.outOfCredits.Load() {
-		budget.settle(ctx, 0)
 		return inv.release(ctx, obj, claim, retryLater(retryOutOfCredits), "another call of the batch found the account out of credits")
 	}
 
@@ -53,7 +56,6 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	if obj.photo.downscaled == nil {
 		body, o, ok = inv.openImage(ctx, obj, claim)
 		if !ok {
-			budget.settle(ctx, 0)
 			return o
 		}
 		if inv.knownPosition(obj) {
@@ -61,13 +63,11 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 			// the object early and holding the stream while waiting, or a
 			// second GET. A skipped photo costs a slot's wait, no credit.
 			body.Close()
-			budget.settle(ctx, 0)
 			return inv.completeFromEXIF(ctx, obj, claim)
 		}
 	}
-	if err := sleepUntil(ctx, slot); err != nil {
+	if err := inv.sleepUntil(ctx, slot); err != nil {
 		body.closeIfOpened()
-		budget.settle(ctx, 0)
 		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
 	}
 	callCtx, cancelCall := inv.callContext(ctx)
@@ -82,12 +82,15 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	var tooLarge *geoapi.TooLargeError
 	switch {
 	case errors.As(res.err, &tooLarge):
-		budget.settle(fctx, 0)
 		return inv.rejectClaimed(fctx, obj, claim, ReasonTooLarge, "the service refused the image as too large: "+res.err.Error())
 	case res.err != nil:
-		return inv.fail(fctx, obj, claim, res, budget)
+		f := classifyFailure(res.err)
+		if f.maybeCharged {
+			charged = budget.reserved()
+		}
+		return inv.fail(fctx, obj, claim, res, f)
 	}
-	budget.settle(fctx, res.out.CreditsConsumed)
+	charged = res.out.CreditsConsumed
 	return inv.complete(fctx, obj, claim, res)
 }
 
@@ -245,10 +248,10 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 // and draw more 429s. A retry that would not get MinCallTime before the call
 // deadline is not started.
 func (inv *invocation) paceRetry(ctx context.Context, backoff time.Duration) error {
-	if dl, ok := inv.callDeadline(); ok && time.Until(dl) < backoff+inv.h.opts.MinCallTime {
+	if dl, ok := inv.callDeadline(); ok && dl.Sub(inv.now()) < backoff+inv.h.opts.MinCallTime {
 		return errNoTimeToRetry
 	}
-	if err := pacer.Sleep(ctx, backoff); err != nil {
+	if err := inv.sleep(ctx, backoff); err != nil {
 		return err
 	}
 	if err := inv.waitForRate(ctx); err != nil {
@@ -266,40 +269,37 @@ func (inv *invocation) waitForRate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return sleepUntil(ctx, slot)
+	return inv.sleepUntil(ctx, slot)
 }
 
 // reserveSlot takes a call slot from the pacer no later than MinCallTime
 // before the call deadline, so that the call it grants still has time to
 // run; a slot that late is not taken at all. It returns when the slot
-// starts, on the wall clock (the deadline's).
+// starts, on the handler's clock.
 func (inv *invocation) reserveSlot(ctx context.Context) (time.Time, error) {
 	within := pacer.Unbounded
 	if dl, ok := inv.callDeadline(); ok {
-		within = time.Until(dl.Add(-inv.h.opts.MinCallTime))
+		within = dl.Add(-inv.h.opts.MinCallTime).Sub(inv.now())
 	}
 	delay, err := inv.h.deps.Pacer.Reserve(ctx, within)
 	if err != nil {
 		return time.Time{}, errors.Join(errRateWait, err)
 	}
-	return time.Now().Add(delay), nil
+	return inv.now().Add(delay), nil
 }
 
-// sleepUntil waits for t on the wall clock.
-func sleepUntil(ctx context.Context, t time.Time) error {
-	if err := pacer.Sleep(ctx, time.Until(t)); err != nil {
+// sleepUntil waits for t on the handler's clock.
+func (inv *invocation) sleepUntil(ctx context.Context, t time.Time) error {
+	if err := inv.sleep(ctx, t.Sub(inv.now())); err != nil {
 		return errors.Join(errRateWait, err)
 	}
 	return nil
 }
 
-// fail records a failed call: retryable failures free the object for a
-// later delivery and return the message; final ones are acknowledged.
-func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Claim, res callResult, budget *reservation) outcome {
-	f := classifyFailure(res.err)
-	if !f.maybeCharged {
-		budget.settle(ctx, 0)
-	}
+// fail records a failed call, classified as f: retryable failures free the
+// object for a later delivery and return the message; final ones are
+// acknowledged.
+func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Claim, res callResult, f failure) outcome {
 	switch f.code {
 	case CodeOutOfCredits:
 		if inv.outOfCredits.CompareAndSwap(false, true) {
@@ -388,7 +388,7 @@ func (inv *invocation) reserveBudget(ctx context.Context, obj *object) (*reserva
 	if cfg.ModelFallback && inv.h.modelRetired.Load() {
 		credits = 1 // the default model will run
 	}
-	now := inv.h.opts.Clock()
+	now := inv.now()
 	day := ledger.Day(now)
 	ok, err := inv.h.deps.Ledger.ReserveCredits(ctx, day, credits, cfg.DailyBudget)
 	if err != nil {
@@ -406,23 +406,34 @@ func (inv *invocation) reserveBudget(ctx context.Context, obj *object) (*reserva
 }
 
 // settle gives back what was reserved and not charged, or records an
-// overspend (a model dearer than expected) so the counter stays true.
+// overspend (a model dearer than expected) so the counter stays true. It
+// runs once per reservation, deferred, in a context of its own: it also
+// settles a call cut off at the call deadline.
 func (r *reservation) settle(ctx context.Context, charged int) {
 	if r == nil {
 		return
 	}
+	ctx, cancel := finishContext(ctx)
+	defer cancel()
 	ledgerAPI := r.inv.h.deps.Ledger
 	var err error
 	switch diff := r.credits - charged; {
 	case diff > 0:
 		err = ledgerAPI.ReleaseCredits(ctx, r.day, diff)
 	case diff < 0:
-		_, err = ledgerAPI.ReserveCredits(ctx, r.day, -diff, 1<<31-1)
+		err = ledgerAPI.RecordOverspend(ctx, r.day, -diff)
 	}
 	if err != nil {
 		r.obj.logger.Error("settle daily budget failed", "reserved", r.credits, "charged", charged, "error", err)
 	}
-	r.credits = charged
+}
+
+// reserved is the credits the reservation holds; 0 without a budget.
+func (r *reservation) reserved() int {
+	if r == nil {
+		return 0
+	}
+	return r.credits
 }
 
 // untilNextDay is the time left in now's UTC day, when the budget resets,
@@ -441,7 +452,7 @@ func (inv *invocation) delayMessage(ctx context.Context, obj *object, d time.Dur
 	if obj.msg == nil || inv.h.deps.Visibility == nil {
 		return
 	}
-	left := visibilityLeft(inv.h.opts.Clock().Sub(inv.start))
+	left := visibilityLeft(inv.now().Sub(inv.start))
 	if d > left {
 		obj.logger.Debug("delay capped by the visibility limit counted from the receive",
 			"wanted_ms", d.Milliseconds(), "capped_ms", left.Milliseconds())

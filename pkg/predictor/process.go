@@ -38,10 +38,10 @@ func (inv *invocation) processObject(ctx context.Context, u upload, msg *events.
 		logger = logger.With("message_id", msg.MessageId)
 	}
 	obj := &object{upload: u, msg: msg, logger: logger.With("bucket", u.Bucket, "key", u.Key)}
-	start := inv.h.opts.Clock()
+	start := inv.now()
 	o := inv.process(ctx, obj)
 	obj.logger.Debug("object processed", "outcome", o.kind.String(), "reason", o.reason,
-		"elapsed_ms", inv.h.opts.Clock().Sub(start).Milliseconds())
+		"elapsed_ms", inv.now().Sub(start).Milliseconds())
 	return o
 }
 
