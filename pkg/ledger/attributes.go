@@ -22,4 +22,3 @@ const (
 	attrErrorMessage = "error_message"
 	attrCreatedAt    = "created_at"
 )
-
