@@ -70,18 +70,8 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 	if err != nil {
 		return nil, err
 	}
-	if in.TopN != 0 && (in.TopN < MinTopN || in.TopN > MaxTopN) {
-		return nil, &InputError{Field: "TopN", Err: ErrInvalidTopN, TopN: in.TopN,
-			Reason: fmt.Sprintf("%d is outside %d to %d", in.TopN, MinTopN, MaxTopN)}
-	}
-	if in.Size < 0 {
-		return nil, &InputError{Field: "Size", Reason: "is negative", Err: ErrInvalidInput}
-	}
-	if in.Size > o.MaxImageBytes {
-		return nil, tooLarge(in.Size, o.MaxImageBytes)
-	}
-	if in.Image == nil {
-		return nil, &InputError{Field: "Image", Reason: reasonNoSource, Err: ErrNotImage}
+	if err := validatePredictInput(in, o.MaxImageBytes); err != nil {
+		return nil, err
 	}
 
 	first, err := openImage(ctx, in.Image, in.Size)
@@ -158,6 +148,27 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 		"credits_consumed", out.CreditsConsumed, "result_type", out.Result.Type,
 		"attempts", out.Attempts, "round_trip", out.RoundTrip)
 	return out, nil
+}
+
+// validatePredictInput checks what can be checked of in before the image is
+// opened, as the SDK's generated validators do for an operation's input:
+// top_n's range, the announced size against maxImageBytes, and an image
+// source. The key is checked by prepare.
+func validatePredictInput(in *PredictInput, maxImageBytes int64) error {
+	if in.TopN != 0 && (in.TopN < MinTopN || in.TopN > MaxTopN) {
+		return &InputError{Field: "TopN", Err: ErrInvalidTopN, TopN: in.TopN,
+			Reason: fmt.Sprintf("%d is outside %d to %d", in.TopN, MinTopN, MaxTopN)}
+	}
+	if in.Size < 0 {
+		return &InputError{Field: "Size", Reason: "is negative", Err: ErrInvalidInput}
+	}
+	if in.Size > maxImageBytes {
+		return tooLarge(in.Size, maxImageBytes)
+	}
+	if in.Image == nil {
+		return &InputError{Field: "Image", Reason: reasonNoSource, Err: ErrNotImage}
+	}
+	return nil
 }
 
 func tooLarge(n, limit int64) error {
