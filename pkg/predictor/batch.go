@@ -2,7 +2,6 @@ package predictor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -16,13 +15,7 @@ import (
 // handleSQS processes a batch and reports the messages to retry. A message
 // fails alone: a malformed body, an object that must wait, or an out-of-
 // credits stop never fails the others.
-func (inv *invocation) handleSQS(ctx context.Context, raw json.RawMessage) (events.SQSEventResponse, error) {
-	var batch events.SQSEvent
-	if err := json.Unmarshal(raw, &batch); err != nil {
-		inv.logger.Error("malformed SQS event", "error", err)
-		return events.SQSEventResponse{}, fmt.Errorf("decode SQS event: %w", err)
-	}
-
+func (inv *invocation) handleSQS(ctx context.Context, batch events.SQSEvent) events.SQSEventResponse {
 	retry := make([]bool, len(batch.Records))
 	sem := make(chan struct{}, inv.h.opts.Parallelism)
 	var wg sync.WaitGroup
@@ -44,7 +37,7 @@ func (inv *invocation) handleSQS(ctx context.Context, raw json.RawMessage) (even
 		}
 	}
 	inv.logger.Info("batch done", "messages", len(batch.Records), "retry", len(resp.BatchItemFailures))
-	return resp, nil
+	return resp
 }
 
 // handleMessage processes one SQS message and reports whether it must be

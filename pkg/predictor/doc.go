@@ -1,12 +1,12 @@
 // Package predictor turns uploaded images into prediction records: it is the
 // logic of the predictor Lambda function.
 //
-// Events arrive either as an SQS batch of S3 notifications (the deployed
-// path; failures are reported per message as batchItemFailures) or as a
-// direct S3 event. For every object version the Handler first runs the
-// checks that need no I/O (bucket, folder marker, size from the event), then
-// claims the object in the ledger with one conditional write, which alone
-// decides duplicates: a finished object is skipped, one held by a live
+// Events arrive as an SQS batch of S3 notifications (failures are reported
+// per message as batchItemFailures); the stack makes no other invocation,
+// and Handle refuses any other payload. For every object version the
+// Handler first runs the checks that need no I/O (bucket, folder marker,
+// size from the event), then claims the object in the ledger with one
+// conditional write, which alone decides duplicates: a finished object is skipped, one held by a live
 // attempt is retried later, one whose attempt vanished is never called
 // again. Holding the claim, it reserves the daily budget and waits for the
 // rate limiter, and only then opens the object with one S3 GET: its first

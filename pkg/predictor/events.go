@@ -15,8 +15,8 @@ const (
 	sourceS3  = "aws:s3"
 )
 
-// upload is one object-created notification, however it arrived (S3 event
-// record, EventBridge event).
+// upload is one object-created notification, however S3 sent it to the
+// queue (S3 event record, EventBridge event).
 type upload struct {
 	Bucket    string
 	Key       string // decoded: the object's real key
@@ -26,7 +26,7 @@ type upload struct {
 	SizeKnown bool // the notification stated the size (0 included)
 }
 
-// notification is the content of one SQS message body or direct event.
+// notification is the content of one SQS message body.
 type notification struct {
 	Uploads []upload
 	// Ignored describes records that are valid but are not uploads
@@ -160,44 +160,4 @@ func describeIgnored(source, name string) string {
 		return name
 	}
 	return source + " " + name
-}
-
-// invocationProbe tells an SQS batch from a direct S3 or EventBridge event.
-type invocationProbe struct {
-	Records []struct {
-		EventSource string `json:"eventSource"`
-	} `json:"Records"`
-	DetailType string `json:"detail-type"`
-	Source     string `json:"source"`
-}
-
-// invocationKind is what a Lambda payload is.
-type invocationKind int
-
-const (
-	invocationUnknown invocationKind = iota
-	invocationSQS
-	invocationS3
-	invocationEventBridge
-)
-
-func classifyInvocation(raw []byte) (invocationKind, error) {
-	var p invocationProbe
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return invocationUnknown, fmt.Errorf("decode event: %w", err)
-	}
-	if p.Source == "aws.s3" && p.DetailType != "" {
-		return invocationEventBridge, nil
-	}
-	if len(p.Records) == 0 {
-		return invocationUnknown, errors.New("unsupported event: no Records and not an EventBridge S3 event")
-	}
-	switch src := p.Records[0].EventSource; src {
-	case sourceSQS:
-		return invocationSQS, nil
-	case sourceS3:
-		return invocationS3, nil
-	default:
-		return invocationUnknown, fmt.Errorf("unsupported event source %q", src)
-	}
 }

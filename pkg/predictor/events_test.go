@@ -20,11 +20,14 @@ func readSample(t *testing.T, name string) []byte {
 }
 
 func TestSampleEventsDecode(t *testing.T) {
-	kind, err := classifyInvocation(readSample(t, "s3-put.json"))
-	if err != nil || kind != invocationS3 {
-		t.Fatalf("s3-put.json: kind %v, err %v", kind, err)
+	var versioned events.SQSEvent
+	if err := json.Unmarshal(readSample(t, "sqs-s3-put-versioned.json"), &versioned); err != nil {
+		t.Fatal(err)
 	}
-	n, err := decodeNotification(readSample(t, "s3-put.json"))
+	if err := checkSQSBatch(versioned); err != nil || len(versioned.Records) != 1 {
+		t.Fatalf("sqs-s3-put-versioned.json: %d records, %v", len(versioned.Records), err)
+	}
+	n, err := decodeNotification([]byte(versioned.Records[0].Body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +35,16 @@ func TestSampleEventsDecode(t *testing.T) {
 		VersionID: "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY", ETag: "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
 		Size: 4311, SizeKnown: true}
 	if len(n.Uploads) != 1 || n.Uploads[0] != want {
-		t.Errorf("s3-put.json uploads = %+v", n.Uploads)
+		t.Errorf("sqs-s3-put-versioned.json uploads = %+v", n.Uploads)
 	}
 
 	for _, name := range []string{"sqs-s3-put.json", "sqs-batch.json"} {
-		if kind, err := classifyInvocation(readSample(t, name)); err != nil || kind != invocationSQS {
-			t.Errorf("%s: kind %v, err %v", name, kind, err)
+		var b events.SQSEvent
+		if err := json.Unmarshal(readSample(t, name), &b); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkSQSBatch(b); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 
@@ -70,8 +77,12 @@ func TestSampleEventsDecode(t *testing.T) {
 		t.Errorf("message 5 (malformed): err = %v", errs[4])
 	}
 
-	if kind, err := classifyInvocation(readSample(t, "scheduled.json")); err == nil {
-		t.Errorf("scheduled.json accepted as %v", kind)
+	var scheduled events.SQSEvent
+	if err := json.Unmarshal(readSample(t, "scheduled.json"), &scheduled); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkSQSBatch(scheduled); err == nil {
+		t.Error("scheduled.json accepted as an SQS batch")
 	}
 }
 

@@ -2,7 +2,6 @@ package predictor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )
@@ -110,78 +111,34 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 	return &Handler{cfg: cfg, deps: deps, opts: opts, downscaling: make(chan struct{}, 1)}, nil
 }
 
-// Handle is the Lambda handler. For an SQS batch it returns the
-// events.SQSEventResponse listing the messages to retry; for a direct S3 or
-// EventBridge event it returns a Summary, and an error when any object needs
-// a retry, so that Lambda's asynchronous retries deliver it again (objects
-// already done are then skipped).
-func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
+// Handle is the Lambda handler: the upload queue's event source mapping
+// invokes it with a batch of messages, and it answers the messages to retry
+// (ReportBatchItemFailures). It is the only invocation the stack makes; any
+// other payload (a direct S3 or EventBridge event) is refused with an error
+// and processes nothing.
+func (h *Handler) Handle(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
 	inv := h.newInvocation(ctx)
 	defer inv.flushMetrics()
-
-	kind, err := classifyInvocation(raw)
-	if err != nil {
+	if err := checkSQSBatch(batch); err != nil {
 		inv.logger.Error("unsupported event", "error", err)
-		return nil, err
+		return events.SQSEventResponse{}, err
 	}
-	switch kind {
-	case invocationSQS:
-		return inv.handleSQS(ctx, raw)
-	case invocationS3:
-		return inv.handleDirect(ctx, raw, "S3 event")
-	default:
-		return inv.handleDirect(ctx, raw, "EventBridge event")
-	}
+	return inv.handleSQS(ctx, batch), nil
 }
 
-// Summary is the response to a direct S3 or EventBridge invocation.
-type Summary struct {
-	Objects    int `json:"objects"`
-	Succeeded  int `json:"succeeded"`
-	Rejected   int `json:"rejected"`
-	Failed     int `json:"failed"`
-	Duplicates int `json:"duplicates"`
-	Ignored    int `json:"ignored"`
-	Retry      int `json:"retry"`
-}
-
-func (s *Summary) add(o outcome) {
-	s.Objects++
-	switch o.kind {
-	case outcomeSucceeded:
-		s.Succeeded++
-	case outcomeRejected:
-		s.Rejected++
-	case outcomeFailed:
-		s.Failed++
-	case outcomeDuplicate:
-		s.Duplicates++
-	case outcomeIgnored:
-		s.Ignored++
-	case outcomeRetry:
-		s.Retry++
+// checkSQSBatch refuses a payload that is not an SQS batch. aws-lambda-go
+// decodes any JSON object into an SQSEvent, so a direct S3 event arrives as
+// records from "aws:s3" and an EventBridge event as no records at all.
+func checkSQSBatch(batch events.SQSEvent) error {
+	if len(batch.Records) == 0 {
+		return errors.New("not an SQS batch: no records (the function is invoked by the upload queue's event source mapping; to invoke it by hand, wrap the notification in an SQS message as events/sqs-s3-put.json does)")
 	}
-}
-
-func (inv *invocation) handleDirect(ctx context.Context, raw json.RawMessage, what string) (*Summary, error) {
-	n, err := decodeNotification(raw)
-	if err != nil {
-		inv.logger.Error("malformed event", "error", err)
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	inv.logNotification(inv.logger, n)
-	var sum Summary
-	for _, u := range n.Uploads {
-		o := inv.processObject(ctx, u, nil)
-		if o.kind == outcomeRetry {
-			inv.metrics.count(metricImagesRetried)
+	for i, r := range batch.Records {
+		if r.EventSource != sourceSQS {
+			return fmt.Errorf("not an SQS batch: record %d comes from %q (the function is invoked by the upload queue's event source mapping; to invoke it by hand, wrap the notification in an SQS message as events/sqs-s3-put.json does)", i, r.EventSource)
 		}
-		sum.add(o)
 	}
-	if sum.Retry > 0 {
-		return &sum, fmt.Errorf("%d of %d objects need a retry", sum.Retry, sum.Objects)
-	}
-	return &sum, nil
+	return nil
 }
 
 func (inv *invocation) logNotification(logger *slog.Logger, n notification) {

@@ -2,11 +2,10 @@ package predictor
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
@@ -63,17 +62,11 @@ func TestSQSUploadProducesFullRecord(t *testing.T) {
 	}
 }
 
-func TestDirectS3EventWithTopN(t *testing.T) {
+func TestTopNIsSent(t *testing.T) {
 	e := newTestEnv(t, func(c *Config) { c.TopN = 3 })
-	u := e.put("direct.jpg", testJPEG(t, 2))
-
-	out, err := e.invoke(s3Event(u))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, ok := out.(*Summary)
-	if !ok || *sum != (Summary{Objects: 1, Succeeded: 1}) {
-		t.Fatalf("response = %#v", out)
+	u := e.put("top-n.jpg", testJPEG(t, 2))
+	if failed := e.invokeSQS(sqsBatch(uploadMessage("m1", u))); len(failed) != 0 {
+		t.Fatalf("failures %v", failed)
 	}
 	rec := e.record(u)
 	if rec.Status != ledger.StatusSucceeded || len(rec.Clusters) != 3 {
@@ -84,19 +77,22 @@ func TestDirectS3EventWithTopN(t *testing.T) {
 	}
 }
 
-func TestDirectEventNeedingRetryReturnsError(t *testing.T) {
+// TestOnlySQSBatchesAreProcessed: the stack invokes the function through
+// the queue only. A direct S3 event, or an EventBridge event, is refused
+// with an error that says how to invoke it, and nothing is processed.
+func TestOnlySQSBatchesAreProcessed(t *testing.T) {
 	e := newTestEnv(t, nil)
-	u := e.put("held.jpg", testJPEG(t, 70))
-	ref := ledger.ObjectRef{Bucket: u.Bucket, Key: u.Key, VersionID: u.VersionID, ETag: u.ETag}
-	if _, got, err := e.store.Claim(t.Context(), ref, DefaultClaimLease); err != nil || got != ledger.ClaimAcquired {
-		t.Fatalf("pre-claim: %v %v", got, err)
+	u := e.put("direct.jpg", testJPEG(t, 70))
+	eventBridge := `{"version":"0","detail-type":"Object Created","source":"aws.s3","detail":{"bucket":{"name":"` +
+		u.Bucket + `"},"object":{"key":"direct.jpg","size":1}}}`
+	for name, payload := range map[string][]byte{"S3 event": s3Event(u), "EventBridge event": []byte(eventBridge)} {
+		out, err := e.invoke(payload)
+		if err == nil || !strings.Contains(err.Error(), "not an SQS batch") || !strings.Contains(err.Error(), "events/sqs-s3-put.json") {
+			t.Errorf("%s: response %s, error %v; want a refusal saying how to invoke", name, out, err)
+		}
 	}
-	out, err := e.invoke(s3Event(u))
-	if err == nil {
-		t.Fatal("want an error so that Lambda retries the asynchronous event")
-	}
-	if sum, ok := out.(*Summary); !ok || sum.Retry != 1 || e.sim.CallCount() != 0 {
-		t.Errorf("response %#v, %d calls", out, e.sim.CallCount())
+	if rec := e.record(u); rec != nil || e.sim.CallCount() != 0 {
+		t.Errorf("record %+v, %d calls: nothing may be processed", rec, e.sim.CallCount())
 	}
 }
 
@@ -263,12 +259,11 @@ func TestOtherBucketIsIgnored(t *testing.T) {
 	e := newTestEnv(t, nil)
 	u := e.put("x.jpg", testJPEG(t, 11))
 	u.Bucket = "someone-elses-bucket"
-	out, err := e.invoke(s3Event(u))
-	if err != nil {
-		t.Fatal(err)
+	if failed := e.invokeSQS(sqsBatch(uploadMessage("m1", u))); len(failed) != 0 || e.sim.CallCount() != 0 {
+		t.Errorf("failures %v, calls %d; want acknowledged without a call", failed, e.sim.CallCount())
 	}
-	if sum := out.(*Summary); sum.Ignored != 1 || e.sim.CallCount() != 0 {
-		t.Errorf("summary %+v, calls %d", sum, e.sim.CallCount())
+	if n := len(e.logLines("ignored: not the configured bucket")); n != 1 {
+		t.Errorf("%d lines saying the bucket is ignored, want 1", n)
 	}
 }
 
@@ -500,9 +495,8 @@ func TestSQSResponseShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := out.(events.SQSEventResponse)
-	if resp.BatchItemFailures == nil || len(resp.BatchItemFailures) != 0 {
-		t.Errorf("response = %#v", resp)
+	if string(out) != `{"batchItemFailures":[]}` {
+		t.Errorf("response = %s", out)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -187,14 +188,15 @@ func (e *testEnv) put(key string, body []byte) upload {
 		ETag: trimETag(aws.ToString(out.ETag)), Size: int64(len(body)), SizeKnown: true}
 }
 
-// invoke runs the handler on payload as Lambda would, with a request id
-// and a deadline.
-func (e *testEnv) invoke(payload []byte) (any, error) {
+// invoke runs the handler on payload as Lambda would, through
+// aws-lambda-go's decoding, with a request id and a deadline, and returns
+// the response as Lambda would post it.
+func (e *testEnv) invoke(payload []byte) ([]byte, error) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: "req-" + e.t.Name()})
-	return e.h.Handle(ctx, payload)
+	return lambda.NewHandler(e.h.Handle).Invoke(ctx, payload)
 }
 
 // invokeSQS runs the handler on an SQS batch and returns the ids of the
@@ -205,9 +207,9 @@ func (e *testEnv) invokeSQS(batch []byte) []string {
 	if err != nil {
 		e.t.Fatalf("SQS invocation returned an error: %v", err)
 	}
-	resp, ok := out.(events.SQSEventResponse)
-	if !ok {
-		e.t.Fatalf("response is %T, want events.SQSEventResponse", out)
+	var resp events.SQSEventResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		e.t.Fatalf("response %s: %v", out, err)
 	}
 	ids := []string{}
 	for _, f := range resp.BatchItemFailures {

@@ -449,7 +449,7 @@ func untilNextDay(now time.Time) time.Duration {
 // the receive (visibilityLeft). When nothing is left it leaves the message
 // as it is: it returns after the queue's visibility timeout.
 func (inv *invocation) delayMessage(ctx context.Context, obj *object, d time.Duration) {
-	if obj.msg == nil || inv.h.deps.Visibility == nil {
+	if inv.h.deps.Visibility == nil {
 		return
 	}
 	left := visibilityLeft(inv.now().Sub(inv.start))

@@ -17,7 +17,7 @@ type object struct {
 	upload
 	contentType string
 	photo       photoFacts         // EXIF and downscaling, once the object is opened
-	msg         *events.SQSMessage // nil for direct invocations
+	msg         *events.SQSMessage // the message that delivered it
 	logger      *slog.Logger       // carries request id, bucket and key
 }
 
@@ -33,10 +33,7 @@ func (o *object) info() ledger.ObjectInfo {
 // checks that cost nothing, the claim, the budget, the rate limiter, one S3
 // read and at most one paid call.
 func (inv *invocation) processObject(ctx context.Context, u upload, msg *events.SQSMessage) outcome {
-	logger := inv.logger
-	if msg != nil {
-		logger = logger.With("message_id", msg.MessageId)
-	}
+	logger := inv.logger.With("message_id", msg.MessageId)
 	obj := &object{upload: u, msg: msg, logger: logger.With("bucket", u.Bucket, "key", u.Key)}
 	start := inv.now()
 	o := inv.process(ctx, obj)

@@ -147,13 +147,17 @@ func TestGatewayErrorAfterChargeIsOutcomeUnknownAndNeverRetried(t *testing.T) {
 
 // invokeWithin runs the handler with a Lambda deadline d from now and
 // returns when it returned.
-func (e *testEnv) invokeWithin(d time.Duration, payload []byte) (any, time.Time, time.Time) {
+func (e *testEnv) invokeWithin(d time.Duration, payload []byte) (events.SQSEventResponse, time.Time, time.Time) {
 	e.t.Helper()
+	var batch events.SQSEvent
+	if err := json.Unmarshal(payload, &batch); err != nil {
+		e.t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: "req-" + e.t.Name()})
-	out, err := e.h.Handle(ctx, payload)
+	out, err := e.h.Handle(ctx, batch)
 	if err != nil {
 		e.t.Fatalf("handler error: %v", err)
 	}
@@ -179,7 +183,7 @@ func TestSlowServiceIsCutOffBeforeTheDeadlineAndRecorded(t *testing.T) {
 		t.Errorf("recorded at %s, after the deadline %s", rec.UpdatedAt, deadline)
 	}
 	// The second object could not get MinCallTime: untouched and returned.
-	resp := out.(events.SQSEventResponse)
+	resp := out
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "m2" {
 		t.Fatalf("failures = %+v, want [m2]", resp.BatchItemFailures)
 	}

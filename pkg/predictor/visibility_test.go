@@ -2,7 +2,6 @@ package predictor
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -190,20 +189,12 @@ func (e *testEnv) handlerWith(v VisibilityChanger, l Ledger, clock func() time.T
 // the ids of the messages it returned for retry.
 func invokeBatch(t *testing.T, h *Handler, msgs []events.SQSMessage) []string {
 	t.Helper()
-	payload, err := json.Marshal(events.SQSEvent{Records: msgs})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: "req-" + t.Name()})
-	out, err := h.Handle(ctx, payload)
+	resp, err := h.Handle(ctx, events.SQSEvent{Records: msgs})
 	if err != nil {
 		t.Fatalf("invocation failed: %v", err)
-	}
-	resp, ok := out.(events.SQSEventResponse)
-	if !ok {
-		t.Fatalf("response is %T", out)
 	}
 	var failed []string
 	for _, f := range resp.BatchItemFailures {
