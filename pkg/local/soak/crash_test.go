@@ -2,11 +2,11 @@ package soak
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/smithy-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
@@ -61,12 +61,12 @@ func (l *crashLedger) wasCrashed(key string) bool {
 
 // crashingHandler wraps the handler so an invocation whose write was
 // dropped fails as a whole, like a runtime that died.
-func crashingHandler(h *predictor.Handler) func(context.Context, json.RawMessage) (any, error) {
-	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+func crashingHandler(h *predictor.Handler) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
 		sw := &crashSwitch{}
-		out, err := h.Handle(context.WithValue(ctx, crashSwitchKey{}, sw), raw)
+		out, err := h.Handle(context.WithValue(ctx, crashSwitchKey{}, sw), batch)
 		if sw.crashed.Load() {
-			return nil, errSimulatedCrash
+			return events.SQSEventResponse{}, errSimulatedCrash
 		}
 		return out, err
 	}
