@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
+	"io"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -31,8 +31,7 @@ func TestScheduledEventLocally(t *testing.T) {
 		"PIPELINE_NAME": "local-test",
 	}
 	var metrics, logs bytes.Buffer
-	logger := slog.New(slog.NewJSONHandler(&logs, nil))
-	mon, err := build(context.Background(), func(k string) string { return env[k] }, &metrics, logger)
+	mon, err := build(context.Background(), func(k string) string { return env[k] }, &logs, &metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +63,7 @@ func TestScheduledEventLocally(t *testing.T) {
 
 func TestBuildRejectsBadConfig(t *testing.T) {
 	env := map[string]string{"GEO_API_URL": "http://127.0.0.1:1"}
-	_, err := build(context.Background(), func(k string) string { return env[k] }, &bytes.Buffer{}, slog.New(slog.DiscardHandler))
+	_, err := build(context.Background(), func(k string) string { return env[k] }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "GEO_API_KEY") {
 		t.Errorf("err = %v", err)
 	}

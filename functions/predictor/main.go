@@ -1,5 +1,5 @@
-// Command predictor is the predictor Lambda function: S3 uploads (through
-// SQS, or directly) become prediction records in DynamoDB. The logic lives in
+// Command predictor is the predictor Lambda function: S3 uploads, delivered
+// through SQS, become prediction records in DynamoDB. The logic lives in
 // pkg/predictor; this file only wires it to AWS at cold start.
 //
 // Outside Lambda, `go run ./functions/predictor -event FILE` (or `-event -`)
@@ -8,7 +8,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"io"
 	"os"
 
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
@@ -16,37 +16,30 @@ import (
 )
 
 func main() {
-	if helpRequested(os.Args[1:]) {
-		// Help must not need a configuration: answer it before LoadConfig,
-		// which would otherwise report the missing variables instead.
-		fmt.Fprint(os.Stderr, usage)
-		// lambdarun.Main owns the flags: on -h it prints them and exits 0.
-		lambdarun.Main("predictor", func(context.Context) error { return nil })
-		return
-	}
-	h, err := newHandler(context.Background())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "predictor: %v\n", err)
-		os.Exit(1)
-	}
-	lambdarun.Main("predictor", h.Handle)
+	lambdarun.Main("predictor", usage, func(ctx context.Context) (any, error) {
+		h, err := build(ctx, os.Getenv, os.Stderr, lambdarun.MetricsWriter())
+		if err != nil {
+			return nil, err
+		}
+		return h.Handle, nil
+	})
 }
 
-// newHandler builds the handler once per execution environment, so clients,
-// the key cache and the rate limiter are reused across invocations.
-func newHandler(ctx context.Context) (*predictor.Handler, error) {
-	cfg, err := predictor.LoadConfig(os.Getenv)
+// build wires the handler from the environment once per execution
+// environment, so clients, the key cache and the pacer are reused across
+// invocations: configuration, logger, AWS clients, then predictor.Assemble.
+func build(ctx context.Context, getenv func(string) string, logs, metrics io.Writer) (*predictor.Handler, error) {
+	cfg, err := predictor.LoadConfig(getenv)
 	if err != nil {
 		return nil, err
 	}
-	logger := lambdarun.NewLogger(os.Stderr, cfg.LogLevel)
-
+	logger := lambdarun.NewLogger(logs, cfg.LogLevel)
 	awsCfg, err := lambdarun.LoadAWSConfig(ctx, logger)
 	if err != nil {
 		return nil, err
 	}
 	// The clients and their retry configuration: predictor.NewAWSClients.
-	return predictor.Assemble(cfg, predictor.NewAWSClients(awsCfg, lambdarun.S3Options), logger, lambdarun.MetricsWriter())
+	return predictor.Assemble(cfg, predictor.NewAWSClients(awsCfg, lambdarun.S3Options), logger, metrics)
 }
 
 // usage precedes the flags in -h's output.
@@ -60,16 +53,3 @@ secret's id or ARN) or, locally, GEO_API_KEY. ` + "`geolocate local --serve`" + 
 prints a complete set for the local parts.
 
 `
-
-// helpRequested reports -h, -help or --help among the flags.
-func helpRequested(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "-help", "--h", "--help":
-			return true
-		}
-	}
-	return false
-}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +40,7 @@ func TestLocalInvocation(t *testing.T) {
 		t.Setenv(name, value)
 	}
 
-	h, err := newHandler(t.Context())
+	h, err := build(t.Context(), os.Getenv, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +68,8 @@ func TestLocalInvocation(t *testing.T) {
 }
 
 func TestConfigErrorNamesTheVariable(t *testing.T) {
-	t.Setenv(envvars.TableName, "")
-	if _, err := newHandler(t.Context()); err == nil || !strings.Contains(err.Error(), envvars.TableName) {
+	env := map[string]string{envvars.APIURL: "http://127.0.0.1:1", envvars.APIKey: "geo_test_fake_key_1"}
+	if _, err := build(t.Context(), func(k string) string { return env[k] }, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), envvars.TableName) {
 		t.Errorf("err = %v", err)
 	}
 }

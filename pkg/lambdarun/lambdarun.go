@@ -5,36 +5,66 @@
 package lambdarun
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 )
 
-// Main starts handler the way its environment expects. It never returns under
-// Lambda; locally it exits with status 1 when the handler returns an error.
-func Main(name string, handler any) {
+// Init builds a function's handler at cold start: its configuration, its
+// clients and the handler (any signature aws-lambda-go accepts).
+type Init func(ctx context.Context) (handler any, err error)
+
+// Main is both functions' entry point. It parses the flags (-h prints usage
+// and the flags and exits 0 without building anything), runs init once and
+// starts the handler the way its environment expects: under Lambda it hands
+// it to the runtime; outside, -event runs it once. An init error is
+// reported to the Runtime API's init/error endpoint before the process
+// exits, so the invoke's answer (and `aws lambda invoke`) carries its
+// message, not only the log.
+func Main(name, usage string, init Init) {
 	fs := flag.NewFlagSet(name, flag.ExitOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
 	eventPath := fs.String("event", "", "run once on this event `file` (- for stdin) instead of under Lambda")
 	timeout := fs.Duration("timeout", 5*time.Minute, "local invocation deadline, like the function's timeout")
 	_ = fs.Parse(os.Args[1:])
 
-	if *eventPath == "" {
-		if os.Getenv("AWS_LAMBDA_RUNTIME_API") == "" {
-			fmt.Fprintf(os.Stderr, "%s: not running under Lambda; use -event FILE (or -event -) to invoke once locally\n", name)
-			os.Exit(2)
+	runtimeAPI := os.Getenv(runtimeAPIVariable)
+	if *eventPath == "" && runtimeAPI == "" {
+		fmt.Fprintf(os.Stderr, "%s: not running under Lambda; use -event FILE (or -event -) to invoke once locally\n", name)
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	handler, err := init(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		if runtimeAPI != "" {
+			if rerr := ReportInitError(ctx, runtimeAPI, err); rerr != nil {
+				fmt.Fprintf(os.Stderr, "%s: %v\n", name, rerr)
+			}
 		}
+		os.Exit(1)
+	}
+	if *eventPath == "" {
 		lambda.Start(handler)
 		return
 	}
 
-	out, err := InvokeFile(context.Background(), handler, *eventPath, *timeout)
+	out, err := InvokeFile(ctx, handler, *eventPath, *timeout)
 	if len(out) > 0 {
 		fmt.Println(string(out))
 	}
@@ -42,6 +72,62 @@ func Main(name string, handler any) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
+}
+
+// runtimeAPIVariable holds the Runtime API's host:port under Lambda.
+const runtimeAPIVariable = "AWS_LAMBDA_RUNTIME_API"
+
+// InitError is a failed cold start as reported to the Runtime API: its
+// errorType is "InitError" by aws-lambda-go's own rule (the error's type
+// name), whatever the cause's type, and its message the cause's.
+type InitError struct{ Err error }
+
+func (e *InitError) Error() string { return e.Err.Error() }
+func (e *InitError) Unwrap() error { return e.Err }
+
+// ReportInitError posts err to the Runtime API at runtimeAPI (host:port) as
+// the init error: POST /2018-06-01/runtime/init/error with the
+// Lambda-Runtime-Function-Error-Type header and the error document
+// aws-lambda-go posts for a failed invocation ({"errorMessage",
+// "errorType"}, messages.InvokeResponse_Error). aws-lambda-go has no
+// exported way to report an init error. The runtime must exit afterwards.
+func ReportInitError(ctx context.Context, runtimeAPI string, err error) error {
+	ierr := &InitError{Err: err}
+	doc := messages.InvokeResponse_Error{Message: ierr.Error(), Type: errorType(ierr)}
+	body, merr := json.Marshal(doc)
+	if merr != nil {
+		return fmt.Errorf("report init error: %w", merr)
+	}
+	url := "http://" + runtimeAPI + "/2018-06-01/runtime/init/error"
+	req, rerr := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if rerr != nil {
+		return fmt.Errorf("report init error: %w", rerr)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Lambda-Runtime-Function-Error-Type", doc.Type)
+	// The Runtime API is link-local: never through a proxy, as
+	// aws-lambda-go's own client.
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	resp, derr := client.Do(req)
+	if derr != nil {
+		return fmt.Errorf("report init error: %w", derr)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("report init error: %s answered %s", url, resp.Status)
+	}
+	return nil
+}
+
+// errorType names an error as aws-lambda-go does: its type's name, without
+// the pointer.
+func errorType(err error) string {
+	t := reflect.TypeOf(err)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
 }
 
 // InvokeFile runs handler once on the event in path ("-" reads stdin), with a
@@ -102,7 +188,7 @@ func readEvent(path string) ([]byte, error) {
 // Lambda, where CloudWatch extracts them from the log stream; stderr in a
 // local `-event` run, whose stdout carries the handler's response.
 func MetricsWriter() io.Writer {
-	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+	if os.Getenv(runtimeAPIVariable) != "" {
 		return os.Stdout
 	}
 	return os.Stderr

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +93,39 @@ func TestInvokeAfterTheDeadlineTimesOut(t *testing.T) {
 	fast := func(ctx context.Context, _ echoEvent) (string, error) { return "ok", nil }
 	if out, err := Invoke(context.Background(), fast, []byte(`{}`), time.Second); err != nil || string(out) != `"ok"` {
 		t.Fatalf("out %q, err %v", out, err)
+	}
+}
+
+// TestReportInitErrorPostsWhatLambdaShows: the init error goes to the
+// Runtime API's init/error path with the error document aws-lambda-go posts
+// for invocation errors, and a refusal by the API is an error.
+func TestReportInitErrorPostsWhatLambdaShows(t *testing.T) {
+	var got struct {
+		path, header, contentType string
+		doc                       map[string]string
+	}
+	status := http.StatusAccepted
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.path, got.header, got.contentType = r.URL.Path, r.Header.Get("Lambda-Runtime-Function-Error-Type"), r.Header.Get("Content-Type")
+		_ = json.NewDecoder(r.Body).Decode(&got.doc)
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	api := strings.TrimPrefix(srv.URL, "http://")
+
+	cause := fmt.Errorf("predictor configuration: %w", errors.New("TABLE_NAME is required"))
+	if err := ReportInitError(t.Context(), api, cause); err != nil {
+		t.Fatal(err)
+	}
+	if got.path != "/2018-06-01/runtime/init/error" || got.contentType != "application/json" {
+		t.Errorf("POST %s (%s)", got.path, got.contentType)
+	}
+	if got.doc["errorType"] != "InitError" || got.header != "InitError" || got.doc["errorMessage"] != cause.Error() {
+		t.Errorf("document %v, error type header %q", got.doc, got.header)
+	}
+
+	status = http.StatusForbidden // init/error after init completed
+	if err := ReportInitError(t.Context(), api, cause); err == nil {
+		t.Error("a refused report returned no error")
 	}
 }

@@ -49,7 +49,7 @@ func TestAssembledMonitorCallsAWS(t *testing.T) {
 		envvars.PipelineName:   "assembled",
 		envvars.LogLevel:       "debug",
 	}
-	cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
+	cfg, err := LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
-// Defaults applied by ConfigFromEnv.
+// Defaults applied by LoadConfig.
 const (
 	DefaultPipelineName   = "local"
 	DefaultHistoryTTLDays = 14
@@ -61,10 +61,10 @@ func (c Config) String() string {
 		c.APIURL, key, c.ModelID, c.TableName, c.PipelineName, c.Namespace)
 }
 
-// ConfigFromEnv reads and validates the configuration. getenv is usually
+// LoadConfig reads and validates the configuration. getenv is usually
 // os.Getenv. Every error names the variable at fault and never its value
 // when that value could be a key.
-func ConfigFromEnv(getenv func(string) string) (Config, error) {
+func LoadConfig(getenv func(string) string) (Config, error) {
 	p := envvars.NewParser(getenv)
 	secretID, apiKey := p.KeySource()
 	c := Config{

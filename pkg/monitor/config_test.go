@@ -14,8 +14,8 @@ func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-func TestConfigFromEnvDefaults(t *testing.T) {
-	c, err := ConfigFromEnv(envOf(map[string]string{
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := LoadConfig(envOf(map[string]string{
 		"GEO_API_URL": "http://127.0.0.1:8080",
 		"GEO_API_KEY": fakeKey,
 	}))
@@ -36,8 +36,8 @@ func TestConfigFromEnvDefaults(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnvAll(t *testing.T) {
-	c, err := ConfigFromEnv(envOf(map[string]string{
+func TestLoadConfigAll(t *testing.T) {
+	c, err := LoadConfig(envOf(map[string]string{
 		"GEO_API_URL":      "https://geo.example.test",
 		"GEO_SECRET_ID":    "geolocate/api-key",
 		"GEO_API_KEY":      fakeKey,
@@ -63,7 +63,7 @@ func TestConfigFromEnvAll(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnvErrorsNameTheVariable(t *testing.T) {
+func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -78,7 +78,7 @@ func TestConfigFromEnvErrorsNameTheVariable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ConfigFromEnv(envOf(tt.env))
+			_, err := LoadConfig(envOf(tt.env))
 			if err == nil {
 				t.Fatal("want error")
 			}

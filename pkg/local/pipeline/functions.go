@@ -88,7 +88,7 @@ func noSecretsManager() (secretkey.SecretsManagerAPI, error) {
 
 // newMonitor builds the monitor's handler from the same environment.
 func newMonitor(env map[string]string, aws *localAWS, opts Options) (*monitor.Monitor, error) {
-	cfg, err := monitor.ConfigFromEnv(getenvFrom(env))
+	cfg, err := monitor.LoadConfig(getenvFrom(env))
 	if err != nil {
 		return nil, err
 	}

@@ -352,7 +352,7 @@ func (r *Rig) newPredictor(env map[string]string) (*predictor.Handler, error) {
 
 func (r *Rig) newMonitor() (*monitor.Monitor, error) {
 	env := r.functionEnv(r.stack.MonitorEnv, r.opts.MonitorEnv)
-	cfg, err := monitor.ConfigFromEnv(func(name string) string { return env[name] })
+	cfg, err := monitor.LoadConfig(func(name string) string { return env[name] })
 	if err != nil {
 		return nil, err
 	}
