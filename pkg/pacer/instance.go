@@ -16,10 +16,22 @@ type Instance struct {
 	clock   func() time.Time
 }
 
-// NewInstance returns a pacer granting perMinute slots a minute, burst 1,
-// on the wall clock.
-func NewInstance(perMinute float64) *Instance {
-	return &Instance{limiter: rate.NewLimiter(rate.Limit(perMinute/60), 1), clock: time.Now}
+// InstanceOptions tune an Instance.
+type InstanceOptions struct {
+	// Clock returns the current time. Default time.Now.
+	Clock func() time.Time
+}
+
+// NewInstance returns a pacer granting perMinute slots a minute, burst 1.
+func NewInstance(perMinute float64, optFns ...func(*InstanceOptions)) *Instance {
+	o := InstanceOptions{Clock: time.Now}
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return &Instance{limiter: rate.NewLimiter(rate.Limit(perMinute/60), 1), clock: o.Clock}
 }
 
 // Reserve takes the instance's next token, provided it comes within the

@@ -58,10 +58,14 @@ func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Wr
 // NewPacer returns the pacer cfg.Pacing names: one schedule shared by every
 // instance in the results table (the item "PACE#<pipeline>"), or the
 // instance's own limiter at R/N. optFns tune the shared one (tests and the
-// benchmark set its clock).
+// benchmark set its clock); the instance limiter takes their Clock.
 func NewPacer(cfg Config, ddb pacer.DynamoDBAPI, logger *slog.Logger, optFns ...func(*pacer.Options)) (Pacer, error) {
 	if cfg.Pacing == PacingInstance {
-		return pacer.NewInstance(cfg.PerInstanceRate()), nil
+		var o pacer.Options
+		for _, fn := range optFns {
+			fn(&o)
+		}
+		return pacer.NewInstance(cfg.PerInstanceRate(), func(io *pacer.InstanceOptions) { io.Clock = o.Clock }), nil
 	}
 	return pacer.NewShared(ddb, cfg.TableName, cfg.RatePerMinute, append([]func(*pacer.Options){func(o *pacer.Options) {
 		o.Name = cfg.PipelineName
