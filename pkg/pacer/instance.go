@@ -52,3 +52,7 @@ func (p *Instance) Reserve(_ context.Context, within time.Duration) (time.Durati
 
 // Throttled does nothing: an instance pacer has no schedule to move.
 func (p *Instance) Throttled(context.Context, time.Duration) {}
+
+// Valid reports true: an instance pacer records no pause, so a slot it
+// granted stays usable.
+func (p *Instance) Valid(context.Context, time.Time) (bool, error) { return true, nil }

@@ -13,12 +13,14 @@ var ErrNoSlot = errors.New("pacer: no call slot free in time")
 
 // Pacer grants call slots. Reserve takes the next free slot that starts
 // within the given time from now (Unbounded: any) and returns how long until
-// it starts; the caller sleeps that long and then calls. Durations keep the
+// it starts; the caller waits that long and then calls. Durations keep the
 // pacer's clock (which may be skewed, or simulated) out of the caller's.
-// Throttled reports a 429 and the delay the service asked for.
+// Throttled reports a 429 and the delay the service asked for. Valid tells
+// whether a slot taken earlier and held since may still be used.
 type Pacer interface {
 	Reserve(ctx context.Context, within time.Duration) (time.Duration, error)
 	Throttled(ctx context.Context, retryAfter time.Duration)
+	Valid(ctx context.Context, slot time.Time) (bool, error)
 }
 
 // Unbounded is the within of a caller with no deadline.

@@ -22,6 +22,9 @@ import (
 // DynamoDBAPI is the part of *dynamodb.Client the shared pacer uses.
 type DynamoDBAPI interface {
 	UpdateItem(ctx context.Context, params *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	// GetItem reads the schedule when a slot held across deliveries is
+	// about to be used (Valid).
+	GetItem(ctx context.Context, params *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
 // Defaults of Options.
@@ -45,6 +48,15 @@ const (
 	// returns the item, so the next is aimed right unless another instance
 	// moved it in between.
 	maxTries = 16
+	// DefaultMaxDelay caps the delay a 429 may move the schedule by,
+	// whatever the service asked for: long enough for a limiter's whole
+	// window of 60 s, short enough that a bogus delay parks nothing for
+	// long.
+	DefaultMaxDelay = 5 * time.Minute
+	// DefaultHorizon is the furthest ahead Reserve grants a slot: SQS's 12
+	// hours, the longest a returned message can hold one (see the
+	// predictor).
+	DefaultHorizon = 12 * time.Hour
 )
 
 // Options tune a Shared pacer; the defaults suit the deployed function.
@@ -73,7 +85,18 @@ type Options struct {
 	// to Lead late, so the next slot is set that much later (at most one
 	// spacing more), or it would land less than a spacing after the call.
 	Lead time.Duration
-	// Logger receives a line per widening. Default: discards.
+	// MaxDelay caps every delay a 429 asks the schedule to wait
+	// (Throttled): the schedule never moves beyond now plus MaxDelay on a
+	// 429, and a capped delay is logged. Zero means DefaultMaxDelay.
+	MaxDelay time.Duration
+	// Horizon is the furthest ahead Reserve grants a slot, whatever its
+	// caller allows. With MaxDelay it bounds how far ahead a sound schedule
+	// can be: one found beyond now + Horizon + MaxDelay (a writer's bad
+	// clock, an older version that followed a 429 asking for a year) is
+	// repaired to now by the next Reserve. Zero means DefaultHorizon.
+	Horizon time.Duration
+	// Logger receives a line per widening, capped delay and repair.
+	// Default: discards.
 	Logger *slog.Logger
 }
 
@@ -84,6 +107,7 @@ type Stats struct {
 	Conflicts int64 // conditional failures: another instance moved the schedule first
 	Throttles int64 // 429s reported
 	Widenings int64 // 429s that widened the spacing (at most one per schedule horizon)
+	Repairs   int64 // schedules found impossibly far ahead and reset
 }
 
 // Shared paces every instance of a pipeline through one schedule item in
@@ -104,22 +128,24 @@ type Shared struct {
 	// they would only conflict with each other, and the hint stays fresh.
 	reserving sync.Mutex
 
-	slots, writes, conflicts, throttles, widenings atomic.Int64
+	slots, writes, conflicts, throttles, widenings, repairs atomic.Int64
 }
 
 // schedule is the item's content, in Unix microseconds.
 type schedule struct {
-	known      bool
-	next       int64 // the next free slot
-	interval   int64 // the spacing between slots
-	widenUntil int64 // no further widening before this time
+	known       bool
+	next        int64 // the next free slot
+	interval    int64 // the spacing between slots
+	widenUntil  int64 // no further widening before this time
+	pausedUntil int64 // the end of the last pause a 429 asked for; 0: none
 }
 
 // Attribute names of the schedule item.
 const (
-	attrNext       = "next_us"
-	attrInterval   = "interval_us"
-	attrWidenUntil = "widen_until_us"
+	attrNext        = "next_us"
+	attrInterval    = "interval_us"
+	attrWidenUntil  = "widen_until_us"
+	attrPausedUntil = "paused_until_us"
 )
 
 // NewShared returns a pacer granting at most ratePerMinute slots a minute
@@ -148,6 +174,12 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 	if o.Slowest <= 0 || o.Slowest > 1 {
 		o.Slowest = DefaultSlowest
 	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = DefaultMaxDelay
+	}
+	if o.Horizon <= 0 {
+		o.Horizon = DefaultHorizon
+	}
 	spacing := int64(math.Ceil(60e6 / ratePerMinute))
 	// The guard is capped at a small share of the spacing: at high rates
 	// (a service with a burst, or tests) it must not change the rate.
@@ -168,7 +200,7 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 // Stats returns the pacer's counters.
 func (p *Shared) Stats() Stats {
 	return Stats{Slots: p.slots.Load(), Writes: p.writes.Load(), Conflicts: p.conflicts.Load(),
-		Throttles: p.throttles.Load(), Widenings: p.widenings.Load()}
+		Throttles: p.throttles.Load(), Widenings: p.widenings.Load(), Repairs: p.repairs.Load()}
 }
 
 // Interval returns the spacing last seen in the table (the configured one
@@ -241,7 +273,8 @@ func decodeSchedule(item map[string]types.AttributeValue) schedule {
 		return schedule{}
 	}
 	until, _ := number(item[attrWidenUntil])
-	return schedule{known: true, next: next, interval: interval, widenUntil: until}
+	paused, _ := number(item[attrPausedUntil])
+	return schedule{known: true, next: next, interval: interval, widenUntil: until, pausedUntil: paused}
 }
 
 func number(v types.AttributeValue) (int64, bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -359,5 +360,114 @@ func TestA429BeforeAnySlotLeavesAUsableSchedule(t *testing.T) {
 	}
 	if want := epoch.Add(80 * time.Millisecond); !s.Equal(want) {
 		t.Errorf("slot %v, want the service's retry time %v", s, want)
+	}
+}
+
+// TestA429AskingForAYearMovesTheScheduleOnlyByTheCap: whatever the service
+// asks for, the schedule moves at most MaxDelay; the next slot comes within
+// the cap, not a year later.
+func TestA429AskingForAYearMovesTheScheduleOnlyByTheCap(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 60, clk.Now, func(o *pacer.Options) { o.MaxDelay = 2 * time.Minute })
+	ps[0].Throttled(context.Background(), 365*24*time.Hour)
+	s, err := take(t, ps[1], clk, 3*time.Minute)
+	if err != nil {
+		t.Fatalf("Reserve within 3 minutes after a 429 asking for a year: %v", err)
+	}
+	if want := epoch.Add(2 * time.Minute); !s.Equal(want) {
+		t.Errorf("slot %v, want the cap's end %v", s, want)
+	}
+}
+
+// TestAScheduleFoundAYearAheadIsRepaired: a schedule item an older version
+// wrote a year ahead (it followed a 429's HTTP date) is reset by the next
+// Reserve instead of refusing every slot for a year.
+func TestAScheduleFoundAYearAheadIsRepaired(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, client, table := newPacers(t, 1, 60, clk.Now)
+	yearAhead := strconv.FormatInt(epoch.Add(365*24*time.Hour).UnixMicro(), 10)
+	_, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+		tableschema.PartitionKey: &types.AttributeValueMemberS{Value: "PACE#" + pacer.DefaultName},
+		tableschema.SortKey:      &types.AttributeValueMemberS{Value: "SCHEDULE"},
+		"next_us":                &types.AttributeValueMemberN{Value: yearAhead},
+		"interval_us":            &types.AttributeValueMemberN{Value: "1000000"},
+		"widen_until_us":         &types.AttributeValueMemberN{Value: yearAhead},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := take(t, ps[0], clk, 2*time.Second)
+	if err != nil {
+		t.Fatalf("Reserve on a schedule a year ahead: %v, want it repaired", err)
+	}
+	if !s.Equal(epoch) {
+		t.Errorf("slot %v, want now (%v)", s, epoch)
+	}
+	if r := ps[0].Stats().Repairs; r != 1 {
+		t.Errorf("%d repairs, want 1", r)
+	}
+	// A sound schedule a backlog ahead is not "repaired".
+	for range 5 {
+		if _, err := take(t, ps[0], clk, pacer.Unbounded); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := ps[0].Stats().Repairs; r != 1 {
+		t.Errorf("%d repairs after a backlog, want still 1", r)
+	}
+}
+
+// TestSlotsAreGrantedWithinTheHorizonOnly: however long the caller could
+// wait, no slot beyond Horizon is granted.
+func TestSlotsAreGrantedWithinTheHorizonOnly(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 1, 60, clk.Now, func(o *pacer.Options) { o.Horizon = 2 * time.Second })
+	for range 3 { // now, +1 s, +2 s
+		if _, err := take(t, ps[0], clk, pacer.Unbounded); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := take(t, ps[0], clk, pacer.Unbounded); !errors.Is(err, pacer.ErrNoSlot) {
+		t.Errorf("a slot 3 s ahead with a 2 s horizon: err = %v, want ErrNoSlot", err)
+	}
+}
+
+// TestAPauseVoidsTheHeldSlotsItReaches: slots taken ahead and held (by
+// messages returned to the queue until them) stay valid unless a 429's
+// pause reaches past them.
+func TestAPauseVoidsTheHeldSlotsItReaches(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 60, clk.Now)
+	ctx := context.Background()
+	var held []time.Time
+	for range 5 { // now, +1 s ... +4 s
+		s, err := take(t, ps[0], clk, pacer.Unbounded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, s)
+	}
+	for _, s := range held {
+		if ok, err := ps[1].Valid(ctx, s); err != nil || !ok {
+			t.Fatalf("slot %v before any 429: valid=%t, %v", s, ok, err)
+		}
+	}
+	ps[1].Throttled(ctx, 2500*time.Millisecond)
+	for i, s := range held {
+		ok, err := ps[0].Valid(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := s.Sub(epoch) >= 2500*time.Millisecond; ok != want {
+			t.Errorf("held slot %d (+%v) after a pause to +2.5s: valid=%t, want %t", i, s.Sub(epoch), ok, want)
+		}
+	}
+	// A new slot comes after the backlog, which the pause did not move.
+	s, err := take(t, ps[1], clk, pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Before(held[4]) {
+		t.Errorf("new slot %v before the last held one %v", s, held[4])
 	}
 }

@@ -8,35 +8,52 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
-// Throttled reports a 429 that asked to wait retryAfter. It moves the
-// shared schedule to now+retryAfter, so every instance waits, not only the
-// one refused, and widens the shared spacing by the delay's share of it
-// (within MinWiden and MaxWiden). The slots taken before a widening were
-// spaced the old way; their 429s are the same overshoot, so the spacing
-// widens at most once until they are all past (the schedule's horizon).
+// Throttled reports a 429 that asked to wait retryAfter, capped at
+// MaxDelay (a capped delay is logged). It moves the shared schedule to
+// now+retryAfter, so every instance waits, not only the one refused, and
+// records the pause, so a slot held across deliveries that the pause
+// reaches is given up (Valid). It widens the shared spacing by the delay's
+// share of it (within MinWiden and MaxWiden). The slots taken before a
+// widening were spaced the old way; their 429s are the same overshoot, so
+// the spacing widens at most once until they are all past (the schedule's
+// horizon).
 //
 // Errors are logged, not returned: the caller's retry takes a slot with
 // Reserve whatever happens here.
 func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
 	p.throttles.Add(1)
+	if retryAfter > p.opts.MaxDelay {
+		p.opts.Logger.Warn("pacer: the service asked for a longer wait than the cap: capped",
+			"retry_after", retryAfter, "max_delay", p.opts.MaxDelay)
+		retryAfter = p.opts.MaxDelay
+	}
 	now := micros(p.opts.Clock())
 	resume := now + max(retryAfter.Microseconds(), 0)
 
 	// A schedule item always holds both attributes, even when a 429 comes
 	// before any slot was taken.
 	next, interval, widenUntil := expression.Name(attrNext), expression.Name(attrInterval), expression.Name(attrWidenUntil)
-	old, _, err := p.update(ctx,
-		expression.Set(next, expression.Value(resume)).Set(interval, expression.IfNotExists(interval, expression.Value(p.floor))),
+	paused := expression.Name(attrPausedUntil)
+	old, conflict, err := p.update(ctx,
+		expression.Set(next, expression.Value(resume)).Set(interval, expression.IfNotExists(interval, expression.Value(p.floor))).
+			Set(paused, expression.Value(resume)),
 		next.AttributeNotExists().Or(next.LessThan(expression.Value(resume))))
+	if err == nil && conflict {
+		// The schedule is already beyond resume (a backlog of slots): it
+		// stays, but the pause is recorded for the slots held within it.
+		_, _, err = p.update(ctx, expression.Set(paused, expression.Value(resume)),
+			paused.AttributeNotExists().Or(paused.LessThan(expression.Value(resume))))
+	}
 	if err != nil {
 		p.opts.Logger.Warn("pacer: could not move the schedule after a 429", "error", err)
 		return
 	}
 	// The schedule as it is now: moved to resume, or already beyond it.
-	moved := schedule{known: true, next: resume, interval: p.floor}
+	moved := schedule{known: true, next: resume, interval: p.floor, pausedUntil: resume}
 	if seen := decodeSchedule(old); seen.known {
 		moved = seen
 		moved.next = max(seen.next, resume)
+		moved.pausedUntil = max(seen.pausedUntil, resume)
 	}
 	p.remember(moved)
 	if moved.widenUntil >= now {

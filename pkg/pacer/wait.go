@@ -3,34 +3,36 @@ package pacer
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // Reserve takes the next free slot of the shared schedule, provided it
-// starts within the given time, and returns how long until it starts. When
-// the schedule is full beyond that it returns ErrNoSlot at once, without
-// taking a slot, so the caller can give the work back untouched.
+// starts within the given time (and within Horizon), and returns how long
+// until it starts. When the schedule is full beyond that it returns
+// ErrNoSlot at once, without taking a slot, so the caller can give the
+// work back untouched.
 //
 // One conditional UpdateItem takes a slot. When the schedule is ahead of
 // now it moves on by the spacing and the slot is its old value; when it is
 // behind (no backlog) the slot is now. Either way the write also narrows
 // the spacing by a probe step while it is wider than the configured rate.
+// A schedule found further ahead than any sound one can be is repaired
+// first (see Options.Horizon).
 func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Duration, error) {
 	if within < 0 {
 		return 0, ErrNoSlot
 	}
+	within = min(within, p.opts.Horizon)
 	p.reserving.Lock()
 	defer p.reserving.Unlock()
 	for range maxTries {
 		start := p.opts.Clock()
 		now := micros(start)
-		last := int64(math.MaxInt64)
-		if within != Unbounded {
-			last = now + within.Microseconds()
-		}
+		last := now + within.Microseconds()
 		st := p.snapshot()
 		ahead := st.known && st.next > now
 		update, cond := p.takeInput(st, ahead, now, last)
@@ -41,6 +43,12 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 		seen := decodeSchedule(old)
 		if conflict {
 			p.observe(old)
+			if seen.known && seen.next > now+p.maxAhead() {
+				if err := p.repair(ctx, now, seen); err != nil {
+					return 0, fmt.Errorf("pacer: repair the schedule: %w", err)
+				}
+				continue
+			}
 			if seen.known && seen.next > last {
 				return 0, ErrNoSlot
 			}
@@ -120,4 +128,58 @@ func (p *Shared) enforceFloor(ctx context.Context) {
 		return
 	}
 	p.observe(old)
+}
+
+// maxAhead is, in microseconds, the furthest ahead of now a sound schedule
+// can be: slots are granted up to Horizon ahead, a 429 moves it at most
+// MaxDelay, and the slot being granted adds a spacing.
+func (p *Shared) maxAhead() int64 {
+	return (p.opts.Horizon + p.opts.MaxDelay).Microseconds() + p.ceiling
+}
+
+// repair resets a schedule found beyond now + maxAhead to now, and its
+// pause and widening horizon with it: no slot can be held that far ahead, so the value comes
+// from a writer's bad clock or an older version that followed a 429 asking
+// for a year, and left alone it would refuse every slot until then. The
+// write is conditional on the schedule still being that far ahead, so
+// instances repairing at once reset it once.
+func (p *Shared) repair(ctx context.Context, now int64, seen schedule) error {
+	next, paused, widen := expression.Name(attrNext), expression.Name(attrPausedUntil), expression.Name(attrWidenUntil)
+	_, conflict, err := p.update(ctx,
+		expression.Set(next, expression.Value(now)).Set(paused, expression.Value(now)).Set(widen, expression.Value(now)),
+		next.GreaterThan(expression.Value(now+p.maxAhead())))
+	if err != nil {
+		return err
+	}
+	if !conflict {
+		p.repairs.Add(1)
+		p.opts.Logger.Warn("pacer: the schedule was further ahead than any sound one can be: reset to now",
+			"ahead", time.Duration(seen.next-now)*time.Microsecond, "max_ahead", time.Duration(p.maxAhead())*time.Microsecond)
+	}
+	fixed := seen
+	fixed.next, fixed.pausedUntil, fixed.widenUntil = now, now, now
+	p.remember(fixed)
+	return nil
+}
+
+// Valid reports whether a slot taken earlier, and held since (by a message
+// returned to the queue until it), may still be used: false when a pause a
+// 429 asked for after it was taken reaches past it. The caller then takes a
+// new slot instead of calling into the pause. A pause beyond now + MaxDelay
+// cannot be sound and does not count. One consistent read.
+func (p *Shared) Valid(ctx context.Context, slot time.Time) (bool, error) {
+	out, err := p.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(p.table),
+		Key:            p.key,
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return false, fmt.Errorf("pacer: read the schedule: %w", err)
+	}
+	st := p.observe(out.Item)
+	if !st.known {
+		return true, nil
+	}
+	paused := min(st.pausedUntil, micros(p.opts.Clock())+p.opts.MaxDelay.Microseconds())
+	return micros(slot) >= paused, nil
 }
