@@ -21,4 +21,5 @@ const (
 	attrErrorCode    = "error_code"
 	attrErrorMessage = "error_message"
 	attrCreatedAt    = "created_at"
+	attrSlotAt       = "slot_at"
 )

@@ -14,7 +14,7 @@ func TestAttributeNamesMatchRecordTags(t *testing.T) {
 		attrSize: "Size", attrContentType: "ContentType", attrStatus: "Status", attrPhase: "Phase",
 		attrOwner: "Owner", attrLeaseUntil: "LeaseUntil", attrRetryable: "Retryable",
 		attrDeadLetter: "DeadLetter", attrAttempts: "Attempts", attrErrorCode: "ErrorCode",
-		attrErrorMessage: "ErrorMessage", attrCreatedAt: "CreatedAt",
+		attrErrorMessage: "ErrorMessage", attrCreatedAt: "CreatedAt", attrSlotAt: "SlotAt",
 	}
 	rt := reflect.TypeFor[Record]()
 	for attr, name := range fields {

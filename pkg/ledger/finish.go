@@ -86,8 +86,30 @@ func (s *Store) Complete(ctx context.Context, claim *Claim, result Record) error
 // ErrClaimLost. A retried write whose first try landed (same owner, same
 // status and code) returns nil.
 func (s *Store) Fail(ctx context.Context, claim *Claim, code, message string, retryable bool) error {
+	if err := s.endClaim(ctx, claim, code, message, retryable, time.Time{}); err != nil {
+		return fmt.Errorf("fail %s: %w", claim.Ref, err)
+	}
+	return nil
+}
+
+// Release gives an acquired claim back before any call, as Fail does with
+// retryable=true (the record becomes waiting, with code and detail), and
+// records slot as the call slot it holds (Record.SlotAt): the object's
+// message goes back to the queue until then, and the delivery that claims
+// it next calls at that slot instead of queueing again. A zero slot holds
+// none.
+func (s *Store) Release(ctx context.Context, claim *Claim, code, detail string, slot time.Time) error {
+	if err := s.endClaim(ctx, claim, code, detail, true, slot); err != nil {
+		return fmt.Errorf("release %s: %w", claim.Ref, err)
+	}
+	return nil
+}
+
+// endClaim is Fail and Release: one write conditional on the claim's owner
+// token, never over a success.
+func (s *Store) endClaim(ctx context.Context, claim *Claim, code, message string, retryable bool, slot time.Time) error {
 	if !claim.Acquired() {
-		return fmt.Errorf("fail: %w", ErrNotAcquired)
+		return ErrNotAcquired
 	}
 	now := s.now()
 	status := StatusFailed
@@ -101,14 +123,16 @@ func (s *Store) Fail(ctx context.Context, claim *Claim, code, message string, re
 		Set(expression.Name(attrErrorMessage), expression.Value(truncateUTF8(message, MaxErrorMessageBytes))).
 		Remove(expression.Name(attrPhase)).
 		Remove(expression.Name(attrLeaseUntil))
+	if slot.IsZero() {
+		update = update.Remove(expression.Name(attrSlotAt))
+	} else {
+		update = update.Set(expression.Name(attrSlotAt), expression.Value(formatTimestamp(slot)))
+	}
 	_, err := s.update(ctx, claim.Ref, cond, update)
 	if _, lost := conditionFailed(err); lost {
-		return fmt.Errorf("fail %s: %w", claim.Ref, ErrClaimLost)
+		return ErrClaimLost
 	}
-	if err != nil {
-		return fmt.Errorf("fail %s: %w", claim.Ref, err)
-	}
-	return nil
+	return err
 }
 
 // MarkWaiting records why an object that no attempt holds waits, for a
@@ -187,7 +211,8 @@ func (s *Store) MarkOutcomeUnknown(ctx context.Context, rec *Record) error {
 		Set(expression.Name(attrErrorCode), expression.Value(ErrorCodeOutcomeUnknown)).
 		Set(expression.Name(attrErrorMessage), expression.Value(msg)).
 		Remove(expression.Name(attrPhase)).
-		Remove(expression.Name(attrLeaseUntil))
+		Remove(expression.Name(attrLeaseUntil)).
+		Remove(expression.Name(attrSlotAt))
 	pk, sk := rec.PK, rec.SK
 	if pk == "" || sk == "" {
 		pk, sk = ref.PartitionKey(), ref.SortKey()
@@ -230,7 +255,8 @@ func (s *Store) Reject(ctx context.Context, ref ObjectRef, reason, detail string
 		Remove(expression.Name(attrOwner)).
 		Remove(expression.Name(attrLeaseUntil)).
 		Remove(expression.Name(attrPhase)).
-		Remove(expression.Name(attrDeadLetter))
+		Remove(expression.Name(attrDeadLetter)).
+		Remove(expression.Name(attrSlotAt))
 	update = setRejectionRetryable(update, ref, reason)
 	update = setIdentity(update, ref)
 	if info.Size > 0 {
@@ -277,7 +303,8 @@ func (s *Store) RejectClaimed(ctx context.Context, claim *Claim, reason, detail 
 		Set(expression.Name(attrErrorMessage), expression.Value(truncateUTF8(detail, MaxErrorMessageBytes))).
 		Remove(expression.Name(attrOwner)).
 		Remove(expression.Name(attrLeaseUntil)).
-		Remove(expression.Name(attrPhase))
+		Remove(expression.Name(attrPhase)).
+		Remove(expression.Name(attrSlotAt))
 	update = setRejectionRetryable(update, ref, reason)
 	if info.Size > 0 {
 		update = update.Set(expression.Name(attrSize), expression.Value(info.Size))

@@ -503,3 +503,43 @@ func TestReopenOnlyAFinalFailureWithThatCode(t *testing.T) {
 	}
 	mustClaim(t, s, ref("lost.jpg"), ledger.ClaimAcquired)
 }
+
+// TestReleaseHoldsASlotForTheNextClaim: a claim given back with a slot
+// leaves the record waiting with it; the next claim sees the slot; what
+// ends that claim (a result, a rejection, a release without a slot) drops
+// it.
+func TestReleaseHoldsASlotForTheNextClaim(t *testing.T) {
+	s, _, _, _ := newStore(t)
+	ctx := context.Background()
+	slot := start.Add(90*time.Second + 123456789*time.Nanosecond)
+	for _, end := range []struct {
+		name string
+		do   func(c *ledger.Claim) error
+	}{
+		{"complete", func(c *ledger.Claim) error { return s.Complete(ctx, c, ledger.Record{Place: "Lisbon"}) }},
+		{"reject", func(c *ledger.Claim) error {
+			return s.RejectClaimed(ctx, c, "not_an_image", "no", ledger.ObjectInfo{})
+		}},
+		{"release without a slot", func(c *ledger.Claim) error { return s.Release(ctx, c, "storage_error", "S3", time.Time{}) }},
+	} {
+		r := ref("held-" + end.name + ".jpg")
+		c := mustClaim(t, s, r, ledger.ClaimAcquired)
+		if err := s.Release(ctx, c, "rate_wait_timeout", "slot 90 s ahead", slot); err != nil {
+			t.Fatal(err)
+		}
+		rec := mustLookup(t, s, r)
+		if rec.Status != ledger.StatusWaiting || !rec.Retryable || rec.ErrorCode != "rate_wait_timeout" || !rec.SlotAt.Equal(slot) {
+			t.Fatalf("%s: record after the release = %+v, want waiting and holding %v", end.name, rec, slot)
+		}
+		again := mustClaim(t, s, r, ledger.ClaimAcquired)
+		if !again.Record.SlotAt.Equal(slot) {
+			t.Fatalf("%s: the next claim sees slot %v, want %v", end.name, again.Record.SlotAt, slot)
+		}
+		if err := end.do(again); err != nil {
+			t.Fatal(err)
+		}
+		if rec := mustLookup(t, s, r); !rec.SlotAt.IsZero() {
+			t.Errorf("%s: the slot %v is still held after the claim ended", end.name, rec.SlotAt)
+		}
+	}
+}

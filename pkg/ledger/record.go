@@ -89,6 +89,11 @@ type Record struct {
 	DeadLetter bool `dynamodbav:"dead_letter,omitempty"`
 	// Attempts counts the claims taken on this object version.
 	Attempts int `dynamodbav:"attempts,omitempty"`
+	// SlotAt is the call slot a waiting record holds in the shared
+	// schedule: its message was returned to the queue to come back at it,
+	// and the delivery that does calls then, without taking a new one
+	// (Release). Zero when none is held.
+	SlotAt time.Time `dynamodbav:"slot_at,omitempty"`
 
 	ModelID          string `dynamodbav:"model_id,omitempty"`
 	RequestedModelID string `dynamodbav:"requested_model_id,omitempty"`
