@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -24,6 +26,16 @@ func (inv *invocation) handleSQS(ctx context.Context, batch events.SQSEvent) eve
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			defer func() {
+				// Objects contain their own panics (processObject); this
+				// is the backstop for the message's own steps, so that no
+				// message can take the batch down.
+				if r := recover(); r != nil {
+					inv.logger.Error("handling the message panicked: returned for retry",
+						"message_id", batch.Records[i].MessageId, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+					retry[i] = true
+				}
+			}()
 			retry[i] = inv.handleMessage(ctx, &batch.Records[i])
 		}()
 	}
@@ -47,6 +59,7 @@ func (inv *invocation) handleMessage(ctx context.Context, msg *events.SQSMessage
 	if inv.outOfCredits.Load() {
 		// Untouched: after a top-up the redelivery processes it.
 		logger.Info("message returned: out of credits")
+		inv.delayMessage(ctx, logger, msg, outageBackoff(receiveCount(msg)))
 		inv.metrics.count(metricImagesRetried)
 		return true
 	}
@@ -66,16 +79,25 @@ func (inv *invocation) handleMessage(ctx context.Context, msg *events.SQSMessage
 		return true
 	}
 	inv.logNotification(logger, n)
-	retry := false
+	retry, delayed := false, false
+	var delay time.Duration
 	for _, u := range n.Uploads {
-		if o := inv.processObject(ctx, u, msg); o.kind == outcomeRetry {
-			retry = true
-			if inv.lastReceive(msg) {
-				inv.markDeadLetter(ctx, logger, u, o)
-			}
+		o := inv.processObject(ctx, u, msg)
+		if o.kind != outcomeRetry {
+			continue
+		}
+		retry = true
+		if o.delayed {
+			delayed, delay = true, max(delay, o.delay)
+		}
+		if inv.lastReceive(msg) {
+			inv.markDeadLetter(ctx, logger, u, o)
 		}
 	}
 	if retry {
+		if delayed {
+			inv.delayMessage(ctx, logger, msg, delay)
+		}
 		inv.metrics.count(metricImagesRetried)
 	}
 	return retry

@@ -23,6 +23,13 @@ const (
 	// a slow but healthy attempt is never mistaken for a crashed one.
 	MinClaimLease = 30 * time.Second
 
+	// DefaultMaxServerDelay is the default cap on a delay the service asks
+	// for: long enough for a limiter's whole window (the public backend's
+	// is 60 s), short enough that a bogus one parks nothing for long.
+	DefaultMaxServerDelay = 5 * time.Minute
+	// MaxMaxServerDelay is SQS's 12 hours: no message can wait longer.
+	MaxMaxServerDelay = 12 * time.Hour
+
 	// DefaultFinishReserve is the time kept before Lambda's deadline to
 	// record the outcome of a call: the paid call is cut off when it starts.
 	// Lambda freezes the environment at the deadline, so a write that has not
@@ -70,6 +77,10 @@ type Config struct {
 	Oversize string
 	// DownscaleMaxSide is the longest side, in pixels, of a downscaled photo.
 	DownscaleMaxSide int
+	// MaxServerDelay caps every delay the service asks for (a 429's or a
+	// 503's, in any form): the client, the shared schedule and the
+	// returned messages wait at most this long for it.
+	MaxServerDelay time.Duration
 }
 
 // EXIF GPS modes (GEO_EXIF_GPS).
@@ -158,6 +169,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ExifGPS:          p.OneOf(envvars.ExifGPS, ExifGPSPredict, ExifGPSPredict, ExifGPSSkip, ExifGPSIgnore),
 		Oversize:         p.OneOf(envvars.Oversize, OversizeDownscale, OversizeDownscale, OversizeReject),
 		DownscaleMaxSide: p.IntRange(envvars.DownscaleMaxSide, DefaultDownscaleMaxSide, MinDownscaleMaxSide, 16384),
+		MaxServerDelay: time.Duration(p.IntRange(envvars.MaxServerDelay,
+			int(DefaultMaxServerDelay/time.Second), 1, int(MaxMaxServerDelay/time.Second))) * time.Second,
 	}
 	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("predictor configuration: %w", err)

@@ -33,6 +33,7 @@ type Ledger interface {
 	MarkOutcomeUnknown(ctx context.Context, rec *ledger.Record) error
 	MarkWaiting(ctx context.Context, ref ledger.ObjectRef, code, detail string, deadLetter bool) error
 	ReserveCredits(ctx context.Context, day string, credits, budget int) (bool, error)
+	Release(ctx context.Context, claim *ledger.Claim, code, detail string, slot time.Time) error
 	ReleaseCredits(ctx context.Context, day string, credits int) error
 	RecordOverspend(ctx context.Context, day string, credits int) error
 }
@@ -52,15 +53,18 @@ type KeyProvider interface {
 // Pacer grants call slots within the account's rate limit (pacer.Shared or
 // pacer.Instance). Reserve takes the next slot starting within the given
 // time and returns how long until it starts, or an error when none is free
-// by then; Throttled reports a 429 and its retry delay.
+// by then; Throttled reports a 429 and its retry delay; Valid tells whether
+// a slot held since an earlier delivery may still be used.
 type Pacer interface {
 	Reserve(ctx context.Context, within time.Duration) (time.Duration, error)
 	Throttled(ctx context.Context, retryAfter time.Duration)
+	Valid(ctx context.Context, slot time.Time) (bool, error)
 }
 
 // VisibilityChanger delays the redelivery of an SQS message (for example by
-// ChangeMessageVisibility), so a message held back by the daily budget does
-// not spin through its receive count. Optional.
+// ChangeMessageVisibility), so a message that waits (for its call slot, the
+// budget's next day, credits or the key) does not spin through its receive
+// count. Optional.
 type VisibilityChanger interface {
 	ChangeVisibility(ctx context.Context, msg events.SQSMessage, timeout time.Duration) error
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 )
 
@@ -187,19 +188,28 @@ func TestHeldClaimIsGivenBackWhenNoCallIsMade(t *testing.T) {
 			wantCode: retryBudget,
 		},
 		{
-			name: "no rate token before the deadline",
+			// One call a minute and the only token taken: the slot a
+			// minute away is held while the message waits in the queue,
+			// and the next delivery, at the slot, calls in it.
+			name: "call slot beyond the invocation's wait",
 			setup: func(e *testEnv) func() {
-				// One call a minute, and the invocation's deadline (two
-				// minutes away) minus the finishing reserve and the least
-				// call time leaves five seconds to wait for a token.
 				e.cfg.DailyBudget = 5
-				cfg := e.cfg
-				cfg.RatePerMinute = 1
-				e.h = e.newHandler(cfg, func(o *Options) { o.MinCallTime = 2*time.Minute - cfg.FinishReserve - 5*time.Second })
+				e.cfg.RatePerMinute = 1
+				clk := simclock.New(time.Now())
+				e.useFakeClock(clk)
 				if _, err := e.h.deps.Pacer.Reserve(context.Background(), pacer.Unbounded); err != nil { // take the only token
 					e.t.Fatal(err)
 				}
-				return func() { e.h = e.newHandler(e.cfg) }
+				return func() {
+					rec := e.record(e.lastPut)
+					if rec.SlotAt.IsZero() || rec.SlotAt.Sub(clk.Now()) < 59*time.Second {
+						e.t.Fatalf("record holds slot %v at %v, want one a minute away", rec.SlotAt, clk.Now())
+					}
+					if d, want := e.visibility.delayed["m"], rec.SlotAt.Sub(clk.Now()); d != want {
+						e.t.Errorf("message hidden for %v, want until its slot, %v away", d, want)
+					}
+					clk.Advance(rec.SlotAt.Sub(clk.Now()))
+				}
 			},
 			wantCode: CodeRateWait,
 		},

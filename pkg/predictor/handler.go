@@ -20,6 +20,15 @@ const (
 	DefaultParallelism = 4
 	DefaultMinCallTime = 5 * time.Second
 	DefaultOpenLead    = 100 * time.Millisecond
+	// DefaultMaxSlotWait is the longest an invocation waits for a call
+	// slot: Lambda bills the wait, so a slot further away is held while the
+	// message waits in the queue, for free (see slots.go).
+	DefaultMaxSlotWait = time.Second
+	// DefaultHeldSlotLateness is how late a message may come back for the
+	// slot it holds and still call in it: later, its call would crowd the
+	// next slot's, so it takes a new one. SQS hides a message in whole
+	// seconds, rounded down, so it normally comes back before its slot.
+	DefaultHeldSlotLateness = 250 * time.Millisecond
 	// finishTimeout bounds the ledger writes that end a claim when the
 	// invocation has no deadline (local runs); see finishContext.
 	finishTimeout = 10 * time.Second
@@ -59,6 +68,13 @@ type Options struct {
 	// call behind it, so calls reach the service spaced as their slots are.
 	// The object is never open longer than this waiting for a slot.
 	OpenLead time.Duration
+	// MaxSlotWait is the longest an invocation sleeps for a call slot (or
+	// before a retry): a wait longer than this holds the slot and returns
+	// the message to the queue until it.
+	MaxSlotWait time.Duration
+	// HeldSlotLateness is how late a returned message may come back and
+	// still call in the slot it holds.
+	HeldSlotLateness time.Duration
 }
 
 // Handler processes S3 upload notifications. Create one at cold start with
@@ -83,10 +99,11 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 	if deps.Objects == nil || deps.Ledger == nil || deps.Service == nil || deps.Keys == nil {
 		return nil, errors.New("predictor: Objects, Ledger, Service and Keys are required")
 	}
-	if cfg.RatePerMinute <= 0 || cfg.MaxConcurrency <= 0 || cfg.ClaimLease <= 0 || cfg.MaxImageBytes <= 0 {
+	if cfg.RatePerMinute <= 0 || cfg.MaxConcurrency <= 0 || cfg.ClaimLease <= 0 || cfg.MaxImageBytes <= 0 || cfg.MaxServerDelay <= 0 {
 		return nil, errors.New("predictor: config not loaded: use LoadConfig")
 	}
-	opts := Options{Parallelism: DefaultParallelism, MinCallTime: DefaultMinCallTime, Clock: time.Now, Sleep: pacer.Sleep, OpenLead: DefaultOpenLead}
+	opts := Options{Parallelism: DefaultParallelism, MinCallTime: DefaultMinCallTime, Clock: time.Now, Sleep: pacer.Sleep,
+		OpenLead: DefaultOpenLead, MaxSlotWait: DefaultMaxSlotWait, HeldSlotLateness: DefaultHeldSlotLateness}
 	for _, fn := range optFns {
 		fn(&opts)
 	}

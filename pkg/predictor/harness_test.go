@@ -70,6 +70,8 @@ type testEnv struct {
 	// clock, when set (useFakeClock), is the handlers' and their pacers'
 	// clock, and their sleeps move it.
 	clock *fakeClock
+	// lastPut is the upload of the last put.
+	lastPut upload
 }
 
 // fakeClock is a simulated clock whose Sleep moves it on at once, so a
@@ -110,6 +112,7 @@ func newTestEnv(t testing.TB, edit func(*Config), simOpts ...func(*geosim.Config
 		ModelFallback: true, RatePerMinute: 1e6, MaxConcurrency: 1, ClaimLease: DefaultClaimLease,
 		BucketName: bucket, MetricNamespace: metricnames.DefaultNamespace, PipelineName: "test", LogLevel: "debug",
 		MaxImageBytes: imageformat.DefaultMaxImageBytes, FinishReserve: DefaultFinishReserve,
+		MaxServerDelay: DefaultMaxServerDelay,
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -184,8 +187,9 @@ func (e *testEnv) put(key string, body []byte) upload {
 	if err != nil {
 		e.t.Fatalf("put %s: %v", key, err)
 	}
-	return upload{Bucket: e.bucket, Key: key, VersionID: aws.ToString(out.VersionId),
+	e.lastPut = upload{Bucket: e.bucket, Key: key, VersionID: aws.ToString(out.VersionId),
 		ETag: trimETag(aws.ToString(out.ETag)), Size: int64(len(body)), SizeKnown: true}
+	return e.lastPut
 }
 
 // invoke runs the handler on payload as Lambda would, through

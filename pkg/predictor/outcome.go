@@ -1,6 +1,10 @@
 package predictor
 
-import "github.com/geolocate-aws/geolocate/pkg/ledger"
+import (
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+)
 
 // outcomeKind is what became of one object in this delivery.
 type outcomeKind int
@@ -36,9 +40,20 @@ func (k outcomeKind) String() string {
 type outcome struct {
 	kind   outcomeKind
 	reason string
+	// delay, when delayed, is how long a retry's message stays hidden
+	// before its next delivery (0: visible again at once); otherwise it
+	// comes back after the queue's visibility timeout.
+	delay   time.Duration
+	delayed bool
 }
 
 func retryLater(reason string) outcome { return outcome{kind: outcomeRetry, reason: reason} }
+
+// after sets how long the retry's message waits before its next delivery.
+func (o outcome) after(d time.Duration) outcome {
+	o.delay, o.delayed = max(d, 0), true
+	return o
+}
 
 // Reasons of rejections, written to the record's error_code and used as the
 // Reason metric dimension.
@@ -48,6 +63,10 @@ const (
 	ReasonTooLarge       = "too_large"
 	ReasonNotAnImage     = "not_an_image"
 	ReasonObjectNotFound = ledger.ReasonObjectNotFound
+	// ReasonProcessingPanic: processing the object panicked before any
+	// call could have charged. The same bytes would panic again, so it is
+	// final: retrying would only spend the message's receives.
+	ReasonProcessingPanic = "processing_panic"
 )
 
 // Reasons of retries (logged, never recorded as final).

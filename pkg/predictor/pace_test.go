@@ -17,8 +17,10 @@ import (
 // The client's retries take a token from the instance's limiter like any
 // first attempt, so several instances' retries cannot bunch up.
 func TestRetriesArePacedByTheInstanceLimiter(t *testing.T) {
-	h := &Handler{deps: Deps{Pacer: pacer.NewInstance(1.0 / 60)}, opts: Options{MinCallTime: 0, Clock: time.Now, Sleep: pacer.Sleep}} // one an hour
-	inv := &invocation{h: h}
+	h := &Handler{deps: Deps{Pacer: pacer.NewInstance(1.0 / 60)}, // one an hour
+		cfg:  Config{MaxServerDelay: DefaultMaxServerDelay},
+		opts: Options{Clock: time.Now, Sleep: pacer.Sleep, MaxSlotWait: DefaultMaxSlotWait}}
+	inv := &invocation{h: h, start: time.Now()}
 	ctx := context.Background()
 
 	start := time.Now()
@@ -29,12 +31,16 @@ func TestRetriesArePacedByTheInstanceLimiter(t *testing.T) {
 		t.Errorf("waited %v, want at least the client's backoff", waited)
 	}
 
-	// The next token is an hour away: a retry must not jump the queue; it
-	// gives up at the deadline instead.
-	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	if err := inv.paceRetry(short, time.Millisecond); !errors.Is(err, errRateWait) {
-		t.Errorf("err = %v, want errRateWait", err)
+	// The next token is an hour away: a retry must not jump the queue, nor
+	// wait for it here: it stops with the token held, to return the message
+	// until then.
+	err := inv.paceRetry(ctx, time.Millisecond)
+	var ru *returnUntil
+	if !errors.As(err, &ru) || !errors.Is(err, errRateWait) {
+		t.Fatalf("err = %v, want a returnUntil", err)
+	}
+	if wait := time.Until(ru.slot); !ru.at.Equal(ru.slot) || wait < 59*time.Minute || wait > time.Hour {
+		t.Errorf("returned until %v holding %v, want the token an hour away", ru.at, ru.slot)
 	}
 }
 

@@ -7,73 +7,84 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 )
 
-// predict spends, holding the claim: it reserves budget, waits for a rate
-// token, opens the object once to sniff it, and makes the paid call with
+// predict spends, holding the claim: it reserves budget, takes a call slot
+// (waiting for it, or holding it while the message goes back to the
+// queue), opens the object once to sniff it, and makes the paid call with
 // that same stream, then records the outcome. Every early exit releases the
 // claim or turns it into a final record.
 //
-// A photo over the limit (oversize=downscale) is read and downscaled first,
-// holding the claim but before the budget and the slot, so that a photo that
-// cannot be downscaled costs neither.
+// What decides that no call is made comes before the budget and the slot,
+// so a photo that makes no call costs neither: a photo over the limit
+// (oversize=downscale) is read and downscaled first, and with
+// exifGps=skip the object is opened first, so that its EXIF position
+// decides.
 func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.Claim, key string) outcome {
-	if obj.Size > inv.h.cfg.MaxImageBytes {
-		if o, ok := inv.prepareOversize(ctx, obj, claim); !ok {
+	var body *openedObject // the object's stream once opened; stays nil when the downscaled image is sent
+	// Closed on every exit, a panic's included; a no-op once the upload
+	// has consumed and closed it.
+	defer func() { body.closeIfOpened() }()
+	var (
+		o  outcome
+		ok bool
+	)
+	switch {
+	case obj.Size > inv.h.cfg.MaxImageBytes:
+		if o, ok = inv.prepareOversize(ctx, obj, claim); !ok {
 			return o
 		}
+	case inv.h.cfg.ExifGPS == ExifGPSSkip:
+		if body, o, ok = inv.openImage(ctx, obj, claim); !ok {
+			return o
+		}
+		if inv.knownPosition(obj) {
+			return inv.completeFromEXIF(ctx, obj, claim)
+		}
 	}
+
 	budget, o, ok := inv.reserveBudget(ctx, obj)
 	if !ok {
-		detail := "reserving the daily credit budget failed"
-		if o.reason == retryBudget {
-			detail = "the daily credit budget is reached"
-		}
-		return inv.release(ctx, obj, claim, o, detail)
+		return inv.release(ctx, obj, claim, o, budgetDetail(o))
 	}
-	// The budget is settled here and only here, on every exit: what the
-	// call charged (or may have charged) stays counted, the rest goes back.
+	// The budget is settled here and only here, on every exit, a panic's
+	// included: what the call charged (or may have charged) stays counted,
+	// the rest goes back. From the call's start it counts as charged until
+	// the answer says otherwise.
 	charged := 0
 	defer func() { budget.settle(ctx, charged) }()
 
-	slot, err := inv.reserveSlot(ctx)
-	if err == nil {
-		err = inv.sleepUntil(ctx, slot.Add(-inv.h.opts.OpenLead))
-	}
+	slot, err := inv.slotFor(ctx, obj, claim)
 	if err != nil {
-		obj.logger.Warn("no call slot free in time: message returned for retry", "error", err)
+		obj.logger.Warn("no call slot: message returned for retry", "error", err)
+		return inv.release(ctx, obj, claim, inv.noSlot(err), err.Error())
+	}
+	if !inv.soonEnough(slot) {
+		return inv.hold(ctx, obj, claim, slot)
+	}
+	if err := inv.sleepUntil(ctx, slot.Add(-inv.h.opts.OpenLead)); err != nil {
 		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
 	}
 	// Checked again right before the read and the call: another worker of
 	// this batch may have hit 402 while this one waited.
 	if inv.outOfCredits.Load() {
-		return inv.release(ctx, obj, claim, retryLater(retryOutOfCredits), "another call of the batch found the account out of credits")
+		return inv.release(ctx, obj, claim, inv.outage(obj, retryOutOfCredits), "another call of the batch found the account out of credits")
 	}
-
-	var body *openedObject // nil when the downscaled image is sent
-	if obj.photo.downscaled == nil {
-		body, o, ok = inv.openImage(ctx, obj, claim)
-		if !ok {
+	if body == nil && obj.photo.downscaled == nil {
+		if body, o, ok = inv.openImage(ctx, obj, claim); !ok {
 			return o
-		}
-		if inv.knownPosition(obj) {
-			// The slot goes unused: deciding before it would mean opening
-			// the object early and holding the stream while waiting, or a
-			// second GET. A skipped photo costs a slot's wait, no credit.
-			body.Close()
-			return inv.completeFromEXIF(ctx, obj, claim)
 		}
 	}
 	if err := inv.sleepUntil(ctx, slot); err != nil {
-		body.closeIfOpened()
 		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
 	}
+	charged = budget.reserved()
+	obj.called = true
 	callCtx, cancelCall := inv.callContext(ctx)
 	res := inv.call(callCtx, obj, key, body)
 	cancelCall()
-	body.closeIfOpened() // a no-op unless the call returned before uploading
+	obj.result = &res
 
 	// The outcome is recorded even when the call was cut off at the call
 	// deadline, within the time FinishReserve kept for it.
@@ -82,11 +93,12 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	var tooLarge *geoapi.TooLargeError
 	switch {
 	case errors.As(res.err, &tooLarge):
+		charged = 0
 		return inv.rejectClaimed(fctx, obj, claim, ReasonTooLarge, "the service refused the image as too large: "+res.err.Error())
 	case res.err != nil:
 		f := classifyFailure(res.err)
-		if f.maybeCharged {
-			charged = budget.reserved()
+		if !f.maybeCharged {
+			charged = 0
 		}
 		return inv.fail(fctx, obj, claim, res, f)
 	}
@@ -134,14 +146,21 @@ func (inv *invocation) openImage(ctx context.Context, obj *object, claim *ledger
 // whose code is the retry reason (nothing was charged), so a later delivery
 // can claim again, and returns o.
 func (inv *invocation) release(ctx context.Context, obj *object, claim *ledger.Claim, o outcome, detail string) outcome {
-	fctx, cancel := finishContext(ctx)
-	defer cancel()
-	return inv.releaseAs(fctx, obj, claim, o, o.reason, detail)
+	return inv.giveBack(ctx, obj, claim, o, o.reason, detail, time.Time{})
 }
 
+// releaseAs is release with a code other than the retry reason.
 func (inv *invocation) releaseAs(ctx context.Context, obj *object, claim *ledger.Claim, o outcome, code, detail string) outcome {
-	err := inv.persist(ctx, obj, "release", func(ctx context.Context) error {
-		return inv.h.deps.Ledger.Fail(ctx, claim, code, detail, true)
+	return inv.giveBack(ctx, obj, claim, o, code, detail, time.Time{})
+}
+
+// giveBack writes the retryable record (waiting, code and detail, holding
+// slot when not zero) within the finishing window and returns o.
+func (inv *invocation) giveBack(ctx context.Context, obj *object, claim *ledger.Claim, o outcome, code, detail string, slot time.Time) outcome {
+	fctx, cancel := finishContext(ctx)
+	defer cancel()
+	err := inv.persist(fctx, obj, "release", func(ctx context.Context) error {
+		return inv.h.deps.Ledger.Release(ctx, claim, code, detail, slot)
 	})
 	if err != nil && !errors.Is(err, ledger.ErrClaimLost) {
 		// The record stays in progress until its lease expires; the
@@ -152,153 +171,9 @@ func (inv *invocation) releaseAs(ctx context.Context, obj *object, claim *ledger
 	return o
 }
 
-// callResult is the outcome of the paid call, fallback and key refresh
-// included.
-type callResult struct {
-	out              *geoapi.PredictOutput
-	err              error
-	requestedModelID string // the configured model, "" when none
-	fallback         bool   // the default model ran instead of the retired configured one
-}
-
-// call makes the prediction call, its first attempt uploading body (later
-// ones reopen the object): a 401 refreshes the key and retries once; a 422
-// naming the configured model as retired falls back to the default model
-// when enabled (a 422 is not charged).
-func (inv *invocation) call(ctx context.Context, obj *object, key string, body *openedObject) callResult {
-	cfg := inv.h.cfg
-	in := &geoapi.PredictInput{
-		APIKey:      key,
-		Image:       imageSource(inv.h.deps.Objects, obj.upload, body),
-		Size:        obj.Size,
-		ContentType: obj.contentType,
-		TopN:        cfg.TopN,
-	}
-	if d := obj.photo.downscaled; d != nil {
-		in.Image, in.Size, in.ContentType = geoapi.BytesSource(d.JPEG), d.Bytes, "image/jpeg"
-	}
-	res := callResult{requestedModelID: cfg.ModelID}
-	if cfg.ModelID != "" {
-		if cfg.ModelFallback && inv.h.modelRetired.Load() {
-			res.fallback = true
-		} else {
-			in.ModelID = cfg.ModelID
-		}
-	}
-	res.out, res.err = inv.predictRefreshingKey(ctx, obj, in)
-	if in.ModelID != "" && retiredModel(res.err, in.ModelID) {
-		inv.h.modelRetired.Store(true)
-		if !cfg.ModelFallback {
-			return res
-		}
-		obj.logger.Warn("configured model is retired: falling back to the default model",
-			"requested_model_id", in.ModelID)
-		in.ModelID = ""
-		res.fallback = true
-		if err := inv.waitForRate(ctx); err != nil {
-			res.out, res.err = nil, err
-			return res
-		}
-		res.out, res.err = inv.predictRefreshingKey(ctx, obj, in)
-	}
-	if res.fallback {
-		inv.metrics.count(metricModelFallbacks)
-	}
-	return res
-}
-
-// predictRefreshingKey calls the service; on a 401 it fetches the current
-// secret and, if the key changed (it was regenerated), retries once.
-func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in *geoapi.PredictInput) (*geoapi.PredictOutput, error) {
-	withLogger := func(o *geoapi.Options) {
-		o.Logger = obj.logger
-		o.Sleep = inv.paceRetry
-		// The call's context bounds the schedule writes: detached from it,
-		// a slow DynamoDB could hold the retry loop past the call deadline.
-		o.OnRateLimited = func(ctx context.Context, e *geoapi.RateLimitedError) {
-			inv.h.deps.Pacer.Throttled(ctx, e.RetryAfter)
-		}
-		o.MaxImageBytes = inv.h.cfg.MaxImageBytes
-	}
-	out, err := inv.h.deps.Service.Predict(ctx, in, withLogger)
-	var unauthorized *geoapi.UnauthorizedError
-	if !errors.As(err, &unauthorized) {
-		return out, err
-	}
-	fresh, rerr := inv.h.deps.Keys.Refresh(ctx)
-	if rerr != nil {
-		obj.logger.Error("API key refused and refreshing it failed", "error", rerr)
-		return nil, err
-	}
-	if fresh == in.APIKey {
-		obj.logger.Error("API key refused and the secret still holds the same key")
-		return nil, err
-	}
-	obj.logger.Warn("API key refused: retrying once with the refreshed key")
-	in.APIKey = fresh
-	if werr := inv.waitForRate(ctx); werr != nil {
-		return nil, werr
-	}
-	return inv.h.deps.Service.Predict(ctx, in, withLogger)
-}
-
-// paceRetry is the client's wait before a retry: the backoff it chose, then
-// a slot from the pacer. A retry after a 429 or a free 5xx is a
-// request like any other: unpaced, the retries of several instances bunch up
-// and draw more 429s. A retry that would not get MinCallTime before the call
-// deadline is not started.
-func (inv *invocation) paceRetry(ctx context.Context, backoff time.Duration) error {
-	if dl, ok := inv.callDeadline(); ok && dl.Sub(inv.now()) < backoff+inv.h.opts.MinCallTime {
-		return errNoTimeToRetry
-	}
-	if err := inv.sleep(ctx, backoff); err != nil {
-		return err
-	}
-	if err := inv.waitForRate(ctx); err != nil {
-		return err
-	}
-	if !inv.timeToCall() {
-		return errNoTimeToRetry
-	}
-	return nil
-}
-
-// waitForRate takes a call slot and waits for it.
-func (inv *invocation) waitForRate(ctx context.Context) error {
-	slot, err := inv.reserveSlot(ctx)
-	if err != nil {
-		return err
-	}
-	return inv.sleepUntil(ctx, slot)
-}
-
-// reserveSlot takes a call slot from the pacer no later than MinCallTime
-// before the call deadline, so that the call it grants still has time to
-// run; a slot that late is not taken at all. It returns when the slot
-// starts, on the handler's clock.
-func (inv *invocation) reserveSlot(ctx context.Context) (time.Time, error) {
-	within := pacer.Unbounded
-	if dl, ok := inv.callDeadline(); ok {
-		within = dl.Add(-inv.h.opts.MinCallTime).Sub(inv.now())
-	}
-	delay, err := inv.h.deps.Pacer.Reserve(ctx, within)
-	if err != nil {
-		return time.Time{}, errors.Join(errRateWait, err)
-	}
-	return inv.now().Add(delay), nil
-}
-
-// sleepUntil waits for t on the handler's clock.
-func (inv *invocation) sleepUntil(ctx context.Context, t time.Time) error {
-	if err := inv.sleep(ctx, t.Sub(inv.now())); err != nil {
-		return errors.Join(errRateWait, err)
-	}
-	return nil
-}
-
 // fail records a failed call, classified as f: retryable failures free the
-// object for a later delivery and return the message; final ones are
-// acknowledged.
+// object for a later delivery and return the message (until the next call
+// can be made: see retryOf); final ones are acknowledged.
 func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Claim, res callResult, f failure) outcome {
 	switch f.code {
 	case CodeOutOfCredits:
@@ -309,8 +184,16 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 	case CodeRateLimited:
 		inv.metrics.count(metricRateLimited)
 	}
+	var retry outcome
+	var slot time.Time
+	if f.retryable {
+		retry, slot = inv.retryOf(obj, res.err, f.code)
+	}
 	err := inv.persist(ctx, obj, "record failure", func(ctx context.Context) error {
-		return inv.h.deps.Ledger.Fail(ctx, claim, f.code, failureDetail(f, res.err), f.retryable)
+		if f.retryable {
+			return inv.h.deps.Ledger.Release(ctx, claim, f.code, failureDetail(f, res.err), slot)
+		}
+		return inv.h.deps.Ledger.Fail(ctx, claim, f.code, failureDetail(f, res.err), false)
 	})
 	if errors.Is(err, ledger.ErrClaimLost) {
 		obj.logger.Error("failure not recorded: another attempt took the object over", "code", f.code, "error", res.err)
@@ -325,13 +208,34 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 	}
 	if f.retryable {
 		obj.logger.Warn("call failed, nothing charged: the object waits and its message is returned for retry",
-			"code", f.code, "error", res.err)
-		return retryLater(f.code)
+			"code", f.code, "error", res.err, "retry_in_ms", retry.delay.Milliseconds(), "delayed", retry.delayed)
+		return retry
 	}
 	obj.logger.Error("call failed for good", "code", f.code, "error", res.err)
 	inv.metrics.countReason(metricImagesFailed, f.code)
 	inv.logRecorded(obj, ledger.StatusFailed, nil)
 	return outcome{kind: outcomeFailed, reason: f.code}
+}
+
+// retryOf is when the object of a retryable call failure is tried again,
+// and the slot it holds for it: until the slot or the end of the wait the
+// call stopped on (returnUntil), after the outage backoff while the credits
+// or the key are missing, after the delay a 429 asked for (capped) when the
+// client gave up waiting for it, else after the queue's visibility timeout.
+func (inv *invocation) retryOf(obj *object, err error, code string) (outcome, time.Time) {
+	var (
+		ru *returnUntil
+		rl *geoapi.RateLimitedError
+	)
+	switch {
+	case errors.As(err, &ru):
+		return retryLater(code).after(ru.at.Sub(inv.now())), ru.slot
+	case outageReason(code):
+		return inv.outage(obj, code), time.Time{}
+	case errors.As(err, &rl) && rl.RetryAfter > 0:
+		return retryLater(code).after(min(rl.RetryAfter, inv.h.cfg.MaxServerDelay)), time.Time{}
+	}
+	return retryLater(code), time.Time{}
 }
 
 // complete records a successful call. The credits are counted at once (they
@@ -366,103 +270,4 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 	inv.metrics.count(metricImagesSucceeded)
 	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
 	return outcome{kind: outcomeSucceeded}
-}
-
-// reservation is credits reserved against the daily budget for one call;
-// nil when no budget is configured.
-type reservation struct {
-	inv     *invocation
-	obj     *object
-	day     string
-	credits int
-}
-
-// reserveBudget reserves the call's expected cost. Past the budget the
-// message waits (returned for retry, its redelivery delayed when possible).
-func (inv *invocation) reserveBudget(ctx context.Context, obj *object) (*reservation, outcome, bool) {
-	cfg := inv.h.cfg
-	if cfg.DailyBudget <= 0 {
-		return nil, outcome{}, true
-	}
-	credits := cfg.ExpectedCost()
-	if cfg.ModelFallback && inv.h.modelRetired.Load() {
-		credits = 1 // the default model will run
-	}
-	now := inv.now()
-	day := ledger.Day(now)
-	ok, err := inv.h.deps.Ledger.ReserveCredits(ctx, day, credits, cfg.DailyBudget)
-	if err != nil {
-		obj.logger.Error("budget reservation failed: message returned for retry", "error", err)
-		return nil, retryLater(retryLedger), false
-	}
-	if !ok {
-		inv.metrics.count(metricBudgetDeferred)
-		delay := untilNextDay(now)
-		obj.logger.Warn("daily credit budget reached: message waits", "budget", cfg.DailyBudget, "day", day)
-		inv.delayMessage(ctx, obj, delay)
-		return nil, retryLater(retryBudget), false
-	}
-	return &reservation{inv: inv, obj: obj, day: day, credits: credits}, outcome{}, true
-}
-
-// settle gives back what was reserved and not charged, or records an
-// overspend (a model dearer than expected) so the counter stays true. It
-// runs once per reservation, deferred, in a context of its own: it also
-// settles a call cut off at the call deadline.
-func (r *reservation) settle(ctx context.Context, charged int) {
-	if r == nil {
-		return
-	}
-	ctx, cancel := finishContext(ctx)
-	defer cancel()
-	ledgerAPI := r.inv.h.deps.Ledger
-	var err error
-	switch diff := r.credits - charged; {
-	case diff > 0:
-		err = ledgerAPI.ReleaseCredits(ctx, r.day, diff)
-	case diff < 0:
-		err = ledgerAPI.RecordOverspend(ctx, r.day, -diff)
-	}
-	if err != nil {
-		r.obj.logger.Error("settle daily budget failed", "reserved", r.credits, "charged", charged, "error", err)
-	}
-}
-
-// reserved is the credits the reservation holds; 0 without a budget.
-func (r *reservation) reserved() int {
-	if r == nil {
-		return 0
-	}
-	return r.credits
-}
-
-// untilNextDay is the time left in now's UTC day, when the budget resets,
-// capped at SQS's 12-hour visibility limit.
-func untilNextDay(now time.Time) time.Duration {
-	now = now.UTC()
-	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	return min(next.Sub(now), maxVisibility)
-}
-
-// delayMessage hides a message from the queue for d when a
-// VisibilityChanger is configured, at most for what SQS still allows after
-// the receive (visibilityLeft). When nothing is left it leaves the message
-// as it is: it returns after the queue's visibility timeout.
-func (inv *invocation) delayMessage(ctx context.Context, obj *object, d time.Duration) {
-	if inv.h.deps.Visibility == nil {
-		return
-	}
-	left := visibilityLeft(inv.now().Sub(inv.start))
-	if d > left {
-		obj.logger.Debug("delay capped by the visibility limit counted from the receive",
-			"wanted_ms", d.Milliseconds(), "capped_ms", left.Milliseconds())
-		d = left
-	}
-	if d <= 0 {
-		obj.logger.Warn("message not delayed: the invocation is too old for SQS to extend its visibility")
-		return
-	}
-	if err := inv.h.deps.Visibility.ChangeVisibility(ctx, *obj.msg, d); err != nil {
-		obj.logger.Warn("delay message failed; it returns after the queue's visibility timeout", "error", err)
-	}
 }

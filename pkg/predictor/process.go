@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -19,6 +20,13 @@ type object struct {
 	photo       photoFacts         // EXIF and downscaling, once the object is opened
 	msg         *events.SQSMessage // the message that delivered it
 	logger      *slog.Logger       // carries request id, bucket and key
+
+	// How far the object got, for a contained panic (contain): the claim
+	// once acquired, whether the paid call started, and its result once it
+	// returned.
+	claim  *ledger.Claim
+	called bool
+	result *callResult
 }
 
 func (o *object) ref() ledger.ObjectRef {
@@ -31,15 +39,61 @@ func (o *object) info() ledger.ObjectInfo {
 
 // processObject takes one upload through every step, cheapest first: the
 // checks that cost nothing, the claim, the budget, the rate limiter, one S3
-// read and at most one paid call.
-func (inv *invocation) processObject(ctx context.Context, u upload, msg *events.SQSMessage) outcome {
+// read and at most one paid call. A panic on the way is contained here, in
+// the object's own worker, so the batch's other objects are unaffected.
+func (inv *invocation) processObject(ctx context.Context, u upload, msg *events.SQSMessage) (o outcome) {
 	logger := inv.logger.With("message_id", msg.MessageId)
 	obj := &object{upload: u, msg: msg, logger: logger.With("bucket", u.Bucket, "key", u.Key)}
 	start := inv.now()
-	o := inv.process(ctx, obj)
-	obj.logger.Debug("object processed", "outcome", o.kind.String(), "reason", o.reason,
-		"elapsed_ms", inv.now().Sub(start).Milliseconds())
-	return o
+	defer func() {
+		if r := recover(); r != nil {
+			o = inv.contain(ctx, obj, r, debug.Stack())
+		}
+		obj.logger.Debug("object processed", "outcome", o.kind.String(), "reason", o.reason,
+			"elapsed_ms", inv.now().Sub(start).Milliseconds())
+	}()
+	return inv.process(ctx, obj)
+}
+
+// contain ends an object whose processing panicked with a true record,
+// after logging the panic with the object's bucket and key and the stack.
+// Before the paid call (or after one that certainly did not charge), it is
+// a final rejection with its own reason: the same bytes would panic again,
+// so a retry would only spend receives. Once the call has started, the
+// usual rule holds (geoapi.MaybeCharged): it may have charged, so it is
+// final and never called again (outcome_unknown; an operator can requeue
+// it deliberately).
+func (inv *invocation) contain(ctx context.Context, obj *object, r any, stack []byte) outcome {
+	obj.logger.Error("processing the object panicked: contained, the batch goes on",
+		"panic", fmt.Sprint(r), "stack", string(stack), "claimed", obj.claim != nil, "called", obj.called)
+	fctx, cancel := finishContext(ctx)
+	defer cancel()
+	detail := fmt.Sprintf("processing the object panicked (%v); the same bytes would panic again, so it is not retried", r)
+	switch {
+	case obj.claim == nil:
+		return inv.reject(fctx, obj, ReasonProcessingPanic, detail)
+	case !obj.called || (obj.result != nil && obj.result.out == nil && !classifyFailure(obj.result.err).maybeCharged):
+		return inv.rejectClaimed(fctx, obj, obj.claim, ReasonProcessingPanic, detail)
+	}
+	if res := obj.result; res != nil && res.out != nil {
+		detail = fmt.Sprintf("the service answered (prediction %s, %d credits) and recording it panicked (%v): not called again",
+			res.out.PredictionID, res.out.CreditsConsumed, r)
+	} else {
+		detail = fmt.Sprintf("the paid call was under way when processing panicked (%v): the service may have charged, so it is not called again (requeue deliberately with geolocate backfill --requeue-unknown)", r)
+	}
+	err := inv.persist(fctx, obj, "record contained panic", func(ctx context.Context) error {
+		return inv.h.deps.Ledger.Fail(ctx, obj.claim, CodeOutcomeUnknown, detail, false)
+	})
+	if errors.Is(err, ledger.ErrClaimLost) {
+		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
+	}
+	if err != nil {
+		obj.logger.Error("record contained panic failed: message returned for retry", "error", err)
+		return retryLater(retryLedger)
+	}
+	inv.metrics.countReason(metricImagesFailed, CodeOutcomeUnknown)
+	inv.logRecorded(obj, ledger.StatusFailed, nil)
+	return outcome{kind: outcomeFailed, reason: CodeOutcomeUnknown}
 }
 
 // process runs the steps in the order that spends least per image:
@@ -66,7 +120,7 @@ func (inv *invocation) process(ctx context.Context, obj *object) outcome {
 		return outcome{kind: outcomeIgnored, reason: "other_bucket"}
 	}
 	if inv.outOfCredits.Load() {
-		return retryLater(retryOutOfCredits)
+		return inv.outage(obj, retryOutOfCredits)
 	}
 	if strings.HasSuffix(obj.Key, "/") {
 		return inv.reject(ctx, obj, ReasonFolderMarker, "the key ends with a slash: a folder marker, not an image")
@@ -102,7 +156,7 @@ func (inv *invocation) process(ctx context.Context, obj *object) outcome {
 		if werr := inv.h.deps.Ledger.MarkWaiting(ctx, obj.ref(), retryKeyUnavailable, detail, false); werr != nil {
 			obj.logger.Warn("record waiting failed", "error", werr)
 		}
-		return retryLater(retryKeyUnavailable)
+		return inv.outage(obj, retryKeyUnavailable)
 	}
 	claim, o, ok := inv.claim(ctx, obj)
 	if !ok {
@@ -124,6 +178,7 @@ func (inv *invocation) claim(ctx context.Context, obj *object) (*ledger.Claim, o
 	switch claimed {
 	case ledger.ClaimAcquired:
 		obj.logger = obj.logger.With("claim_attempt", claim.Attempt)
+		obj.claim = claim
 		return claim, outcome{}, true
 	case ledger.ClaimDone:
 		return nil, inv.duplicate(obj, claim.Record.Status), false

@@ -30,3 +30,7 @@ const (
 	PipelineName     = "PIPELINE_NAME" // value of the Pipeline metric dimension
 	LogLevel         = "LOG_LEVEL"
 )
+
+// MaxServerDelay caps any delay the service asks for (a 429's or a 503's),
+// in whole seconds; default 300.
+const MaxServerDelay = "GEO_MAX_SERVER_DELAY_SECONDS"

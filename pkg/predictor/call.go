@@ -1,0 +1,98 @@
+package predictor
+
+import (
+	"context"
+	"errors"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+)
+
+// callResult is the outcome of the paid call, fallback and key refresh
+// included.
+type callResult struct {
+	out              *geoapi.PredictOutput
+	err              error
+	requestedModelID string // the configured model, "" when none
+	fallback         bool   // the default model ran instead of the retired configured one
+}
+
+// call makes the prediction call, its first attempt uploading body (later
+// ones reopen the object): a 401 refreshes the key and retries once; a 422
+// naming the configured model as retired falls back to the default model
+// when enabled (a 422 is not charged).
+func (inv *invocation) call(ctx context.Context, obj *object, key string, body *openedObject) callResult {
+	cfg := inv.h.cfg
+	in := &geoapi.PredictInput{
+		APIKey:      key,
+		Image:       imageSource(inv.h.deps.Objects, obj.upload, body),
+		Size:        obj.Size,
+		ContentType: obj.contentType,
+		TopN:        cfg.TopN,
+	}
+	if d := obj.photo.downscaled; d != nil {
+		in.Image, in.Size, in.ContentType = geoapi.BytesSource(d.JPEG), d.Bytes, "image/jpeg"
+	}
+	res := callResult{requestedModelID: cfg.ModelID}
+	if cfg.ModelID != "" {
+		if cfg.ModelFallback && inv.h.modelRetired.Load() {
+			res.fallback = true
+		} else {
+			in.ModelID = cfg.ModelID
+		}
+	}
+	res.out, res.err = inv.predictRefreshingKey(ctx, obj, in)
+	if in.ModelID != "" && retiredModel(res.err, in.ModelID) {
+		inv.h.modelRetired.Store(true)
+		if !cfg.ModelFallback {
+			return res
+		}
+		obj.logger.Warn("configured model is retired: falling back to the default model",
+			"requested_model_id", in.ModelID)
+		in.ModelID = ""
+		res.fallback = true
+		if err := inv.waitForRate(ctx); err != nil {
+			res.out, res.err = nil, err
+			return res
+		}
+		res.out, res.err = inv.predictRefreshingKey(ctx, obj, in)
+	}
+	if res.fallback {
+		inv.metrics.count(metricModelFallbacks)
+	}
+	return res
+}
+
+// predictRefreshingKey calls the service; on a 401 it fetches the current
+// secret and, if the key changed (it was regenerated), retries once.
+func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in *geoapi.PredictInput) (*geoapi.PredictOutput, error) {
+	withLogger := func(o *geoapi.Options) {
+		o.Logger = obj.logger
+		o.Sleep = inv.paceRetry
+		// The call's context bounds the schedule writes: detached from it,
+		// a slow DynamoDB could hold the retry loop past the call deadline.
+		o.OnRateLimited = func(ctx context.Context, e *geoapi.RateLimitedError) {
+			inv.h.deps.Pacer.Throttled(ctx, min(e.RetryAfter, inv.h.cfg.MaxServerDelay))
+		}
+		o.MaxImageBytes = inv.h.cfg.MaxImageBytes
+	}
+	out, err := inv.h.deps.Service.Predict(ctx, in, withLogger)
+	var unauthorized *geoapi.UnauthorizedError
+	if !errors.As(err, &unauthorized) {
+		return out, err
+	}
+	fresh, rerr := inv.h.deps.Keys.Refresh(ctx)
+	if rerr != nil {
+		obj.logger.Error("API key refused and refreshing it failed", "error", rerr)
+		return nil, err
+	}
+	if fresh == in.APIKey {
+		obj.logger.Error("API key refused and the secret still holds the same key")
+		return nil, err
+	}
+	obj.logger.Warn("API key refused: retrying once with the refreshed key")
+	in.APIKey = fresh
+	if werr := inv.waitForRate(ctx); werr != nil {
+		return nil, werr
+	}
+	return inv.h.deps.Service.Predict(ctx, in, withLogger)
+}
