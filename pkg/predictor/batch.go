@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -111,11 +110,7 @@ const reasonMalformedMessage = "malformed_message"
 // now, SQS moves it to the dead-letter queue instead of delivering it again.
 func (inv *invocation) lastReceive(msg *events.SQSMessage) bool {
 	limit := inv.h.cfg.MaxReceiveCount
-	if limit <= 0 {
-		return false
-	}
-	n, err := strconv.Atoi(msg.Attributes["ApproximateReceiveCount"])
-	return err == nil && n >= limit
+	return limit > 0 && msg != nil && receiveCount(msg) >= limit
 }
 
 // markDeadLetter records that the object's message is going to the

@@ -3,6 +3,7 @@ package predictor
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 )
@@ -50,7 +51,7 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 			"requested_model_id", in.ModelID)
 		in.ModelID = ""
 		res.fallback = true
-		if err := inv.waitForRate(ctx); err != nil {
+		if err := inv.waitForRate(ctx, obj); err != nil {
 			res.out, res.err = nil, err
 			return res
 		}
@@ -67,7 +68,7 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in *geoapi.PredictInput) (*geoapi.PredictOutput, error) {
 	withLogger := func(o *geoapi.Options) {
 		o.Logger = obj.logger
-		o.Sleep = inv.paceRetry
+		o.Sleep = func(ctx context.Context, d time.Duration) error { return inv.paceRetry(ctx, obj, d) }
 		// The call's context bounds the schedule writes: detached from it,
 		// a slow DynamoDB could hold the retry loop past the call deadline.
 		o.OnRateLimited = func(ctx context.Context, e *geoapi.RateLimitedError) {
@@ -91,7 +92,7 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 	}
 	obj.logger.Warn("API key refused: retrying once with the refreshed key")
 	in.APIKey = fresh
-	if werr := inv.waitForRate(ctx); werr != nil {
+	if werr := inv.waitForRate(ctx, obj); werr != nil {
 		return nil, werr
 	}
 	return inv.h.deps.Service.Predict(ctx, in, withLogger)

@@ -11,6 +11,7 @@ import (
 	"image/jpeg"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
@@ -72,27 +74,49 @@ type testEnv struct {
 	clock *fakeClock
 	// lastPut is the upload of the last put.
 	lastPut upload
+	// queue, when set (useQueue), receives the handlers' message delays
+	// instead of visibility.
+	queue *sqsqueue.Queue
+	// wrapService and wrapLedger, when set, wrap the handlers' service
+	// client and ledger (to inject faults).
+	wrapService func(Service) Service
+	wrapLedger  func(Ledger) Ledger
 }
 
 // fakeClock is a simulated clock whose Sleep moves it on at once, so a
 // handler's waits take no real time and are seen by everything reading it.
-// For one worker at a time: concurrent sleeps would add up.
-type fakeClock struct{ *simclock.Clock }
+// It records every sleep. For one worker at a time: concurrent sleeps would
+// add up.
+type fakeClock struct {
+	*simclock.Clock
+	mu     sync.Mutex
+	sleeps []time.Duration
+}
 
 func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if d > 0 {
+		c.mu.Lock()
+		c.sleeps = append(c.sleeps, d)
+		c.mu.Unlock()
 		c.Advance(d)
 	}
 	return nil
 }
 
+// longestSleep is the longest sleep so far.
+func (c *fakeClock) longestSleep() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Max(append([]time.Duration{0}, c.sleeps...))
+}
+
 // useFakeClock rebuilds the handler on clk (its pacer included); pass the
 // same clock to the simulator (geosim.WithClock) to see calls on it.
 func (e *testEnv) useFakeClock(clk *simclock.Clock) {
-	e.clock = &fakeClock{clk}
+	e.clock = &fakeClock{Clock: clk}
 	e.h = e.newHandler(e.cfg)
 }
 
@@ -155,10 +179,22 @@ func (e *testEnv) newHandler(cfg Config, optFns ...func(*Options)) *Handler {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	var visibility VisibilityChanger = e.visibility
+	if e.queue != nil {
+		visibility = sqsqueue.Visibility{Queue: e.queue}
+	}
+	var service Service = client
+	if e.wrapService != nil {
+		service = e.wrapService(service)
+	}
+	var store Ledger = ledger.New(countingDynamoDB{DynamoDBAPI: e.ddb, n: e.requests}, cfg.TableName)
+	if e.wrapLedger != nil {
+		store = e.wrapLedger(store)
+	}
 	h, err := New(cfg, Deps{
-		Objects: e.objects, Ledger: ledger.New(countingDynamoDB{DynamoDBAPI: e.ddb, n: e.requests}, cfg.TableName),
-		Service: client, Keys: e.keys, Pacer: pace,
-		Logger: logger, Metrics: e.metrics, Visibility: e.visibility,
+		Objects: e.objects, Ledger: store,
+		Service: service, Keys: e.keys, Pacer: pace,
+		Logger: logger, Metrics: e.metrics, Visibility: visibility,
 	}, optFns...)
 	if err != nil {
 		e.t.Fatal(err)

@@ -24,7 +24,7 @@ func TestRetriesArePacedByTheInstanceLimiter(t *testing.T) {
 	ctx := context.Background()
 
 	start := time.Now()
-	if err := inv.paceRetry(ctx, 20*time.Millisecond); err != nil {
+	if err := inv.paceRetry(ctx, &object{}, 20*time.Millisecond); err != nil {
 		t.Fatalf("first retry: %v (the burst token is free)", err)
 	}
 	if waited := time.Since(start); waited < 20*time.Millisecond {
@@ -34,7 +34,7 @@ func TestRetriesArePacedByTheInstanceLimiter(t *testing.T) {
 	// The next token is an hour away: a retry must not jump the queue, nor
 	// wait for it here: it stops with the token held, to return the message
 	// until then.
-	err := inv.paceRetry(ctx, time.Millisecond)
+	err := inv.paceRetry(ctx, &object{}, time.Millisecond)
 	var ru *returnUntil
 	if !errors.As(err, &ru) || !errors.Is(err, errRateWait) {
 		t.Fatalf("err = %v, want a returnUntil", err)

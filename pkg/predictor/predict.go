@@ -60,7 +60,7 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 		obj.logger.Warn("no call slot: message returned for retry", "error", err)
 		return inv.release(ctx, obj, claim, inv.noSlot(err), err.Error())
 	}
-	if !inv.soonEnough(slot) {
+	if !inv.soonEnough(obj, slot) {
 		return inv.hold(ctx, obj, claim, slot)
 	}
 	if err := inv.sleepUntil(ctx, slot.Add(-inv.h.opts.OpenLead)); err != nil {

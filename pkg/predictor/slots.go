@@ -12,7 +12,9 @@ import (
 
 // Lambda bills an invocation for every millisecond it runs, sleeping
 // included. So an invocation waits for a call slot only when the slot is at
-// most MaxSlotWait away (and leaves MinCallTime before the call deadline).
+// most MaxSlotWait away (and leaves MinCallTime before the call deadline);
+// on the message's last allowed receive only, it waits as long as the
+// deadline allows, rather than send it to the dead-letter queue.
 // A slot further away is taken all the same, so the object keeps its place
 // in the shared schedule, and held: the claim is given back with the slot
 // on the record (ledger.Release) and the message goes back to the queue,
@@ -74,15 +76,26 @@ func (inv *invocation) holdHorizon() time.Duration {
 	return visibilityLeft(inv.now().Sub(inv.start))
 }
 
-// soonEnough reports whether the call at slot can be made in this
-// invocation: at most MaxSlotWait away, and leaving MinCallTime before the
+// soonEnough reports whether obj's call at slot can be made in this
+// invocation: at most maxWait away, and leaving MinCallTime before the
 // call deadline.
-func (inv *invocation) soonEnough(slot time.Time) bool {
-	if slot.Sub(inv.now()) > inv.h.opts.MaxSlotWait {
+func (inv *invocation) soonEnough(obj *object, slot time.Time) bool {
+	if slot.Sub(inv.now()) > inv.maxWait(obj) {
 		return false
 	}
 	dl, ok := inv.callDeadline()
 	return !ok || !slot.Add(inv.h.opts.MinCallTime).After(dl)
+}
+
+// maxWait is the longest obj's invocation waits for a slot or a retry:
+// MaxSlotWait, except on its message's last allowed receive, where the
+// invocation waits as long as its deadline allows: returned now, the
+// message would go to the dead-letter queue instead of coming back.
+func (inv *invocation) maxWait(obj *object) time.Duration {
+	if inv.lastReceive(obj.msg) {
+		return maxVisibility
+	}
+	return inv.h.opts.MaxSlotWait
 }
 
 // hold gives the claim back holding slot and returns the message to the
@@ -117,9 +130,9 @@ func (inv *invocation) noSlot(err error) outcome {
 // the first slot after it when the pacer grants one that late (after a
 // 429 the shared schedule has moved past it). A retry that would not get
 // MinCallTime before the call deadline is not started.
-func (inv *invocation) paceRetry(ctx context.Context, backoff time.Duration) error {
+func (inv *invocation) paceRetry(ctx context.Context, obj *object, backoff time.Duration) error {
 	backoff = min(backoff, inv.h.cfg.MaxServerDelay)
-	if backoff > inv.h.opts.MaxSlotWait {
+	if backoff > inv.maxWait(obj) {
 		earliest := inv.now().Add(backoff)
 		slot, err := inv.reserveSlot(ctx, inv.holdHorizon())
 		if err != nil || slot.Before(earliest) {
@@ -133,17 +146,17 @@ func (inv *invocation) paceRetry(ctx context.Context, backoff time.Duration) err
 	if err := inv.sleep(ctx, backoff); err != nil {
 		return err
 	}
-	return inv.waitForRate(ctx)
+	return inv.waitForRate(ctx, obj)
 }
 
 // waitForRate takes a call slot and waits for it, or returns the object's
 // message until it (returnUntil) when it is not soon enough.
-func (inv *invocation) waitForRate(ctx context.Context) error {
+func (inv *invocation) waitForRate(ctx context.Context, obj *object) error {
 	slot, err := inv.reserveSlot(ctx, inv.holdHorizon())
 	if err != nil {
 		return err
 	}
-	if !inv.soonEnough(slot) {
+	if !inv.soonEnough(obj, slot) {
 		return &returnUntil{at: slot, slot: slot}
 	}
 	return inv.sleepUntil(ctx, slot)

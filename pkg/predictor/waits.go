@@ -19,9 +19,12 @@ import (
 // OutageBackoffBase is the first wait of a message held back by an outage
 // (402, no usable key): it doubles with each receive, up to SQS's 12 hours
 // from the receive. With maxReceiveCount 10 the nine returns before the
-// last receive span 5+10+20+40+80+160+320+640+720 minutes, about 33 hours:
-// the longest such outage the queue survives without dead-lettering.
-const OutageBackoffBase = 5 * time.Minute
+// last receive span 15+30+60+120+240+480+720+720+720 minutes, about 51
+// hours: the longest such outage the queue survives without
+// dead-lettering. A day-long outage costs a message seven or eight
+// receives, which leaves room for the receives other waits take (a held
+// slot, a claim busy elsewhere) before and after it.
+const OutageBackoffBase = 15 * time.Minute
 
 // outageBackoff is the wait before the next delivery of a message received
 // receives times (ApproximateReceiveCount) during an outage.
@@ -76,9 +79,13 @@ func (inv *invocation) delayMessage(ctx context.Context, logger *slog.Logger, ms
 		logger.Warn("message not delayed: the invocation is too old for SQS to extend its visibility")
 		return
 	}
+	// SQS counts visibility in whole seconds: rounded down here, wherever
+	// the message is, so it comes back at most a second early (to sleep
+	// the rest), never late.
+	d = max(d, 0).Truncate(time.Second)
 	fctx, cancel := finishContext(ctx)
 	defer cancel()
-	if err := inv.h.deps.Visibility.ChangeVisibility(fctx, *msg, max(d, 0)); err != nil {
+	if err := inv.h.deps.Visibility.ChangeVisibility(fctx, *msg, d); err != nil {
 		logger.Warn("delay message failed; it returns after the queue's visibility timeout", "error", err)
 	}
 }

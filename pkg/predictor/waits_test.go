@@ -1,0 +1,255 @@
+package predictor
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+)
+
+// queueRun is what runQueue saw.
+type queueRun struct {
+	invocations int
+	// longest is the longest invocation, on the handlers' clock: what
+	// Lambda would bill it.
+	longest time.Duration
+	// receives is, by message id, how many times it was delivered.
+	receives map[string]int
+}
+
+// useQueue makes the handler's message delays go to a local queue on clk,
+// with the stack's redrive policy (maxReceiveCount 10) and a visibility
+// timeout of 12 minutes.
+func (e *testEnv) useQueue(clk *simclock.Clock) {
+	e.queue = sqsqueue.New(sqsqueue.WithClock(clk.Now),
+		sqsqueue.WithVisibilityTimeout(12*time.Minute), sqsqueue.WithMaxReceiveCount(10))
+	e.useFakeClock(clk)
+	e.h.opts.Parallelism = 1 // the fake clock's sleeps are one worker's
+}
+
+// runQueue plays the event source mapping on the fake clock until the queue
+// is empty or until passes: every step it delivers what is visible, up to
+// batchSize messages, acknowledges what the handler did not return, and
+// moves the clock on. every, when set, runs before each step.
+func (e *testEnv) runQueue(until time.Time, batchSize int, every func(now time.Time)) queueRun {
+	e.t.Helper()
+	clk := e.clock
+	run := queueRun{receives: map[string]int{}}
+	for e.queue.Len() > 0 && clk.Now().Before(until) {
+		if every != nil {
+			every(clk.Now())
+		}
+		msgs := e.queue.Receive(e.t.Context(), batchSize, 0)
+		if len(msgs) == 0 {
+			clk.Advance(100 * time.Millisecond)
+			continue
+		}
+		run.invocations++
+		for _, m := range msgs {
+			run.receives[m.MessageId]++
+		}
+		start := clk.Now()
+		payload, err := json.Marshal(events.SQSEvent{Records: msgs})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		failed := e.invokeSQS(payload)
+		run.longest = max(run.longest, clk.Now().Sub(start))
+		for _, m := range msgs {
+			if !slices.Contains(failed, m.MessageId) {
+				if err := e.queue.Ack(m.ReceiptHandle); err != nil {
+					e.t.Fatal(err)
+				}
+			}
+		}
+	}
+	return run
+}
+
+// TestABacklogWaitsInTheQueueNotInTheInvocation: twelve uploads at once
+// against 30 calls a minute. No invocation waits more than a second (its
+// billed time); each message whose slot is further away goes back to the
+// queue until its slot, holding it, and comes back to call in it: two
+// receives each at most, the calls a slot apart, no 429.
+func TestABacklogWaitsInTheQueueNotInTheInvocation(t *testing.T) {
+	clk := simclock.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
+	e := newTestEnv(t, func(c *Config) { c.RatePerMinute = 30 }, geosim.WithClock(clk.Now), geosim.WithRateLimit(30, 1))
+	e.useQueue(clk)
+	var ups []upload
+	for i := range 12 {
+		u := e.put(fmt.Sprintf("backlog-%02d.jpg", i), testJPEG(t, 400+i))
+		ups = append(ups, u)
+		e.queue.Send(uploadMessage("", u).body)
+	}
+	run := e.runQueue(clk.Now().Add(time.Hour), 5, nil)
+
+	for _, u := range ups {
+		if rec := e.record(u); rec == nil || rec.Status != ledger.StatusSucceeded {
+			t.Errorf("%s: record %+v, want succeeded", u.Key, rec)
+		}
+	}
+	if run.longest > DefaultMaxSlotWait {
+		t.Errorf("an invocation lasted %v on the handler's clock, want at most %v", run.longest, DefaultMaxSlotWait)
+	}
+	for id, n := range run.receives {
+		if n > 2 {
+			t.Errorf("message %s received %d times, want at most 2", id, n)
+		}
+	}
+	calls := e.predictCalls()
+	if len(calls) != 12 {
+		t.Fatalf("%d calls, want 12", len(calls))
+	}
+	for i, c := range calls {
+		if c.Status != http.StatusOK {
+			t.Errorf("call %d answered %d", i, c.Status)
+		}
+		if i > 0 && c.Time.Sub(calls[i-1].Time) < 2*time.Second {
+			t.Errorf("calls %d and %d %v apart, want a slot (2 s)", i-1, i, c.Time.Sub(calls[i-1].Time))
+		}
+	}
+	if n := len(e.queue.DeadLetters()); n != 0 {
+		t.Errorf("%d dead letters", n)
+	}
+	t.Logf("%d invocations for 12 uploads, the longest %v", run.invocations, run.longest)
+}
+
+// TestA429AskingForAYearResumesWithinTheCap: the service answers one call
+// with a 429 whose Retry-After is a date a year ahead. The pipeline resumes
+// within GEO_MAX_SERVER_DELAY_SECONDS and loses nothing: the refused object
+// and the others are geolocated, none dead-lettered, no message received
+// more than three times.
+func TestA429AskingForAYearResumesWithinTheCap(t *testing.T) {
+	clk := simclock.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
+	const cap = 2 * time.Minute
+	e := newTestEnv(t, func(c *Config) { c.RatePerMinute = 30; c.MaxServerDelay = cap }, geosim.WithClock(clk.Now))
+	var refused atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == geosim.PathPredict && refused.CompareAndSwap(false, true) {
+			yearAhead := time.Now().Add(365 * 24 * time.Hour)
+			w.Header().Set("Retry-After", yearAhead.UTC().Format(http.TimeFormat))
+			w.Header().Set("X-RateLimit-Retry-After", strconv.FormatInt(yearAhead.Unix(), 10))
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		e.sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	e.cfg.APIURL = front.URL
+	e.useQueue(clk)
+	start := clk.Now()
+	var ups []upload
+	for i := range 4 {
+		u := e.put(fmt.Sprintf("year-%d.jpg", i), testJPEG(t, 420+i))
+		ups = append(ups, u)
+		e.queue.Send(uploadMessage("", u).body)
+	}
+	run := e.runQueue(start.Add(time.Hour), 5, nil)
+
+	if !refused.Load() {
+		t.Fatal("no call was refused")
+	}
+	for _, u := range ups {
+		if rec := e.record(u); rec == nil || rec.Status != ledger.StatusSucceeded {
+			t.Errorf("%s: record %+v, want succeeded", u.Key, rec)
+		}
+	}
+	calls := e.predictCalls()
+	if last := calls[len(calls)-1].Time; last.Sub(start) > cap+30*time.Second {
+		t.Errorf("the last call came %v after the 429, want within the %v cap (and a few slots)", last.Sub(start), cap)
+	}
+	if n := len(e.queue.DeadLetters()); n != 0 {
+		t.Errorf("%d dead letters", n)
+	}
+	for id, n := range run.receives {
+		if n > 3 {
+			t.Errorf("message %s received %d times, want at most 3", id, n)
+		}
+	}
+	if run.longest > DefaultMaxSlotWait+time.Second {
+		t.Errorf("an invocation lasted %v on the handler's clock: it waited for the 429", run.longest)
+	}
+}
+
+// TestADayWithoutCreditsDeadLettersNothing: the account has no credits for
+// a day. Each message returned for it waits a backoff that doubles with
+// each receive, up to 12 hours, so no message reaches the tenth receive in
+// a day, and after the top-up every upload is geolocated.
+func TestADayWithoutCreditsDeadLettersNothing(t *testing.T) {
+	clk := simclock.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
+	e := newTestEnv(t, func(c *Config) { c.RatePerMinute = 30; c.MaxReceiveCount = 10 },
+		geosim.WithClock(clk.Now), func(c *geosim.Config) { c.NoCredits = true })
+	e.useQueue(clk)
+	start := clk.Now()
+	var ups []upload
+	for i := range 3 {
+		u := e.put(fmt.Sprintf("broke-%d.jpg", i), testJPEG(t, 440+i))
+		ups = append(ups, u)
+		e.queue.Send(uploadMessage("", u).body)
+	}
+	toppedUp := false
+	run := e.runQueue(start.Add(48*time.Hour), 5, func(now time.Time) {
+		if !toppedUp && now.Sub(start) >= 24*time.Hour {
+			e.sim.AddAccount(geosim.DefaultOrg, 100, 0)
+			toppedUp = true
+		}
+	})
+	for _, u := range ups {
+		if rec := e.record(u); rec == nil || rec.Status != ledger.StatusSucceeded {
+			t.Errorf("%s: record %+v, want succeeded after the top-up", u.Key, rec)
+		}
+	}
+	if n := len(e.queue.DeadLetters()); n != 0 {
+		t.Errorf("%d dead letters after a day without credits", n)
+	}
+	// Eight receives for the outage, and one more for a held slot once the
+	// credits are back: none needed its last allowed receive.
+	for id, n := range run.receives {
+		if n >= 10 {
+			t.Errorf("message %s received %d times for a day's outage, want fewer than the 10 allowed", id, n)
+		}
+	}
+	if done := clk.Now().Sub(start); done > 36*time.Hour {
+		t.Errorf("drained %v after the outage began, want within 12 hours of the top-up", done)
+	}
+	t.Logf("%d invocations; receives %v; drained after %v", run.invocations, run.receives, clk.Now().Sub(start))
+}
+
+// TestOutageBackoffDoublesUpToTwelveHours: the backoff of a message held
+// back by an outage, by receive, and the longest outage it survives with
+// the stack's maxReceiveCount of 10, which the README states.
+func TestOutageBackoffDoublesUpToTwelveHours(t *testing.T) {
+	var got []time.Duration
+	var total time.Duration
+	for n := 1; n <= 12; n++ {
+		d := outageBackoff(n)
+		got = append(got, d)
+		if n < 10 {
+			total += d
+		}
+	}
+	want := []time.Duration{15, 30, 60, 120, 240, 480, 720, 720, 720, 720, 720, 720}
+	for i := range want {
+		if got[i] != want[i]*time.Minute {
+			t.Errorf("backoff after receive %d = %v, want %v", i+1, got[i], want[i]*time.Minute)
+		}
+	}
+	if total != 3105*time.Minute {
+		t.Errorf("the nine returns before the tenth receive span %v, want 51h45m (the README's figure)", total)
+	}
+	if outageBackoff(0) != OutageBackoffBase || outageBackoff(1_000_000) != maxVisibility {
+		t.Error("out-of-range receive counts are not clamped")
+	}
+}
