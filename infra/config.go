@@ -54,6 +54,7 @@ const (
 	keyExifGPS                       = "exifGps"
 	keyOversize                      = "oversize"
 	keyDownscaleMaxSidePx            = "downscaleMaxSidePx"
+	keyMaxServerDelaySeconds         = "maxServerDelaySeconds"
 )
 
 // Config is the validated deployment configuration read from CDK context.
@@ -136,6 +137,10 @@ type Config struct {
 	Oversize string
 	// DownscaleMaxSidePx is the longest side of a downscaled photo.
 	DownscaleMaxSidePx int
+	// MaxServerDelay caps every delay the service asks for (a 429's or a
+	// 503's): the client, the shared schedule and a returned message wait
+	// at most this long for it.
+	MaxServerDelay time.Duration
 }
 
 // ContextLookup returns the raw context value of key, or nil when unset.
@@ -214,6 +219,8 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		ExifGPS:            r.choice(keyExifGPS, exifGPSPredict, exifGPSSkip, exifGPSIgnore),
 		Oversize:           r.choice(keyOversize, oversizeDownscale, oversizeReject),
 		DownscaleMaxSidePx: r.intIn(keyDownscaleMaxSidePx, minDownscaleMaxSidePx, maxDownscaleMaxSidePx),
+		// Up to SQS's 12 hours, the longest a message can wait.
+		MaxServerDelay: time.Duration(r.intIn(keyMaxServerDelaySeconds, 1, 43200)) * time.Second,
 	}
 	// A reserve of half the timeout or more would leave the prediction itself
 	// less time than the bookkeeping after it. Checked only when both parsed.

@@ -123,6 +123,8 @@ func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 		{keyOversize, "", func(c Config) bool { return c.Oversize == "downscale" }},
 		{keyDownscaleMaxSidePx, "512", func(c Config) bool { return c.DownscaleMaxSidePx == 512 }},
 		{keyDownscaleMaxSidePx, 16384.0, func(c Config) bool { return c.DownscaleMaxSidePx == 16384 }},
+		{keyMaxServerDelaySeconds, "1", func(c Config) bool { return c.MaxServerDelay == time.Second }},
+		{keyMaxServerDelaySeconds, 43200.0, func(c Config) bool { return c.MaxServerDelay == 12*time.Hour }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
@@ -202,6 +204,8 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyDownscaleMaxSidePx, "511", "from 512 to 16384"},
 		{keyDownscaleMaxSidePx, "16385", "from 512 to 16384"},
 		{keyDownscaleMaxSidePx, "4k", "from 512 to 16384"},
+		{keyMaxServerDelaySeconds, "0", "from 1 to 43200"},
+		{keyMaxServerDelaySeconds, "43201", "from 1 to 43200"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
@@ -371,6 +375,11 @@ func TestPhotoOptionsAreThePredictors(t *testing.T) {
 	// The predictor's own default must be what cdk.json deploys.
 	if ctx := cdkJSONContext(t); toText(ctx[keyDownscaleMaxSidePx]) != strconv.Itoa(predictorpkg.DefaultDownscaleMaxSide) {
 		t.Errorf("cdk.json %s = %v, predictor default %d", keyDownscaleMaxSidePx, ctx[keyDownscaleMaxSidePx], predictorpkg.DefaultDownscaleMaxSide)
+	}
+	if ctx := cdkJSONContext(t); toText(ctx[keyMaxServerDelaySeconds]) != strconv.Itoa(int(predictorpkg.DefaultMaxServerDelay.Seconds())) ||
+		predictorpkg.MaxMaxServerDelay != 43200*time.Second {
+		t.Errorf("cdk.json %s = %v, predictor default %v and bound %v", keyMaxServerDelaySeconds, ctx[keyMaxServerDelaySeconds],
+			predictorpkg.DefaultMaxServerDelay, predictorpkg.MaxMaxServerDelay)
 	}
 }
 

@@ -83,6 +83,7 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awsla
 		envvars.DownscaleMaxSide: jsii.String(strconv.Itoa(cfg.DownscaleMaxSidePx)),
 		envGoMemLimit:            jsii.String(goMemLimit(cfg.PredictorMemoryMB)),
 	}
+	env[envvars.MaxServerDelay] = jsii.String(strconv.Itoa(int(cfg.MaxServerDelay.Seconds())))
 	// Unset means "service default"; an empty value might not.
 	if cfg.TopN != 0 {
 		env[envvars.TopN] = jsii.String(strconv.Itoa(cfg.TopN))

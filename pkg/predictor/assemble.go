@@ -72,5 +72,9 @@ func NewPacer(cfg Config, ddb pacer.DynamoDBAPI, logger *slog.Logger, optFns ...
 		o.Logger = logger
 		// Slots start no sooner than the handler opens objects before them.
 		o.Lead = DefaultOpenLead
+		// A 429 moves the schedule at most by the configured cap, and a
+		// slot is held at most as long as SQS can hide its message.
+		o.MaxDelay = cfg.MaxServerDelay
+		o.Horizon = maxVisibility
 	}}, optFns...)...)
 }

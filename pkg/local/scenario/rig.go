@@ -347,7 +347,13 @@ func (r *Rig) newPredictor(env map[string]string) (*predictor.Handler, error) {
 		Visibility: sqsqueue.Visibility{Queue: r.queue},
 		Logger:     logger,
 		Metrics:    r.metrics,
-	}, func(o *predictor.Options) { o.Clock = r.clock.Now })
+	}, func(o *predictor.Options) {
+		// Simulated time stands still while an invocation runs: a wait for
+		// a call slot takes none (the simulator's rate is raised), and a
+		// slot further than a second away is held while its message waits
+		// in the queue, on the simulated clock.
+		o.Clock, o.Sleep = r.clock.Now, noSleep
+	})
 }
 
 func (r *Rig) newMonitor() (*monitor.Monitor, error) {
