@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,6 +111,36 @@ func at(minute int, fn func(t *testing.T, r *scenario.Rig)) func(t *testing.T, r
 		if m == minute {
 			fn(t, r)
 		}
+	}
+}
+
+// everyN runs fn at every nth minute.
+func everyN(n int, fn func(t *testing.T, r *scenario.Rig, m int)) func(t *testing.T, r *scenario.Rig, m int) {
+	return func(t *testing.T, r *scenario.Rig, m int) {
+		if m%n == 0 {
+			fn(t, r, m)
+		}
+	}
+}
+
+// nothingLost checks that every upload was geolocated once and nothing is
+// left in the queue or dead-lettered.
+func nothingLost(t *testing.T, r *scenario.Rig) {
+	t.Helper()
+	if n := len(r.Queue().DeadLetters()); n != 0 {
+		t.Errorf("%d dead letters", n)
+	}
+	if n := r.Queue().Len(); n != 0 {
+		t.Errorf("%d messages still queued at the end", n)
+	}
+	ok := 0
+	for _, c := range r.Sim.Calls() {
+		if c.Endpoint == geosim.PathPredict && c.Status == http.StatusOK {
+			ok++
+		}
+	}
+	if ok != r.Uploads() {
+		t.Errorf("%d predictions for %d uploads, want one each", ok, r.Uploads())
 	}
 }
 
@@ -307,6 +338,49 @@ func alarmScenarios() []alarmScenario {
 				// throttled periods to this alarm.
 				"PredictorThrottles": {{FiresFrom: 30, FiresBy: 31, ClearsFrom: 130, ClearsBy: 155}},
 			},
+		},
+		{
+			// The account runs out of credits at minute 10 and is topped up
+			// a day later; uploads keep coming every quarter of an hour
+			// (sparser than QueueStalled's 20-minute window, that alarm
+			// flaps once the credits are back: the messages still hidden by
+			// their backoff count as in flight). A message
+			// refused meanwhile waits a backoff that doubles with each
+			// receive, up to 12 hours: none reaches its last receive, and
+			// all go through within 12 hours of the top-up. The credit
+			// alarms say so from the start (10 credits are below
+			// CreditsLow) and OutOfCredits while it lasts.
+			name:     "a day without credits",
+			causeAt:  10,
+			duration: 37 * time.Hour,
+			credits:  10,
+			minute: all(between(0, 11, steady(1)), between(11, 10+24*60, everyN(15, steady(1))),
+				at(10+24*60, func(t *testing.T, r *scenario.Rig) { r.Sim.AddAccount(geosim.DefaultOrg, 1000, 0) })),
+			want: map[string][]episode{
+				"CreditsLow":        {{FiresFrom: 5, FiresBy: 6, ClearsFrom: 10 + 24*60, ClearsBy: 10 + 24*60 + 6}},
+				"CreditsRunningOut": {{FiresFrom: 5, FiresBy: 20}},
+				"OutOfCredits":      {{FiresFrom: 10, FiresBy: 12, ClearsFrom: 10 + 24*60, ClearsBy: 10 + 24*60 + 30}},
+			},
+			check: nothingLost,
+		},
+		{
+			// A new stack's secret holds its placeholder for a day before
+			// the operator puts the key in; uploads come every quarter of
+			// an hour.
+			// They wait, their backoff doubling per receive up to 12 hours,
+			// and all go through within 12 hours of the key. The monitor
+			// cannot read the service meanwhile (MonitorHeartbeat) and the
+			// queue makes no progress (QueueStalled).
+			name:     "a day before the key",
+			duration: 37 * time.Hour,
+			key:      placeholderKey,
+			minute: all(everyN(15, steady(1)),
+				at(24*60, func(t *testing.T, r *scenario.Rig) { r.PutSecret(r.Sim.DemoKey()) })),
+			want: map[string][]episode{
+				"MonitorHeartbeat": {{FiresFrom: 5, FiresBy: 11, ClearsFrom: 24 * 60, ClearsBy: 24*60 + 11}},
+				"QueueStalled":     {{FiresFrom: 15, FiresBy: 25, ClearsFrom: 24 * 60, ClearsBy: 24*60 + 16}},
+			},
+			check: nothingLost,
 		},
 		{
 			// Deployed at 20:00, the daily credit budget of 150 is spent by
