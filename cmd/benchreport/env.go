@@ -171,12 +171,18 @@ func functionEnv(st stack, apiURL string, ratePerMinute float64, concurrency int
 		envvars.MetricNamespace: metricnames.DefaultNamespace,
 		envvars.PipelineName:    "bench",
 		envvars.LogLevel:        "INFO",
+		envvars.MaxReceiveCount: strconv.Itoa(benchMaxReceiveCount),
 	}
 }
 
+// benchMaxReceiveCount is the queues' redrive maxReceiveCount, cdk.json's
+// dlqMaxReceiveCount.
+const benchMaxReceiveCount = 10
+
 // newHandler builds the predictor's handler as functions/predictor does at
-// cold start, on the given clients; logs and metrics go to out.
-func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client, out io.Writer, pace predictor.Pacer) (*predictor.Handler, error) {
+// cold start, on the given clients; logs and metrics go to out. It delays
+// the messages it returns on queue, as the deployed function does on SQS.
+func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client, out io.Writer, pace predictor.Pacer, queue *sqsqueue.Queue) (*predictor.Handler, error) {
 	cfg, err := predictor.LoadConfig(func(k string) string { return vars[k] })
 	if err != nil {
 		return nil, err
@@ -198,6 +204,8 @@ func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client
 		Pacer:   pace,
 		Logger:  logger,
 		Metrics: out,
+		// The stack's predictor changes its messages' visibility on SQS.
+		Visibility: sqsqueue.Visibility{Queue: queue},
 	})
 }
 

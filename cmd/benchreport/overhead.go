@@ -60,11 +60,11 @@ func measureOverhead(ctx context.Context, e *localEnv, st stack, images, warmup 
 	if err != nil {
 		return nil, err
 	}
-	h, err := newHandler(env, s3c, ddbc, logs, pace)
+	q := sqsqueue.New()
+	h, err := newHandler(env, s3c, ddbc, logs, pace, q)
 	if err != nil {
 		return nil, err
 	}
-	q := sqsqueue.New()
 	httpc := &http.Client{Timeout: time.Minute}
 
 	res := &overheadResult{Images: images, MinBytes: 200 << 10, MaxBytes: 500 << 10}

@@ -91,7 +91,7 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 	logs := &countingWriter{}
 	queue := sqsqueue.New(
 		sqsqueue.WithVisibilityTimeout(6*st.Timeout), // the stack's queue setting
-		sqsqueue.WithMaxReceiveCount(10))             // cdk.json dlqMaxReceiveCount
+		sqsqueue.WithMaxReceiveCount(benchMaxReceiveCount))
 
 	var (
 		mu          sync.Mutex
@@ -120,7 +120,7 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 		if s, ok := pace.(*pacer.Shared); ok {
 			shared = append(shared, s)
 		}
-		h, err := newHandler(env, s3c, ddbc, logs, pace)
+		h, err := newHandler(env, s3c, ddbc, logs, pace, queue)
 		if err != nil {
 			return nil, err
 		}

@@ -25,10 +25,14 @@ const (
 	// message waits in the queue, for free (see slots.go).
 	DefaultMaxSlotWait = time.Second
 	// DefaultHeldSlotLateness is how late a message may come back for the
-	// slot it holds and still call in it: later, its call would crowd the
-	// next slot's, so it takes a new one. SQS hides a message in whole
-	// seconds, rounded down, so it normally comes back before its slot.
-	DefaultHeldSlotLateness = 250 * time.Millisecond
+	// slot it holds and still call in it: the guard the pacer adds to every
+	// spacing, which absorbs a call that late even against a limiter with
+	// no burst. Later, its call would crowd the next slot's and draw a 429
+	// (which pauses every instance), so it takes a new slot instead. SQS
+	// hides a message in whole seconds, rounded down, so it comes back
+	// before its slot unless the delivery takes longer than that fraction
+	// of a second.
+	DefaultHeldSlotLateness = pacer.DefaultGuard
 	// finishTimeout bounds the ledger writes that end a claim when the
 	// invocation has no deadline (local runs); see finishContext.
 	finishTimeout = 10 * time.Second

@@ -40,9 +40,10 @@ func (e *testEnv) useQueue(clk *simclock.Clock) {
 }
 
 // runQueue plays the event source mapping on the fake clock until the queue
-// is empty or until passes: every step it delivers what is visible, up to
-// batchSize messages, acknowledges what the handler did not return, and
-// moves the clock on. every, when set, runs before each step.
+// is empty or until passes: it delivers what is visible, up to batchSize
+// messages, as soon as it is, acknowledges what the handler did not
+// return, and moves the clock to the next message. every, when set, runs
+// before each step.
 func (e *testEnv) runQueue(until time.Time, batchSize int, every func(now time.Time)) queueRun {
 	e.t.Helper()
 	clk := e.clock
@@ -53,7 +54,10 @@ func (e *testEnv) runQueue(until time.Time, batchSize int, every func(now time.T
 		}
 		msgs := e.queue.Receive(e.t.Context(), batchSize, 0)
 		if len(msgs) == 0 {
-			clk.Advance(100 * time.Millisecond)
+			// A long poll sees a message as soon as it is visible: step
+			// to it, a minute at most so that every runs on time.
+			next, _ := e.queue.NextVisible()
+			clk.Advance(min(max(next.Sub(clk.Now()), time.Millisecond), time.Minute))
 			continue
 		}
 		run.invocations++

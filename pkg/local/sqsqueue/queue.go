@@ -342,6 +342,32 @@ func (q *Queue) expireLocked(now time.Time) {
 	q.dead = kept
 }
 
+// NextVisible is when the next message becomes visible: now when one is
+// visible already; false when the queue holds none. A simulation steps its
+// clock to it instead of polling, as a long poll would see the message at
+// once.
+func (q *Queue) NextVisible() (time.Time, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.opts.Now()
+	q.expireLocked(now)
+	var next time.Time
+	found := false
+	for _, e := range q.entries {
+		if e.deleted {
+			continue
+		}
+		at := e.visibleAt
+		if at.Before(now) {
+			at = now
+		}
+		if !found || at.Before(next) {
+			next, found = at, true
+		}
+	}
+	return next, found
+}
+
 func (q *Queue) visibleLocked() int {
 	now := q.opts.Now()
 	n := 0

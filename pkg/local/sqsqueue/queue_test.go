@@ -299,3 +299,23 @@ func TestConcurrentReceiversNeverShareAMessage(t *testing.T) {
 		t.Errorf("in flight = %d", q.InFlight())
 	}
 }
+
+func TestNextVisibleIsWhenTheNextMessageCanBeReceived(t *testing.T) {
+	clk := simclock.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
+	q := New(WithClock(clk.Now), WithVisibilityTimeout(time.Minute))
+	if _, ok := q.NextVisible(); ok {
+		t.Fatal("an empty queue has a next visible message")
+	}
+	q.Send("a")
+	q.Send("b")
+	if at, ok := q.NextVisible(); !ok || !at.Equal(clk.Now()) {
+		t.Fatalf("NextVisible = %v %t, want now", at, ok)
+	}
+	msgs := q.Receive(t.Context(), 2, 0)
+	if err := q.ChangeVisibility(msgs[0].ReceiptHandle, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := q.NextVisible(); !ok || !at.Equal(clk.Now().Add(10*time.Second)) {
+		t.Errorf("NextVisible = %v %t, want in 10 s (the other in a minute)", at, ok)
+	}
+}
