@@ -1,7 +1,12 @@
 package main
 
 import (
+	"cmp"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 )
@@ -38,9 +43,139 @@ func perImageUsage(t *throughputResult, st stack) bench.PerImage {
 		DynamoDBReadUnits:  u.ReadUnits / n,
 		S3Gets:             float64(u.Count("S3.GetObject", "S3.HeadObject")) / n,
 		// S3's SendMessage of the notification, then per batch one receive and
-		// one DeleteMessageBatch by the event source.
-		SQSRequests:  1 + 2*invocationsPerImage,
+		// one DeleteMessageBatch by the event source, and the handler's
+		// ChangeMessageVisibility of each message it delayed.
+		SQSRequests:  1 + 2*invocationsPerImage + float64(t.VisibilityChanges)/n,
 		SecretsCalls: secrets,
 		LogBytes:     (float64(t.LogBytes) + platformLogBytes*float64(t.Invocations)) / n,
 	}
+}
+
+// Cost targets from issue 28: at the service's real rate, with the bench's
+// service latency, at most targetRealRateCost of AWS per 1,000 images, and
+// the report says what reaching stretchRealRateCost would take; billed
+// Lambda time per image at most the latency plus billedOverLatency.
+const (
+	targetRealRateCost  = 0.015
+	stretchRealRateCost = 0.01
+	billedOverLatency   = 500 * time.Millisecond
+)
+
+// billedPerImage is the Lambda time billed per geolocated image.
+func billedPerImage(t *throughputResult) time.Duration {
+	return time.Duration(t.BilledSeconds / float64(max(t.Succeeded, 1)) * float64(time.Second))
+}
+
+// costRows are the headline's cost figures: billed time and cost at the
+// real rate against their targets, the high rate's cost beside them.
+func (r *results) costRows() []row {
+	var rows []row
+	if t := r.RealRate; t != nil {
+		billed, limit := billedPerImage(t), t.Config.Latency+billedOverLatency
+		why := ""
+		if billed > limit {
+			why = fmt.Sprintf("%d of %d invocations held a call slot and returned their message: each comes back up to a second before its slot (SQS hides a message in whole seconds) and that wait is billed; see the throughput section", t.VisibilityChanges, t.Invocations)
+		}
+		rows = append(rows, row{fmt.Sprintf("Billed Lambda time per image at the real rate (R=%.0f/min, L=%v)", t.Config.RatePerMinute, t.Config.Latency),
+			fmt.Sprintf("%.0f ms", bench.Ms(billed)), fmt.Sprintf("<= %.0f ms (L + %v)", bench.Ms(limit), billedOverLatency), verdict(billed <= limit), why})
+		lines, total := bench.ListPrices.Per1000(perImageUsage(t, r.Stack))
+		why = ""
+		if total > targetRealRateCost {
+			why = "see the cost section"
+		}
+		rows = append(rows, row{fmt.Sprintf("Cost per 1,000 images at %.0f/min", t.Config.RatePerMinute),
+			fmt.Sprintf("%.0f credits + $%.4f AWS", lines[0].Quantity, total), fmt.Sprintf("<= $%.3f AWS", targetRealRateCost),
+			verdict(total <= targetRealRateCost), why})
+	}
+	if t := r.Throughput; t != nil {
+		lines, total := bench.ListPrices.Per1000(perImageUsage(t, r.Stack))
+		rows = append(rows, row{fmt.Sprintf("Cost per 1,000 images at %.0f/min", t.Config.RatePerMinute),
+			fmt.Sprintf("%.0f credits + $%.4f AWS", lines[0].Quantity, total), "none set", "info", ""})
+	}
+	return rows
+}
+
+// costSection sets the cost per 1,000 images at the real rate beside the
+// high rate's, item by item, and says what the real rate's would take to
+// reach stretchRealRateCost.
+func (r *results) costSection(p func(string, ...any)) {
+	runs := []*throughputResult{}
+	for _, t := range []*throughputResult{r.RealRate, r.Throughput} {
+		if t != nil {
+			runs = append(runs, t)
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	pr := bench.ListPrices
+	p("\n## Cost per 1,000 images\n\n")
+	p("Computed from the throughput runs' measured figures (Lambda duration includes the waits on the limiter and the service, which Lambda bills), at %d MB on arm64, at the service's real rate and at a high one. Prices: %s list prices, %s: see aws.amazon.com/lambda/pricing, /dynamodb/pricing/on-demand, /s3/pricing, /sqs/pricing, /secrets-manager/pricing, /cloudwatch/pricing.\n\n", r.Stack.MemoryMB, pr.Region, pr.Date)
+	header, rule := "| Item | Unit price (USD) |", "|---|---|"
+	var tables [][]bench.CostLine
+	var totals []float64
+	for _, t := range runs {
+		header += fmt.Sprintf(" At %.0f/min: quantity | USD |", t.Config.RatePerMinute)
+		rule += "---|---|"
+		lines, total := pr.Per1000(perImageUsage(t, r.Stack))
+		tables, totals = append(tables, lines), append(totals, total)
+	}
+	p("%s\n%s\n", header, rule)
+	for i, l := range tables[0] {
+		price := "plan-dependent"
+		if l.UnitPrice != 0 {
+			price = fmt.Sprintf("%.4g per %s", l.UnitPrice, l.Unit)
+		}
+		p("| %s | %s |", l.Item, price)
+		for _, lines := range tables {
+			if lines[i].UnitPrice == 0 {
+				p(" %.0f %s | - |", lines[i].Quantity, lines[i].Unit)
+				continue
+			}
+			p(" %.4g %s | %.5f |", lines[i].Quantity, lines[i].Unit, lines[i].USD)
+		}
+		p("\n")
+	}
+	p("| **AWS total** | |")
+	for _, total := range totals {
+		p(" | **%.4f** |", total)
+	}
+	p("\n\n")
+	if r.RealRate != nil {
+		p("%s\n\n", reachStretch(tables[0], totals[0], r.RealRate, r.Stack))
+	}
+	t := runs[0]
+	p("How the quantities were obtained: DynamoDB units are the consumed capacity DynamoDB Local returned for every request (ReturnConsumedCapacity), plus one unit per failed conditional write; S3 requests and DynamoDB calls are counted by SDK middleware; SQS is S3's SendMessage of the notification plus one ReceiveMessage and one DeleteMessageBatch per invocation and one ChangeMessageVisibility per message the handler delayed; Secrets Manager is one fetch per instance at cold start and per %d-minute cache lifetime (the secretkey default) while %d instances process 1,000 images at the achieved rate; logs are the bytes the handler wrote (logs and EMF metrics at the stack's INFO level) plus about %d bytes of Lambda's START/END/REPORT lines per invocation.\n\n", secretCacheTTLMinutes, t.Config.Instances, platformLogBytes)
+	p("Not per image, so not in the table: the monitor (one 128 MB invocation every %d minutes), the secret itself ($0.40 per month), custom metrics and alarms (per metric and per alarm per month), idle SQS polling by the event source, storage of records and uploads.\n", r.Stack.MonitorMinutes)
+}
+
+// reachStretch says, from the real rate's cost lines, what the rest would
+// take to reach stretchRealRateCost: the gap, and the items that make it,
+// dearest first, with what each costs per image.
+func reachStretch(lines []bench.CostLine, total float64, t *throughputResult, st stack) string {
+	if total <= stretchRealRateCost {
+		return fmt.Sprintf("At %.0f/min the AWS total, $%.4f, is within $%.2f.", t.Config.RatePerMinute, total, stretchRealRateCost)
+	}
+	priced := slices.DeleteFunc(slices.Clone(lines), func(l bench.CostLine) bool { return l.USD == 0 })
+	slices.SortFunc(priced, func(a, b bench.CostLine) int { return cmp.Compare(b.USD, a.USD) })
+	u := perImageUsage(t, st)
+	var parts []string
+	for _, l := range priced[:min(4, len(priced))] {
+		per := ""
+		switch l.Item {
+		case "Lambda compute (arm64)":
+			per = fmt.Sprintf("%.0f ms billed per image at %d MB: each 100 ms less, or each halving of the memory, saves $%.4f", 1000*u.BilledSeconds, u.MemoryMB, l.USD*0.1/u.BilledSeconds)
+		case "DynamoDB writes (on-demand)":
+			per = fmt.Sprintf("%.1f write units per image (the claim, the call slot, the result, their index entries; more for a held slot): each unit less saves $%.4f", u.DynamoDBWriteUnits, l.USD/u.DynamoDBWriteUnits)
+		case "SQS requests":
+			per = fmt.Sprintf("%.1f requests per image: each less saves $%.4f", u.SQSRequests, l.USD/u.SQSRequests)
+		case "CloudWatch Logs ingestion":
+			per = fmt.Sprintf("%.0f bytes per image: each KB less saves $%.4f", u.LogBytes, l.USD/u.LogBytes*1024)
+		default:
+			per = fmt.Sprintf("%.4g %s per 1,000 images", l.Quantity, l.Unit)
+		}
+		parts = append(parts, fmt.Sprintf("%s $%.4f (%s)", l.Item, l.USD, per))
+	}
+	return fmt.Sprintf("What $%.2f at %.0f/min would take: the AWS total is $%.4f, $%.4f over. The dearest items: %s. Any mix of those savings that adds up to the gap reaches it.",
+		stretchRealRateCost, t.Config.RatePerMinute, total, total-stretchRealRateCost, strings.Join(parts, "; "))
 }

@@ -181,8 +181,9 @@ const benchMaxReceiveCount = 10
 
 // newHandler builds the predictor's handler as functions/predictor does at
 // cold start, on the given clients; logs and metrics go to out. It delays
-// the messages it returns on queue, as the deployed function does on SQS.
-func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client, out io.Writer, pace predictor.Pacer, queue *sqsqueue.Queue) (*predictor.Handler, error) {
+// the messages it returns through vis (the local queue's), as the deployed
+// function does on SQS.
+func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client, out io.Writer, pace predictor.Pacer, vis predictor.VisibilityChanger) (*predictor.Handler, error) {
 	cfg, err := predictor.LoadConfig(func(k string) string { return vars[k] })
 	if err != nil {
 		return nil, err
@@ -197,15 +198,14 @@ func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client
 		return nil, err
 	}
 	return predictor.New(cfg, predictor.Deps{
-		Objects: objects,
-		Ledger:  ledger.New(ddb, cfg.TableName),
-		Service: service,
-		Keys:    keys,
-		Pacer:   pace,
-		Logger:  logger,
-		Metrics: out,
-		// The stack's predictor changes its messages' visibility on SQS.
-		Visibility: sqsqueue.Visibility{Queue: queue},
+		Objects:    objects,
+		Ledger:     ledger.New(ddb, cfg.TableName),
+		Service:    service,
+		Keys:       keys,
+		Pacer:      pace,
+		Logger:     logger,
+		Metrics:    out,
+		Visibility: vis,
 	})
 }
 
@@ -303,4 +303,16 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// countingVisibility counts the visibility changes the handlers make: each
+// is an SQS request (ChangeMessageVisibility).
+type countingVisibility struct {
+	next predictor.VisibilityChanger
+	n    *atomic.Int64
+}
+
+func (c countingVisibility) ChangeVisibility(ctx context.Context, msg events.SQSMessage, d time.Duration) error {
+	c.n.Add(1)
+	return c.next.ChangeVisibility(ctx, msg, d)
 }

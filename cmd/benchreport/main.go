@@ -5,9 +5,10 @@
 // Stages: overhead ratio (handler against the floor, per image), memory
 // (peak RSS of the predictor binary on a 10 MiB image), cold start
 // (bootstrap sizes, time to ready under a fake Runtime API), throughput
-// against a rate-limited simulator, pacing (per-instance against shared,
-// side by side, for several N and limiters), cost per 1,000 images from
-// those figures, and the packages' own Go benchmarks. Everything binds
+// against a rate-limited simulator at a high rate and at the service's real
+// rate (30/min), pacing (per-instance against shared, side by side, for
+// several N and limiters), cost per 1,000 images at both rates from those
+// figures, and the packages' own Go benchmarks. Everything binds
 // 127.0.0.1 and stops on return or Ctrl-C.
 package main
 
@@ -43,6 +44,10 @@ func main() {
 	instances := flag.Int("instances", 4, "throughput: concurrent function instances N")
 	duration := flag.Duration("duration", time.Minute, "throughput: how long uploads arrive at rate R")
 	retryDelay := flag.Duration("retry-delay", 2*time.Second, "throughput: redelivery delay of failed messages")
+	realRate := flag.Float64("real-rate", 30, "throughput at the real rate: the service's limit, requests per minute (0 skips the run)")
+	realDuration := flag.Duration("real-duration", 2*time.Minute, "throughput at the real rate: how long uploads arrive")
+	realInstances := flag.Int("real-instances", 2, "throughput at the real rate: concurrent function instances (cdk.json's maxConcurrency)")
+	realBurst := flag.Int("real-burst", 1, "throughput at the real rate: the simulator's burst (1: a strict limiter)")
 	pacingRate := flag.Float64("pacing-rate", 120, "pacing: the service's rate limit R, requests per minute")
 	pacingInstances := flag.String("pacing-instances", "2,4,10", "pacing: the numbers of instances N to compare")
 	pacingDuration := flag.Duration("pacing-duration", time.Minute, "pacing: how long uploads arrive at rate R in each run")
@@ -61,8 +66,10 @@ func main() {
 	if tc.SimBurst <= 0 {
 		tc.SimBurst = tc.Instances
 	}
+	real := tc
+	real.RatePerMinute, real.Duration, real.Instances, real.SimBurst = *realRate, *realDuration, *realInstances, *realBurst
 	opts := options{out: *out, stages: strings.Split(*stages, ","), images: *images, warmup: *warmup,
-		coldStarts: *coldStarts, throughput: tc,
+		coldStarts: *coldStarts, throughput: tc, realRate: real,
 		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew}}
 	if err := run(ctx, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
@@ -76,7 +83,10 @@ type options struct {
 	images, warmup int
 	coldStarts     int
 	throughput     throughputConfig
-	pacing         pacingOptions
+	// realRate is the throughput run at the service's real rate, whose
+	// cost the report sets beside the high rate's; RatePerMinute 0 skips it.
+	realRate throughputConfig
+	pacing   pacingOptions
 }
 
 func progress(format string, args ...any) {
@@ -93,6 +103,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	o.throughput.BatchSize = st.BatchSize
+	o.realRate.BatchSize = st.BatchSize
 	tmp, err := os.MkdirTemp("", "benchreport-")
 	if err != nil {
 		return err
@@ -148,7 +159,13 @@ func run(ctx context.Context, o options) error {
 				return err
 			}},
 			{"throughput", func() (err error) {
-				r.Throughput, err = measureThroughput(ctx, e, st, o.throughput, progress)
+				if r.Throughput, err = measureThroughput(ctx, e, st, o.throughput, progress); err != nil {
+					return err
+				}
+				if o.realRate.RatePerMinute > 0 {
+					progress("throughput at the real rate, %.0f/min ...", o.realRate.RatePerMinute)
+					r.RealRate, err = measureThroughput(ctx, e, st, o.realRate, progress)
+				}
 				return err
 			}},
 			{"pacing", func() (err error) {

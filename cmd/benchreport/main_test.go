@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
@@ -97,5 +98,38 @@ func TestHighWaterMarkOfThisProcess(t *testing.T) {
 	}
 	if hwm := highWaterMark("/proc/0/does-not-exist"); hwm != 0 {
 		t.Errorf("missing file gave %d", hwm)
+	}
+}
+
+// The cost section sets the real rate beside the high rate, judges the real
+// rate's billed time and cost against issue 28's targets, and says what
+// $0.01 would take.
+func TestCostAtTheRealRateBesideTheHighRate(t *testing.T) {
+	run := func(rate float64, billed float64, invocations int) *throughputResult {
+		return &throughputResult{Config: throughputConfig{RatePerMinute: rate, Latency: 200 * time.Millisecond, Instances: 2},
+			Uploads: 60, Succeeded: 60, Charged: 60, Invocations: invocations, BilledSeconds: billed, AchievedPerMinute: rate,
+			LogBytes: 60 * 1200, Usage: bench.Usage{WriteUnits: 60 * 5, Requests: map[string]int{"S3.GetObject": 60}}}
+	}
+	r := &results{Stack: stack{MemoryMB: 512, BatchSize: 5, Timeout: 2 * time.Minute, MonitorMinutes: 5},
+		RealRate: run(30, 60*0.45, 62), Throughput: run(600, 60*0.35, 30)}
+	md := string(r.markdown())
+	for _, want := range []string{
+		"| Billed Lambda time per image at the real rate (R=30/min, L=200ms) | 450 ms | <= 700 ms (L + 500ms) | PASS |",
+		"| Cost per 1,000 images at 30/min |", "<= $0.015 AWS | PASS |",
+		"| Cost per 1,000 images at 600/min |",
+		"At 30/min: quantity | USD | At 600/min: quantity | USD |",
+		"is within $0.01",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	r.RealRate = run(30, 60*1.2, 120)
+	r.RealRate.Usage.WriteUnits = 60 * 20
+	md = string(r.markdown())
+	for _, want := range []string{"| 1200 ms | <= 700 ms (L + 500ms) | MISS |", "What $0.01 at 30/min would take:", "DynamoDB writes (on-demand) $"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
 	}
 }

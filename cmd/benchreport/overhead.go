@@ -61,7 +61,7 @@ func measureOverhead(ctx context.Context, e *localEnv, st stack, images, warmup 
 		return nil, err
 	}
 	q := sqsqueue.New()
-	h, err := newHandler(env, s3c, ddbc, logs, pace, q)
+	h, err := newHandler(env, s3c, ddbc, logs, pace, sqsqueue.Visibility{Queue: q})
 	if err != nil {
 		return nil, err
 	}

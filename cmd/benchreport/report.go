@@ -31,7 +31,8 @@ type results struct {
 	SizesSource string
 	Cold        *coldStartResult
 	Throughput  *throughputResult
-	Pacing      []pacingRun // per-instance and shared pacing, side by side
+	RealRate    *throughputResult // the throughput run at the service's real rate
+	Pacing      []pacingRun       // per-instance and shared pacing, side by side
 	GoBench     []goBenchmark
 	Errors      []string // stages that failed
 }
@@ -106,10 +107,7 @@ func (r *results) headline() []row {
 		rows = append(rows, throughputRows(t, "")...)
 	}
 	rows = append(rows, r.pacingRows()...)
-	if t := r.Throughput; t != nil {
-		lines, total := bench.ListPrices.Per1000(perImageUsage(t, r.Stack))
-		rows = append(rows, row{"Cost per 1,000 images", fmt.Sprintf("%.0f credits + $%.4f AWS", lines[0].Quantity, total), "none set", "info", ""})
-	}
+	rows = append(rows, r.costRows()...)
 	return rows
 }
 
@@ -224,6 +222,10 @@ func (r *results) throughputSection(p func(string, ...any)) {
 		p("\n## Throughput against the rate limit\n\n")
 		throughputSection(p, r.Throughput)
 	}
+	if r.RealRate != nil {
+		p("\n### At the service's real rate\n\n")
+		throughputSection(p, r.RealRate)
+	}
 }
 
 func throughputSection(p func(string, ...any), t *throughputResult) {
@@ -237,30 +239,8 @@ func throughputSection(p func(string, ...any), t *throughputResult) {
 	p("| Prediction calls / 429s / credits charged | %d / %d / %d |\n", t.Calls, t.Status429, t.Charged)
 	p("| Upload to record p50 / p90 / p99 / max | %.0f / %.0f / %.0f / %.0f ms |\n", bench.Ms(t.UploadToRecord.Median), bench.Ms(t.UploadToRecord.P90), bench.Ms(t.UploadToRecord.P99), bench.Ms(t.UploadToRecord.Max))
 	p("| Invocations / billed duration per invocation | %d / %.0f ms |\n", t.Invocations, 1000*t.BilledSeconds/float64(max(t.Invocations, 1)))
+	p("| Billed duration per image / messages delayed to wait in the queue | %.0f ms / %d |\n", 1000*t.BilledSeconds/float64(max(t.Succeeded, 1)), t.VisibilityChanges)
 	p("| Run time (first upload to queue drained) | %s |\n", t.Elapsed.Round(time.Millisecond))
-}
-
-func (r *results) costSection(p func(string, ...any)) {
-	t := r.Throughput
-	if t == nil {
-		return
-	}
-	u := perImageUsage(t, r.Stack)
-	lines, total := bench.ListPrices.Per1000(u)
-	pr := bench.ListPrices
-	p("\n## Cost per 1,000 images\n\n")
-	p("Computed from the throughput run's measured figures (Lambda duration includes the waits on the limiter and the service, which Lambda bills), at %d MB on arm64. Prices: %s list prices, %s: see aws.amazon.com/lambda/pricing, /dynamodb/pricing/on-demand, /s3/pricing, /sqs/pricing, /secrets-manager/pricing, /cloudwatch/pricing.\n\n", u.MemoryMB, pr.Region, pr.Date)
-	p("| Item | Quantity per 1,000 images | Unit price (USD) | USD per 1,000 images |\n|---|---|---|---|\n")
-	for _, l := range lines {
-		if l.UnitPrice == 0 {
-			p("| %s | %.0f %s | plan-dependent | - |\n", l.Item, l.Quantity, l.Unit)
-			continue
-		}
-		p("| %s | %.4g %s | %.4g per %s | %.5f |\n", l.Item, l.Quantity, l.Unit, l.UnitPrice, l.Unit, l.USD)
-	}
-	p("| **AWS total** | | | **%.4f** |\n\n", total)
-	p("How the quantities were obtained: DynamoDB units are the consumed capacity DynamoDB Local returned for every request (ReturnConsumedCapacity), plus one unit per failed conditional write; S3 requests and DynamoDB calls are counted by SDK middleware; SQS is S3's SendMessage of the notification plus one ReceiveMessage and one DeleteMessageBatch per invocation; Secrets Manager is one fetch per instance at cold start and per %d-minute cache lifetime (the secretkey default) while %d instances process 1,000 images at the achieved rate; logs are the bytes the handler wrote (logs and EMF metrics at the stack's INFO level) plus about %d bytes of Lambda's START/END/REPORT lines per invocation.\n\n", secretCacheTTLMinutes, t.Config.Instances, platformLogBytes)
-	p("Not per image, so not in the table: the monitor (one 128 MB invocation every %d minutes), the secret itself ($0.40 per month), custom metrics and alarms (per metric and per alarm per month), idle SQS polling by the event source, storage of records and uploads.\n", r.Stack.MonitorMinutes)
 }
 
 func (r *results) goBenchSection(p func(string, ...any)) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
@@ -70,6 +71,7 @@ type throughputResult struct {
 	FinalSpacing      time.Duration
 	Settled           settling
 	BilledSeconds     float64 // sum over invocations, each rounded up to 1 ms
+	VisibilityChanges int     // messages delayed by the handlers (ChangeMessageVisibility)
 	LogBytes          int64
 	Usage             bench.Usage
 	Elapsed           time.Duration
@@ -77,78 +79,120 @@ type throughputResult struct {
 
 // measureThroughput uploads images at rate R for the configured duration
 // while N instances, each its own handler configured as the stack
-// configures it, drain the queue against a rate-limited simulator.
+// configures it, drain the queue against a rate-limited simulator: setup,
+// run, then collection of what happened.
 func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughputConfig, progress func(string, ...any)) (*throughputResult, error) {
+	rig, err := setupThroughput(ctx, e, st, tc)
+	if err != nil {
+		return nil, err
+	}
+	defer rig.close()
+	uploads, err := rig.uploadAtRate(ctx, e, progress)
+	if err != nil {
+		return nil, err
+	}
+	rig.drain(ctx)
+	return rig.collect(ctx, e, uploads, progress)
+}
+
+// throughputRig is one throughput run's simulator, queue and instances.
+type throughputRig struct {
+	tc      throughputConfig
+	sim     *geosim.Server
+	stopSim func()
+	counter *bench.RequestCounter
+	logs    *countingWriter
+	queue   *sqsqueue.Queue
+	shared  []*pacer.Shared // the instances' shared pacers, for their counters
+	start   time.Time
+	prefix  string // keys and the schedule unique to this run
+
+	stop    context.CancelFunc // stops the pollers
+	pollers sync.WaitGroup
+
+	mu          sync.Mutex
+	invocations int
+	billed      float64 // seconds, each invocation rounded up to 1 ms
+	// visibility counts the messages the handlers delayed (held for a
+	// slot, or waiting for credits, the key or the budget).
+	visibility atomic.Int64
+}
+
+// setupThroughput starts the simulator and N instances polling the queue,
+// each its own handler with its own pacer: a client of the shared schedule,
+// or its own limiter at R/N.
+func setupThroughput(ctx context.Context, e *localEnv, st stack, tc throughputConfig) (*throughputRig, error) {
 	sim, simURL, stopSim, err := startSimulator(
 		geosim.WithRateLimit(tc.RatePerMinute, tc.SimBurst), geosim.WithLatency(tc.Latency))
 	if err != nil {
 		return nil, err
 	}
-	defer stopSim()
-
-	var counter bench.RequestCounter
-	s3c, ddbc := e.counted(&counter)
-	logs := &countingWriter{}
-	queue := sqsqueue.New(
-		sqsqueue.WithVisibilityTimeout(6*st.Timeout), // the stack's queue setting
-		sqsqueue.WithMaxReceiveCount(benchMaxReceiveCount))
-
-	var (
-		mu          sync.Mutex
-		invocations int
-		billed      float64
-	)
+	r := &throughputRig{tc: tc, sim: sim, stopSim: stopSim, counter: &bench.RequestCounter{}, logs: &countingWriter{},
+		queue: sqsqueue.New(
+			sqsqueue.WithVisibilityTimeout(6*st.Timeout), // the stack's queue setting
+			sqsqueue.WithMaxReceiveCount(benchMaxReceiveCount)),
+		start: time.Now()}
+	// A second run must not find the first's records or slots.
+	r.prefix = fmt.Sprintf("throughput-%d/", r.start.UnixNano())
+	s3c, ddbc := e.counted(r.counter)
 	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var pollers sync.WaitGroup
-	start := time.Now()
-	// Keys and the schedule unique to this run: a second run must not find
-	// the first's records or slots.
-	prefix := fmt.Sprintf("throughput-%d/", start.UnixNano())
-	var shared []*pacer.Shared
+	r.stop = stop
 	for i := range tc.Instances {
-		// One handler per instance, each with its own pacer: a client of the
-		// shared schedule, or its own limiter at R/N.
 		env := functionEnv(st, simURL, tc.configuredRate(), tc.Instances)
 		env[envvars.Pacing] = tc.Pacing
-		env[envvars.PipelineName] = strings.TrimSuffix(prefix, "/")
+		env[envvars.PipelineName] = strings.TrimSuffix(r.prefix, "/")
 		skew := tc.skewOf(i)
 		pace, err := newPacer(env, ddbc, func() time.Time { return time.Now().Add(skew) })
 		if err != nil {
+			r.close()
 			return nil, err
 		}
 		if s, ok := pace.(*pacer.Shared); ok {
-			shared = append(shared, s)
+			r.shared = append(r.shared, s)
 		}
-		h, err := newHandler(env, s3c, ddbc, logs, pace, queue)
+		h, err := newHandler(env, s3c, ddbc, r.logs, pace, countingVisibility{next: sqsqueue.Visibility{Queue: r.queue}, n: &r.visibility})
 		if err != nil {
+			r.close()
 			return nil, err
 		}
 		p := &sqsqueue.Poller{
-			Queue: queue, Handler: h.Handle, Concurrency: 1, BatchSize: tc.BatchSize,
+			Queue: r.queue, Handler: h.Handle, Concurrency: 1, BatchSize: tc.BatchSize,
 			Timeout: st.Timeout, RetryDelay: tc.RetryDelay,
-			OnBatch: func(r sqsqueue.BatchResult) {
-				mu.Lock()
-				invocations++
-				billed += bench.BilledSeconds(r.Duration.Seconds())
-				mu.Unlock()
+			OnBatch: func(res sqsqueue.BatchResult) {
+				r.mu.Lock()
+				r.invocations++
+				r.billed += bench.BilledSeconds(res.Duration.Seconds())
+				r.mu.Unlock()
 			},
 		}
-		pollers.Go(func() { _ = p.Run(runCtx) })
+		r.pollers.Go(func() { _ = p.Run(runCtx) })
 	}
+	return r, nil
+}
 
+// close stops the pollers and the simulator.
+func (r *throughputRig) close() {
+	r.stop()
+	r.pollers.Wait()
+	r.stopSim()
+}
+
+// uploadAtRate puts R images a minute for the run's duration and notifies
+// the queue of each, as S3 does.
+func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress func(string, ...any)) ([]pipeline.ObjectCreated, error) {
+	tc := r.tc
 	total := int(tc.RatePerMinute * tc.Duration.Minutes())
 	interval := time.Duration(float64(time.Minute) / tc.RatePerMinute)
 	uploads := make([]pipeline.ObjectCreated, 0, total)
 	img := fakeJPEG(300<<10, 7)
 	for i := range total {
-		if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
+		if wait := time.Until(r.start.Add(time.Duration(i) * interval)); wait > 0 {
 			time.Sleep(wait)
 		}
 		// Distinct bytes per image, cheaply: the header stays, a counter
 		// changes the content.
 		copy(img[32:], fmt.Sprintf("image-%08d", i))
-		obj, err := e.put(ctx, fmt.Sprintf("%s%05d.jpg", prefix, i), img)
+		obj, err := e.put(ctx, fmt.Sprintf("%s%05d.jpg", r.prefix, i), img)
 		if err != nil {
 			return nil, err
 		}
@@ -156,35 +200,46 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 		if err != nil {
 			return nil, err
 		}
-		queue.Send(body)
+		r.queue.Send(body)
 		uploads = append(uploads, obj)
 		if (i+1)%(total/4+1) == 0 {
-			progress("throughput: %d/%d uploads, queue depth %d", i+1, total, queue.Depth())
+			progress("throughput: %d/%d uploads, queue depth %d", i+1, total, r.queue.Depth())
 		}
 	}
+	return uploads, nil
+}
+
+// drain waits until the queue is empty (two minutes at most), then stops
+// the instances.
+func (r *throughputRig) drain(ctx context.Context) {
 	drainBy := time.Now().Add(2 * time.Minute)
-	for queue.Len() > 0 && time.Now().Before(drainBy) && ctx.Err() == nil {
+	for r.queue.Len() > 0 && time.Now().Before(drainBy) && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	elapsed := time.Since(start)
-	stop()
-	pollers.Wait()
+	r.stop()
+	r.pollers.Wait()
+}
 
-	res := &throughputResult{Config: tc, Uploads: total, Invocations: invocations, BilledSeconds: billed,
-		LogBytes: logs.n.Load(), Usage: counter.Snapshot(), Elapsed: elapsed, Charged: sim.Charged(geosim.DefaultOrg)}
-	for _, s := range shared {
+// collect reads what the run did: the records, the calls the simulator
+// saw, the dead letters, the pacers' counters and the AWS usage.
+func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []pipeline.ObjectCreated, progress func(string, ...any)) (*throughputResult, error) {
+	tc := r.tc
+	res := &throughputResult{Config: tc, Uploads: len(uploads), Invocations: r.invocations, BilledSeconds: r.billed,
+		VisibilityChanges: int(r.visibility.Load()),
+		LogBytes:          r.logs.n.Load(), Usage: r.counter.Snapshot(), Elapsed: time.Since(r.start), Charged: r.sim.Charged(geosim.DefaultOrg)}
+	for _, s := range r.shared {
 		st := s.Stats()
 		res.PacerWrites += st.Writes
 		res.PacerConflicts += st.Conflicts
 		res.Widenings += st.Widenings
 		res.FinalSpacing = max(res.FinalSpacing, s.Interval())
 	}
-	if len(shared) > 0 {
+	if len(r.shared) > 0 {
 		progress("throughput: pacer writes %d (%d conflicts), %d widenings, spacing at the end %v (1/R = %v)",
 			res.PacerWrites, res.PacerConflicts, res.Widenings, res.FinalSpacing, time.Duration(float64(time.Minute)/tc.configuredRate()))
 	}
 	var calls []geosim.Call
-	for _, c := range sim.Calls() {
+	for _, c := range r.sim.Calls() {
 		if c.Endpoint != geosim.PathPredict {
 			continue
 		}
@@ -196,7 +251,7 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 	}
 	res.Settled = settle(calls)
 	dead := map[string]bool{}
-	for _, m := range queue.DeadLetters() {
+	for _, m := range r.queue.DeadLetters() {
 		dead[m.Body] = true
 	}
 	res.DeadLetters = len(dead)
