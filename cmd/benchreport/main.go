@@ -93,49 +93,83 @@ func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
+// run measures the selected stages and writes the report: setup (the
+// stack, the binaries), the stages, then the report.
 func run(ctx context.Context, o options) error {
-	root, err := moduleRoot()
+	b, err := setupRun(ctx, o)
 	if err != nil {
 		return err
 	}
+	defer os.RemoveAll(b.tmp)
+	b.measure(ctx)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.report()
+}
+
+// benchRun is one `make bench`: its options, where it builds, and what it
+// measured.
+type benchRun struct {
+	o    options
+	root string
+	tmp  string
+	st   stack
+	bin  string // the predictor built for this host, for memory and cold start
+	r    *results
+}
+
+func (b *benchRun) want(stage string) bool { return slices.Contains(b.o.stages, stage) }
+
+// fail records a failed stage; the others still run.
+func (b *benchRun) fail(stage string, err error) {
+	progress("%s failed: %v", stage, err)
+	b.r.Errors = append(b.r.Errors, stage+": "+err.Error())
+}
+
+// setupRun reads the stack from cdk.json and builds what the stages run.
+func setupRun(ctx context.Context, o options) (*benchRun, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
 	st, err := readStack(root)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	o.throughput.BatchSize = st.BatchSize
 	o.realRate.BatchSize = st.BatchSize
 	tmp, err := os.MkdirTemp("", "benchreport-")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-
-	r := &results{Machine: describeMachine(), Stack: st, Started: time.Now()}
-	want := func(s string) bool { return slices.Contains(o.stages, s) }
-	fail := func(stage string, err error) {
-		progress("%s failed: %v", stage, err)
-		r.Errors = append(r.Errors, stage+": "+err.Error())
-	}
-	progress("machine: %d CPUs, load %s", r.Machine.CPUs, r.Machine.LoadAvg)
-
-	var bin string
-	if want("memory") || want("coldstart") {
-		progress("building the predictor for %s/%s and the bootstraps' sizes", r.Machine.GOOS, r.Machine.GOARCH)
+	b := &benchRun{o: o, root: root, tmp: tmp, st: st, r: &results{Machine: describeMachine(), Stack: st, Started: time.Now()}}
+	progress("machine: %d CPUs, load %s", b.r.Machine.CPUs, b.r.Machine.LoadAvg)
+	if b.want("memory") || b.want("coldstart") {
+		progress("building the predictor for %s/%s and the bootstraps' sizes", b.r.Machine.GOOS, b.r.Machine.GOARCH)
 		goos, goarch := hostPlatform()
-		if bin, err = buildFunction(ctx, root, tmp, "predictor", goos, goarch); err != nil {
-			fail("build", err)
+		if b.bin, err = buildFunction(ctx, root, tmp, "predictor", goos, goarch); err != nil {
+			b.fail("build", err)
 		}
-		if r.Sizes, r.SizesSource, err = bootstrapSizes(ctx, root, tmp); err != nil {
-			fail("bootstrap sizes", err)
+		if b.r.Sizes, b.r.SizesSource, err = bootstrapSizes(ctx, root, tmp); err != nil {
+			b.fail("bootstrap sizes", err)
 		}
 	}
+	return b, nil
+}
 
-	if want("overhead") || want("memory") || want("coldstart") || want("throughput") || want("pacing") {
+// measure runs the selected stages against one set of local parts, then
+// the Go benchmarks.
+func (b *benchRun) measure(ctx context.Context) {
+	o, st, r := b.o, b.st, b.r
+	if b.want("overhead") || b.want("memory") || b.want("coldstart") || b.want("throughput") || b.want("pacing") {
 		progress("starting gofakes3, DynamoDB Local and the simulator")
 		e, err := startEnv(ctx)
 		if err != nil {
-			return err
+			b.fail("local parts", err)
+			return
 		}
+		defer e.close()
 		stages := []struct {
 			name string
 			fn   func() error
@@ -145,17 +179,17 @@ func run(ctx context.Context, o options) error {
 				return err
 			}},
 			{"memory", func() (err error) {
-				if bin == "" {
+				if b.bin == "" {
 					return fmt.Errorf("no predictor binary")
 				}
-				r.Memory, err = measureMemory(ctx, e, st, bin, tmp)
+				r.Memory, err = measureMemory(ctx, e, st, b.bin, b.tmp)
 				return err
 			}},
 			{"coldstart", func() (err error) {
-				if bin == "" {
+				if b.bin == "" {
 					return fmt.Errorf("no predictor binary")
 				}
-				r.Cold, err = measureColdStarts(ctx, e, st, bin, o.coldStarts)
+				r.Cold, err = measureColdStarts(ctx, e, st, b.bin, o.coldStarts)
 				return err
 			}},
 			{"throughput", func() (err error) {
@@ -176,34 +210,35 @@ func run(ctx context.Context, o options) error {
 			}},
 		}
 		for _, s := range stages {
-			if !want(s.name) || ctx.Err() != nil {
+			if !b.want(s.name) || ctx.Err() != nil {
 				continue
 			}
 			progress("%s ...", s.name)
 			start := time.Now()
 			if err := s.fn(); err != nil {
-				fail(s.name, err)
+				b.fail(s.name, err)
 				continue
 			}
 			progress("%s done in %s", s.name, time.Since(start).Round(time.Millisecond))
 		}
-		e.close()
 	}
-	if want("gobench") && ctx.Err() == nil {
-		r.GoBench = runGoBenchmarks(ctx, root, progress)
+	if b.want("gobench") && ctx.Err() == nil {
+		r.GoBench = runGoBenchmarks(ctx, b.root, progress)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	r.Elapsed = time.Since(r.Started)
+}
 
+// report writes the markdown report and prints the headline.
+func (b *benchRun) report() error {
+	r := b.r
+	r.Elapsed = time.Since(r.Started)
 	report := r.markdown()
-	if o.out == "-" {
+	var err error
+	if b.o.out == "-" {
 		_, err = os.Stdout.Write(report)
 	} else {
-		path := o.out
+		path := b.o.out
 		if !filepath.IsAbs(path) {
-			path = filepath.Join(root, path)
+			path = filepath.Join(b.root, path)
 		}
 		if err = os.WriteFile(path, report, 0o644); err == nil {
 			progress("wrote %s", path)

@@ -21,6 +21,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
@@ -46,116 +47,148 @@ type floorParts struct{ get, post, put time.Duration }
 
 // measureOverhead runs images through the handler (one SQS message per
 // invocation, as Lambda delivers it) and through the floor, interleaved so
-// that the load of a shared machine affects both alike.
+// that the load of a shared machine affects both alike: setup, one run per
+// image, then collection.
 func measureOverhead(ctx context.Context, e *localEnv, st stack, images, warmup int, progress func(string, ...any)) (*overheadResult, error) {
-	var counter bench.RequestCounter
-	s3c, ddbc := e.counted(&counter)
-	logs := &countingWriter{}
-	// The rate is lifted (the simulator has no rate limit here): this
-	// measures cost per image, not pacing; the shared pacer still takes its
-	// slot with one write per image, as it does deployed.
+	o, err := setupOverhead(e, st)
+	if err != nil {
+		return nil, err
+	}
+	for i := range warmup + images {
+		if err := o.runImage(ctx, e, st, i, i >= warmup); err != nil {
+			return nil, err
+		}
+		if (i+1)%100 == 0 {
+			progress("overhead: %d/%d images", i+1, warmup+images)
+		}
+	}
+	return o.collect(images), nil
+}
+
+// overheadRun is the overhead stage's handler and what it measured so far.
+type overheadRun struct {
+	h       *predictor.Handler
+	q       *sqsqueue.Queue
+	httpc   *http.Client
+	counter *bench.RequestCounter
+	logs    *countingWriter
+	res     *overheadResult
+
+	hw, fw, hc, fc, gets, posts, puts []time.Duration
+	hAllocs, fAllocs, hBytes, fBytes  uint64
+	logBytes                          int64
+	usage                             bench.Usage
+}
+
+// setupOverhead builds the handler the stage measures. The rate is lifted
+// (the simulator has no rate limit here): this measures cost per image, not
+// pacing; the shared pacer still takes its slot with one write per image,
+// as it does deployed.
+func setupOverhead(e *localEnv, st stack) (*overheadRun, error) {
+	o := &overheadRun{q: sqsqueue.New(), httpc: &http.Client{Timeout: time.Minute}, counter: &bench.RequestCounter{},
+		logs: &countingWriter{}, res: &overheadResult{MinBytes: 200 << 10, MaxBytes: 500 << 10}}
+	s3c, ddbc := e.counted(o.counter)
 	env := functionEnv(st, e.simURL, 1e6, 1)
 	env[envvars.PipelineName] = fmt.Sprintf("overhead-%d", time.Now().UnixNano())
 	pace, err := newPacer(env, ddbc, time.Now)
 	if err != nil {
 		return nil, err
 	}
-	q := sqsqueue.New()
-	h, err := newHandler(env, s3c, ddbc, logs, pace, sqsqueue.Visibility{Queue: q})
-	if err != nil {
+	if o.h, err = newHandler(env, s3c, ddbc, o.logs, pace, sqsqueue.Visibility{Queue: o.q}); err != nil {
 		return nil, err
 	}
-	httpc := &http.Client{Timeout: time.Minute}
+	return o, nil
+}
 
-	res := &overheadResult{Images: images, MinBytes: 200 << 10, MaxBytes: 500 << 10}
-	var hw, fw, hc, fc, gets, posts, puts []time.Duration
-	var hAllocs, fAllocs, hBytes, fBytes uint64
-	var logBytes int64
-	var usage bench.Usage
-
-	for i := range warmup + images {
-		size := res.MinBytes + int(uint64(i)*7919%uint64(res.MaxBytes-res.MinBytes))
-		img := fakeJPEG(size, uint64(i)+1)
-		obj, err := e.put(ctx, fmt.Sprintf("overhead/%04d.jpg", i), img)
-		if err != nil {
-			return nil, err
-		}
-		payload, msgs, err := sqsEvent(ctx, q, obj)
-		if err != nil {
-			return nil, err
-		}
-		measured := i >= warmup
-
-		runHandler := func() error {
-			c0, l0, u0 := e.sim.Charged(geosim.DefaultOrg), logs.n.Load(), counter.Snapshot()
-			m0 := memStats()
-			start, cpu := time.Now(), bench.CPUTime()
-			out, err := lambdarun.Invoke(ctx, h.Handle, payload, st.Timeout)
-			wall, used := time.Since(start), bench.CPUTime()-cpu
-			m1 := memStats()
-			if err != nil {
-				return fmt.Errorf("handler on %s: %w", obj.Key, err)
-			}
-			if f, err := batchFailures(out); err != nil || len(f) != 0 {
-				return fmt.Errorf("handler on %s: failures %v %v", obj.Key, f, err)
-			}
-			if measured {
-				hw, hc = append(hw, wall), append(hc, used)
-				hAllocs += m1.Mallocs - m0.Mallocs
-				hBytes += m1.TotalAlloc - m0.TotalAlloc
-				logBytes += logs.n.Load() - l0
-				usage = addUsage(usage, counter.Snapshot().Sub(u0))
-				res.Charged += e.sim.Charged(geosim.DefaultOrg) - c0
-			}
-			return nil
-		}
-		runFloor := func() error {
-			m0 := memStats()
-			start, cpu := time.Now(), bench.CPUTime()
-			parts, err := floor(ctx, e, httpc, obj, i)
-			wall, used := time.Since(start), bench.CPUTime()-cpu
-			m1 := memStats()
-			if err != nil {
-				return fmt.Errorf("floor on %s: %w", obj.Key, err)
-			}
-			if measured {
-				fw, fc = append(fw, wall), append(fc, used)
-				gets, posts, puts = append(gets, parts.get), append(posts, parts.post), append(puts, parts.put)
-				fAllocs += m1.Mallocs - m0.Mallocs
-				fBytes += m1.TotalAlloc - m0.TotalAlloc
-			}
-			return nil
-		}
-		first, second := runHandler, runFloor
-		if i%2 == 1 {
-			first, second = runFloor, runHandler
-		}
-		if err := first(); err != nil {
-			return nil, err
-		}
-		if err := second(); err != nil {
-			return nil, err
-		}
-		if err := q.Ack(msgs[0].ReceiptHandle); err != nil {
-			return nil, err
-		}
-		rec, err := e.store.Lookup(ctx, refOf(obj))
-		if err != nil || rec == nil || rec.Status != ledger.StatusSucceeded {
-			return nil, fmt.Errorf("record of %s: %+v %v", obj.Key, rec, err)
-		}
-		if (i+1)%100 == 0 {
-			progress("overhead: %d/%d images", i+1, warmup+images)
-		}
+// runImage uploads image i and runs it through the handler and the floor,
+// alternating which goes first; measured keeps the figures (false during
+// the warm-up).
+func (o *overheadRun) runImage(ctx context.Context, e *localEnv, st stack, i int, measured bool) error {
+	size := o.res.MinBytes + int(uint64(i)*7919%uint64(o.res.MaxBytes-o.res.MinBytes))
+	obj, err := e.put(ctx, fmt.Sprintf("overhead/%04d.jpg", i), fakeJPEG(size, uint64(i)+1))
+	if err != nil {
+		return err
 	}
-	n := float64(images)
-	res.HandlerWall, res.FloorWall = bench.Summarize(hw), bench.Summarize(fw)
-	res.HandlerCPU, res.FloorCPU = bench.Summarize(hc), bench.Summarize(fc)
-	res.HandlerAllocs, res.FloorAllocs = float64(hAllocs)/n, float64(fAllocs)/n
-	res.HandlerAllocBytes, res.FloorAllocBytes = float64(hBytes)/n, float64(fBytes)/n
-	res.LogBytesPerImage = float64(logBytes) / n
-	res.FloorGet, res.FloorPost, res.FloorPut = bench.Summarize(gets), bench.Summarize(posts), bench.Summarize(puts)
-	res.Usage = usage
-	return res, nil
+	payload, msgs, err := sqsEvent(ctx, o.q, obj)
+	if err != nil {
+		return err
+	}
+	first, second := o.runHandler, o.runFloor
+	if i%2 == 1 {
+		first, second = o.runFloor, o.runHandler
+	}
+	if err := first(ctx, e, st, obj, payload, i, measured); err != nil {
+		return err
+	}
+	if err := second(ctx, e, st, obj, payload, i, measured); err != nil {
+		return err
+	}
+	if err := o.q.Ack(msgs[0].ReceiptHandle); err != nil {
+		return err
+	}
+	rec, err := e.store.Lookup(ctx, refOf(obj))
+	if err != nil || rec == nil || rec.Status != ledger.StatusSucceeded {
+		return fmt.Errorf("record of %s: %+v %v", obj.Key, rec, err)
+	}
+	return nil
+}
+
+// runHandler invokes the handler on payload as Lambda would.
+func (o *overheadRun) runHandler(ctx context.Context, e *localEnv, st stack, obj pipeline.ObjectCreated, payload []byte, _ int, measured bool) error {
+	c0, l0, u0 := e.sim.Charged(geosim.DefaultOrg), o.logs.n.Load(), o.counter.Snapshot()
+	m0 := memStats()
+	start, cpu := time.Now(), bench.CPUTime()
+	out, err := lambdarun.Invoke(ctx, o.h.Handle, payload, st.Timeout)
+	wall, used := time.Since(start), bench.CPUTime()-cpu
+	m1 := memStats()
+	if err != nil {
+		return fmt.Errorf("handler on %s: %w", obj.Key, err)
+	}
+	if f, err := batchFailures(out); err != nil || len(f) != 0 {
+		return fmt.Errorf("handler on %s: failures %v %v", obj.Key, f, err)
+	}
+	if measured {
+		o.hw, o.hc = append(o.hw, wall), append(o.hc, used)
+		o.hAllocs += m1.Mallocs - m0.Mallocs
+		o.hBytes += m1.TotalAlloc - m0.TotalAlloc
+		o.logBytes += o.logs.n.Load() - l0
+		o.usage = addUsage(o.usage, o.counter.Snapshot().Sub(u0))
+		o.res.Charged += e.sim.Charged(geosim.DefaultOrg) - c0
+	}
+	return nil
+}
+
+// runFloor does the unavoidable work for the same image.
+func (o *overheadRun) runFloor(ctx context.Context, e *localEnv, _ stack, obj pipeline.ObjectCreated, _ []byte, i int, measured bool) error {
+	m0 := memStats()
+	start, cpu := time.Now(), bench.CPUTime()
+	parts, err := floor(ctx, e, o.httpc, obj, i)
+	wall, used := time.Since(start), bench.CPUTime()-cpu
+	m1 := memStats()
+	if err != nil {
+		return fmt.Errorf("floor on %s: %w", obj.Key, err)
+	}
+	if measured {
+		o.fw, o.fc = append(o.fw, wall), append(o.fc, used)
+		o.gets, o.posts, o.puts = append(o.gets, parts.get), append(o.posts, parts.post), append(o.puts, parts.put)
+		o.fAllocs += m1.Mallocs - m0.Mallocs
+		o.fBytes += m1.TotalAlloc - m0.TotalAlloc
+	}
+	return nil
+}
+
+// collect summarizes the measured images.
+func (o *overheadRun) collect(images int) *overheadResult {
+	res, n := o.res, float64(images)
+	res.Images = images
+	res.HandlerWall, res.FloorWall = bench.Summarize(o.hw), bench.Summarize(o.fw)
+	res.HandlerCPU, res.FloorCPU = bench.Summarize(o.hc), bench.Summarize(o.fc)
+	res.HandlerAllocs, res.FloorAllocs = float64(o.hAllocs)/n, float64(o.fAllocs)/n
+	res.HandlerAllocBytes, res.FloorAllocBytes = float64(o.hBytes)/n, float64(o.fBytes)/n
+	res.LogBytesPerImage = float64(o.logBytes) / n
+	res.FloorGet, res.FloorPost, res.FloorPut = bench.Summarize(o.gets), bench.Summarize(o.posts), bench.Summarize(o.puts)
+	res.Usage = o.usage
+	return res
 }
 
 // floor is the unavoidable work for one image: a bare S3 GET, a bare
