@@ -16,29 +16,6 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
-// buildBootstrap builds the function as it ships, for this host.
-func buildBootstrap(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the function binary")
-	}
-	bin, err := lambdaruntime.BuildFunction(t.Context(), "github.com/geolocate-aws/geolocate/functions/monitor", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-// buildRIE builds AWS's emulator, or skips saying why it cannot be built.
-func buildRIE(t *testing.T) string {
-	t.Helper()
-	rie, err := lambdaruntime.BuildRIE(t.Context(), t.TempDir())
-	if err != nil {
-		t.Skipf("AWS's Runtime Interface Emulator cannot be built here: %v", err)
-	}
-	return rie
-}
-
 type errorDocument struct {
 	Message string `json:"errorMessage"`
 	Type    string `json:"errorType"`
@@ -48,7 +25,7 @@ type errorDocument struct {
 // Runtime API's init/error endpoint, so the invoke's answer says what is
 // missing, under the project's runtime and under AWS's emulator.
 func TestInitErrorReachesTheInvoker(t *testing.T) {
-	bin := buildBootstrap(t)
+	bin := lambdaruntime.BuildForTest(t, "github.com/geolocate-aws/geolocate/functions/monitor")
 	env := map[string]string{envvars.APIURL: "http://127.0.0.1:1"} // no key source
 
 	rt, err := lambdaruntime.Start(lambdaruntime.Config{Binary: bin, Env: env, Timeout: 10 * time.Second,
@@ -65,7 +42,7 @@ func TestInitErrorReachesTheInvoker(t *testing.T) {
 		t.Errorf("project runtime: %s %q %q; want InitFailed, InitError, the missing key source named", res.Status, res.ErrorType, res.ErrorMessage)
 	}
 
-	p, err := lambdaruntime.StartRIE(t.Context(), lambdaruntime.RIEConfig{RIE: buildRIE(t), Bootstrap: bin, Env: env, Timeout: 10 * time.Second})
+	p, err := lambdaruntime.StartRIE(t.Context(), lambdaruntime.RIEConfig{RIE: lambdaruntime.RIEForTest(t), Bootstrap: bin, Env: env, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +62,7 @@ func TestInitErrorReachesTheInvoker(t *testing.T) {
 // Runtime Interface Emulator on the sample scheduled event, against the
 // simulator: the report is healthy, as under Lambda.
 func TestScheduledEventUnderAWSsEmulator(t *testing.T) {
-	bin, rie := buildBootstrap(t), buildRIE(t)
+	bin, rie := lambdaruntime.BuildForTest(t, "github.com/geolocate-aws/geolocate/functions/monitor"), lambdaruntime.RIEForTest(t)
 	sim := geosim.New(func(c *geosim.Config) { c.DemoKey = fakeKey })
 	srv := httptest.NewServer(sim)
 	defer srv.Close()

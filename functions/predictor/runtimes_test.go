@@ -19,29 +19,6 @@ import (
 
 const predictorPackage = "github.com/geolocate-aws/geolocate/functions/predictor"
 
-// buildBootstrap builds the function as it ships, for this host.
-func buildBootstrap(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the function binary")
-	}
-	bin, err := lambdaruntime.BuildFunction(t.Context(), predictorPackage, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-// buildRIE builds AWS's emulator, or skips saying why it cannot be built.
-func buildRIE(t *testing.T) string {
-	t.Helper()
-	rie, err := lambdaruntime.BuildRIE(t.Context(), t.TempDir())
-	if err != nil {
-		t.Skipf("AWS's Runtime Interface Emulator cannot be built here: %v", err)
-	}
-	return rie
-}
-
 // TestInitErrorReachesTheInvoker: a configuration the function refuses at
 // cold start is posted to the Runtime API's init/error endpoint before the
 // process exits, so the invoke's answer names the missing variables, under
@@ -49,7 +26,7 @@ func buildRIE(t *testing.T) string {
 // exited 1 with nothing posted, and the invoke answered only that the
 // runtime exited.
 func TestInitErrorReachesTheInvoker(t *testing.T) {
-	bin := buildBootstrap(t)
+	bin := lambdaruntime.BuildForTest(t, predictorPackage)
 	env := map[string]string{envvars.APIURL: "http://127.0.0.1:1", envvars.APIKey: "geo_test_fake_key_1"} // no TABLE_NAME
 
 	t.Run("project runtime", func(t *testing.T) {
@@ -68,7 +45,7 @@ func TestInitErrorReachesTheInvoker(t *testing.T) {
 		}
 	})
 	t.Run("AWS emulator", func(t *testing.T) {
-		rie := buildRIE(t)
+		rie := lambdaruntime.RIEForTest(t)
 		p, err := lambdaruntime.StartRIE(t.Context(), lambdaruntime.RIEConfig{RIE: rie, Bootstrap: bin, Env: env, Timeout: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +72,7 @@ func TestInitErrorReachesTheInvoker(t *testing.T) {
 // which freezes the process between invocations as Lambda does, runs it in
 // deadline_test.go.)
 func TestSampleEventUnderAWSsEmulator(t *testing.T) {
-	bin, rie := buildBootstrap(t), buildRIE(t)
+	bin, rie := lambdaruntime.BuildForTest(t, predictorPackage), lambdaruntime.RIEForTest(t)
 	parts := startLocalParts(t, sampleBucket, "geo_test_fake_key_1")
 	put := parts.uploadSample(t)
 	env := parts.env()

@@ -82,6 +82,29 @@ func (e *testEnv) runQueue(until time.Time, batchSize int, every func(now time.T
 	return run
 }
 
+// enqueue uploads n distinct photos named prefix-NN.jpg and sends the
+// queue their notifications.
+func (e *testEnv) enqueue(prefix string, n, seed int) []upload {
+	e.t.Helper()
+	var ups []upload
+	for i := range n {
+		u := e.put(fmt.Sprintf("%s-%02d.jpg", prefix, i), testJPEG(e.t, seed+i))
+		ups = append(ups, u)
+		e.queue.Send(uploadMessage("", u).body)
+	}
+	return ups
+}
+
+// assertSucceeded checks that every upload is recorded succeeded.
+func (e *testEnv) assertSucceeded(ups []upload) {
+	e.t.Helper()
+	for _, u := range ups {
+		if rec := e.record(u); rec == nil || rec.Status != ledger.StatusSucceeded {
+			e.t.Errorf("%s: record %+v, want succeeded", u.Key, rec)
+		}
+	}
+}
+
 // TestABacklogWaitsInTheQueueNotInTheInvocation: twelve uploads at once
 // against 30 calls a minute. No invocation waits more than a second (its
 // billed time); each message whose slot is further away goes back to the
@@ -91,19 +114,10 @@ func TestABacklogWaitsInTheQueueNotInTheInvocation(t *testing.T) {
 	clk := simclock.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
 	e := newTestEnv(t, func(c *Config) { c.RatePerMinute = 30 }, geosim.WithClock(clk.Now), geosim.WithRateLimit(30, 1))
 	e.useQueue(clk)
-	var ups []upload
-	for i := range 12 {
-		u := e.put(fmt.Sprintf("backlog-%02d.jpg", i), testJPEG(t, 400+i))
-		ups = append(ups, u)
-		e.queue.Send(uploadMessage("", u).body)
-	}
+	ups := e.enqueue("backlog", 12, 400)
 	run := e.runQueue(clk.Now().Add(time.Hour), 5, nil)
 
-	for _, u := range ups {
-		if rec := e.record(u); rec == nil || rec.Status != ledger.StatusSucceeded {
-			t.Errorf("%s: record %+v, want succeeded", u.Key, rec)
-		}
-	}
+	e.assertSucceeded(ups)
 	if run.longest > DefaultMaxSlotWait {
 		t.Errorf("an invocation lasted %v on the handler's clock, want at most %v", run.longest, DefaultMaxSlotWait)
 	}
@@ -154,22 +168,13 @@ func TestA429AskingForAYearResumesWithinTheCap(t *testing.T) {
 	e.cfg.APIURL = front.URL
 	e.useQueue(clk)
 	start := clk.Now()
-	var ups []upload
-	for i := range 4 {
-		u := e.put(fmt.Sprintf("year-%d.jpg", i), testJPEG(t, 420+i))
-		ups = append(ups, u)
-		e.queue.Send(uploadMessage("", u).body)
-	}
+	ups := e.enqueue("year", 4, 420)
 	run := e.runQueue(start.Add(time.Hour), 5, nil)
 
 	if !refused.Load() {
 		t.Fatal("no call was refused")
 	}
-	for _, u := range ups {
-		if rec := e.record(u); rec == nil || rec.Status != ledger.StatusSucceeded {
-			t.Errorf("%s: record %+v, want succeeded", u.Key, rec)
-		}
-	}
+	e.assertSucceeded(ups)
 	calls := e.predictCalls()
 	if last := calls[len(calls)-1].Time; last.Sub(start) > cap+30*time.Second {
 		t.Errorf("the last call came %v after the 429, want within the %v cap (and a few slots)", last.Sub(start), cap)
@@ -197,12 +202,7 @@ func TestADayWithoutCreditsDeadLettersNothing(t *testing.T) {
 		geosim.WithClock(clk.Now), func(c *geosim.Config) { c.NoCredits = true })
 	e.useQueue(clk)
 	start := clk.Now()
-	var ups []upload
-	for i := range 3 {
-		u := e.put(fmt.Sprintf("broke-%d.jpg", i), testJPEG(t, 440+i))
-		ups = append(ups, u)
-		e.queue.Send(uploadMessage("", u).body)
-	}
+	ups := e.enqueue("broke", 3, 440)
 	toppedUp := false
 	run := e.runQueue(start.Add(48*time.Hour), 5, func(now time.Time) {
 		if !toppedUp && now.Sub(start) >= 24*time.Hour {
@@ -210,11 +210,7 @@ func TestADayWithoutCreditsDeadLettersNothing(t *testing.T) {
 			toppedUp = true
 		}
 	})
-	for _, u := range ups {
-		if rec := e.record(u); rec == nil || rec.Status != ledger.StatusSucceeded {
-			t.Errorf("%s: record %+v, want succeeded after the top-up", u.Key, rec)
-		}
-	}
+	e.assertSucceeded(ups)
 	if n := len(e.queue.DeadLetters()); n != 0 {
 		t.Errorf("%d dead letters after a day without credits", n)
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -178,4 +179,30 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// BuildForTest builds the function pkgPath as it ships, for this host, into
+// a directory of t's, or skips t in -short mode (it builds and runs a
+// binary).
+func BuildForTest(t testing.TB, pkgPath string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the function binary")
+	}
+	bin, err := BuildFunction(t.Context(), pkgPath, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// RIEForTest builds AWS's emulator into a directory of t's, or skips t
+// saying why it cannot be built here.
+func RIEForTest(t testing.TB) string {
+	t.Helper()
+	rie, err := BuildRIE(t.Context(), t.TempDir())
+	if err != nil {
+		t.Skipf("AWS's Runtime Interface Emulator cannot be built here: %v", err)
+	}
+	return rie
 }
