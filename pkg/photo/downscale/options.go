@@ -25,6 +25,10 @@ const (
 	// invisible and a 4096 px photo is typically 2-5 MB.
 	DefaultQuality = 90
 
+	// DefaultMemoryBudget is the budget of the predictor's default
+	// function, 1,024 MB: MemoryBudget(1024 MiB), about 691 MiB.
+	DefaultMemoryBudget = 1024<<20*budgetShare/100 - ProcessReserve
+
 	// DefaultMinQuality is the lowest JPEG quality tried before the image is
 	// shrunk further. Below 60 blocking starts to wipe out the fine detail
 	// (signs, text, vegetation) a geolocation model uses; a smaller image at
@@ -63,6 +67,13 @@ type Options struct {
 	// below MaxSide, 1 to Quality. Zero means DefaultMinQuality (or Quality
 	// if that is lower).
 	MinQuality int
+
+	// MemoryBudget is the most memory, in bytes, the decode and resize may
+	// hold at their peak, as estimated from the header (see Cost); a larger
+	// image is refused with a *MemoryError before decoding. Zero means
+	// DefaultMemoryBudget; MemoryBudget(limit) gives it for a process's
+	// memory limit.
+	MemoryBudget int64
 }
 
 // withDefaults returns o with every zero or out-of-range field replaced by
@@ -82,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinQuality <= 0 {
 		o.MinQuality = DefaultMinQuality
+	}
+	if o.MemoryBudget <= 0 {
+		o.MemoryBudget = DefaultMemoryBudget
 	}
 	o.MinQuality = min(o.MinQuality, o.Quality)
 	return o
