@@ -323,9 +323,10 @@ func webpCost(b []byte, w, h int) (headerCost, bool) {
 // MemoryBudget is the memory a downscale may use in a process whose memory
 // limit is limitBytes (a Lambda function's memory size): at most
 // budgetShare of it, less ProcessReserve for everything else the process
-// holds. Zero or less means no image can be downscaled there.
+// holds. It is at least one byte: a process too small for any downscale
+// refuses every one (a zero Options.MemoryBudget would mean the default).
 func MemoryBudget(limitBytes int64) int64 {
-	return max(0, limitBytes*budgetShare/100-ProcessReserve)
+	return max(1, limitBytes*budgetShare/100-ProcessReserve)
 }
 
 const (

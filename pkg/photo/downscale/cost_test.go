@@ -195,7 +195,7 @@ func TestMemoryBudget(t *testing.T) {
 	if got, want := MemoryBudget(1024<<20), int64(1024<<20)*8/10-ProcessReserve; got != want || got != DefaultMemoryBudget {
 		t.Errorf("MemoryBudget(1024 MiB) = %d, want %d = DefaultMemoryBudget %d", got, want, DefaultMemoryBudget)
 	}
-	if got := MemoryBudget(128 << 20); got != 0 {
-		t.Errorf("MemoryBudget(128 MiB) = %d, want 0", got)
+	if got := MemoryBudget(128 << 20); got != 1 {
+		t.Errorf("MemoryBudget(128 MiB) = %d, want 1 (nothing fits)", got)
 	}
 }
