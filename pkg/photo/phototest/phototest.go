@@ -201,15 +201,7 @@ func PNG(w io.Writer, width, height, depth, colorType int, interlaced bool, amp 
 		return fmt.Errorf("phototest: PNG of colour type %d, depth %d not supported", colorType, depth)
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	bw.WriteString("\x89PNG\r\n\x1a\n")
-	ihdr := binary.BigEndian.AppendUint32(nil, uint32(width))
-	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(height))
-	il := byte(0)
-	if interlaced {
-		il = 1
-	}
-	ihdr = append(ihdr, byte(depth), byte(colorType), 0, 0, il)
-	writeChunk(bw, "IHDR", ihdr)
+	bw.Write(PNGHeader(width, height, depth, colorType, interlaced))
 
 	idat := &chunkWriter{w: bw, typ: "IDAT"}
 	z, err := zlib.NewWriterLevel(idat, zlib.BestSpeed)
@@ -287,4 +279,45 @@ func (c *chunkWriter) flush() error {
 		c.buf = c.buf[:0]
 	}
 	return nil
+}
+
+// JPEGHeader is the start of a JPEG declaring w x h pixels: SOI, a frame
+// header (SOF2 when progressive, else SOF0) with one component per
+// sampling byte (0x11 for each of three: 4:4:4), and the header of a first
+// scan of every component, where a decoder's header reading ends. Padded
+// to a size over a limit, it stands for a photo whose header alone decides
+// (a refusal before decoding) without the seconds a real one takes to make.
+func JPEGHeader(progressive bool, w, h int, sampling ...byte) []byte {
+	marker := byte(0xC0)
+	if progressive {
+		marker = 0xC2
+	}
+	n := 8 + 3*len(sampling)
+	b := []byte{0xFF, 0xD8, 0xFF, marker, byte(n >> 8), byte(n), 8, byte(h >> 8), byte(h), byte(w >> 8), byte(w), byte(len(sampling))}
+	for i, s := range sampling {
+		b = append(b, byte(i+1), s, 0)
+	}
+	n = 6 + 2*len(sampling)
+	b = append(b, 0xFF, 0xDA, byte(n>>8), byte(n), byte(len(sampling)))
+	for i := range sampling {
+		b = append(b, byte(i+1), 0)
+	}
+	return append(b, 0, 63, 0)
+}
+
+// PNGHeader is the signature and IHDR of a PNG declaring w x h pixels of
+// the given depth and colour type, and nothing after (see JPEGHeader).
+func PNGHeader(w, h, depth, colorType int, interlaced bool) []byte {
+	var b bytes.Buffer
+	bw := bufio.NewWriter(&b)
+	bw.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
+	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
+	il := byte(0)
+	if interlaced {
+		il = 1
+	}
+	writeChunk(bw, "IHDR", append(ihdr, byte(depth), byte(colorType), 0, 0, il))
+	bw.Flush()
+	return b.Bytes()
 }
