@@ -18,7 +18,9 @@ const (
 	// for a 50 MP sensor, 8660 x 5773 for a 3:2 one) and 61 MP full-frame
 	// cameras (9504 x 6336 = 60.2 MP) pass too; medium-format 100 MP backs
 	// (11648 x 8736 = 101.8 MP) do not. Decoding 100 MP costs about 150 MB
-	// for a baseline 4:2:0 JPEG and 400 MB for 8-bit RGBA PNG.
+	// for a baseline 4:2:0 JPEG, 400 MB for 8-bit RGBA PNG and 1.5 GB for a
+	// progressive 4:4:4 JPEG: the memory budget (MemoryBudget), not this
+	// limit, decides what fits.
 	DefaultMaxPixels int64 = 100_000_000
 
 	// DefaultQuality is the JPEG quality tried first. At 90 the artefacts are

@@ -221,7 +221,7 @@ func PNG(w io.Writer, width, height, depth, colorType int, interlaced bool, amp 
 				for c := range channels {
 					v := Sample(x, y, c, amp, seed)
 					if depth == 16 {
-						r = append(r, v, byte(noise(uint64(x)^uint64(y)<<20)))
+						r = append(r, v, v) // compressible: the file stays near its 8-bit size
 					} else {
 						r = append(r, v)
 					}
@@ -281,7 +281,8 @@ func (c *chunkWriter) flush() error {
 	return nil
 }
 
-// JPEGHeader is the start of a JPEG declaring w x h pixels: SOI, a frame
+// JPEGHeader is the start of a JPEG declaring w x h pixels: SOI, a JFIF
+// APP0 segment as cjpeg writes (so that three components read as YCbCr), a frame
 // header (SOF2 when progressive, else SOF0) with one component per
 // sampling byte (0x11 for each of three: 4:4:4), and the header of a first
 // scan of every component, where a decoder's header reading ends. Padded
@@ -293,7 +294,9 @@ func JPEGHeader(progressive bool, w, h int, sampling ...byte) []byte {
 		marker = 0xC2
 	}
 	n := 8 + 3*len(sampling)
-	b := []byte{0xFF, 0xD8, 0xFF, marker, byte(n >> 8), byte(n), 8, byte(h >> 8), byte(h), byte(w >> 8), byte(w), byte(len(sampling))}
+	b := []byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 16}
+	b = append(b, "JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"...)
+	b = append(b, 0xFF, marker, byte(n>>8), byte(n), 8, byte(h>>8), byte(h), byte(w>>8), byte(w), byte(len(sampling)))
 	for i, s := range sampling {
 		b = append(b, byte(i+1), s, 0)
 	}
