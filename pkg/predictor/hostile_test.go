@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -124,12 +122,7 @@ func TestHostileUploads(t *testing.T) {
 // would not fit in the function's memory is rejected from its header with
 // over_memory_budget, before decoding, and never sent.
 func TestOverMemoryBudgetRejected(t *testing.T) {
-	if _, err := exec.LookPath("cjpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("cjpeg is missing: .ci/run installs libjpeg-turbo-progs")
-		}
-		t.Skip("cjpeg not installed (apt-get install libjpeg-turbo-progs)")
-	}
+	phototest.NeedTools(t)
 	// 2,000 x 2,000 progressive 4:4:4 costs about 61 MB to decode: over
 	// the 32 MiB a 200 MB function can spare.
 	base, err := phototest.JPEG(2000, 2000, 30, 1, "-sample", "1x1")

@@ -2,18 +2,11 @@ package soak
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
@@ -57,21 +50,11 @@ func png16bit100MP(testing.TB) []byte {
 	return sized(phototest.PNGHeader(10_000, 10_000, 16, phototest.RGBA, false), 11_000_000)
 }
 
-func needCJPEG(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("cjpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("cjpeg is missing: .ci/run installs libjpeg-turbo-progs")
-		}
-		t.Skip("cjpeg not installed (apt-get install libjpeg-turbo-progs)")
-	}
-}
-
 // realJPEG is a 1,500 x 1,000 JPEG from cjpeg with args, made progressive
 // with jpegtran when asked, or CMYK.
 func realJPEG(kind string, args ...string) func(testing.TB) []byte {
 	return func(t testing.TB) []byte {
-		needCJPEG(t)
+		phototest.NeedTools(t)
 		var b []byte
 		var err error
 		if kind == "cmyk" {
@@ -129,37 +112,6 @@ func hostileInputs() []badInput {
 		{name: "interlaced 16-bit PNG over the limit", key: "interlaced.png", body: interlacedPNG, rig: smallLimit,
 			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantDownscaled},
 	}
-}
-
-// invokeBatch runs the handler on one SQS batch, as Lambda delivers it,
-// and returns the bodies returned for retry.
-func (r *rig) invokeBatch(bodies []string) []string {
-	r.t.Helper()
-	var msgs []events.SQSMessage
-	for i, b := range bodies {
-		msgs = append(msgs, events.SQSMessage{
-			MessageId: fmt.Sprintf("msg-%d", i), ReceiptHandle: fmt.Sprintf("receipt-%d", i), Body: b,
-			Attributes:  map[string]string{"ApproximateReceiveCount": "1"},
-			EventSource: "aws:sqs", EventSourceARN: "arn:aws:sqs:us-east-1:000000000000:geolocate-uploads", AWSRegion: "us-east-1",
-		})
-	}
-	payload, err := json.Marshal(events.SQSEvent{Records: msgs})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	out, err := lambdarun.Invoke(context.Background(), r.handler.Handle, payload, time.Minute)
-	if err != nil {
-		r.t.Fatalf("invocation failed: %v", err)
-	}
-	var resp events.SQSEventResponse
-	if err := json.Unmarshal(out, &resp); err != nil {
-		r.t.Fatalf("batch response %s: %v", out, err)
-	}
-	var retried []string
-	for _, f := range resp.BatchItemFailures {
-		retried = append(retried, f.ItemIdentifier)
-	}
-	return retried
 }
 
 // TestHostileBesideNormalPhotos: the hostile uploads delivered in the same

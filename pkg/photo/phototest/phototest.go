@@ -20,7 +20,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"os/exec"
+	"testing"
 )
 
 // Sample is the value, 0 to 255, of channel c of pixel (x, y): a diagonal
@@ -323,4 +325,19 @@ func PNGHeader(w, h, depth, colorType int, interlaced bool) []byte {
 	writeChunk(bw, "IHDR", append(ihdr, byte(depth), byte(colorType), 0, 0, il))
 	bw.Flush()
 	return b.Bytes()
+}
+
+// NeedTools fails tb in CI and skips it elsewhere when cjpeg or jpegtran
+// is missing: .ci/run installs them (libjpeg-turbo-progs), a developer's
+// machine may not have them.
+func NeedTools(tb testing.TB) {
+	tb.Helper()
+	for _, tool := range []string{"cjpeg", "jpegtran"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				tb.Fatalf("%s is missing: .ci/run installs libjpeg-turbo-progs", tool)
+			}
+			tb.Skipf("%s not installed (apt-get install libjpeg-turbo-progs)", tool)
+		}
+	}
 }
