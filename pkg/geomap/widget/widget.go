@@ -308,7 +308,6 @@ func idSafe(s string) string {
 	return b.String()
 }
 
-
 const describe = `## Prediction map
 
 Draws the dashboard's time range of prediction records on a world map
