@@ -27,6 +27,10 @@ const (
 	monitorAssetDir   = "monitor"
 )
 
+// functionAssetDirs lists every function the stack deploys (mapwidget.go
+// adds the third).
+var functionAssetDirs = []string{predictorAssetDir, monitorAssetDir, mapWidgetAssetDir}
+
 // monitorTimeoutSeconds covers two service calls with their retries and a
 // few table writes; the monitor does no per-image work.
 const monitorTimeoutSeconds = 60

@@ -53,3 +53,10 @@ func (f frame) pixel(lon, lat float64) (px, py float64) {
 	x, y := equalEarth(lon, lat)
 	return f.left + (x+eeMaxX)*f.scale, f.top + (eeMaxY-y)*f.scale
 }
+
+// Pixel returns where a position in degrees falls on a map Render draws
+// width pixels wide, in the SVG's pixels: what a test looking at the drawn
+// map compares with.
+func Pixel(width int, lat, lon float64) (x, y float64) {
+	return newFrame(width, margin).pixel(lon, lat)
+}
