@@ -56,9 +56,10 @@ func TestManyPointsInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The world map; a closer map follows below the window.
 	shot, boxes := browsertest.ShotWithBoxes(t, path, "svg.geomap", 1200, 800)
-	if len(boxes) != 1 {
-		t.Fatalf("boxes %v", boxes)
+	if len(boxes) == 0 {
+		t.Fatalf("no map")
 	}
 	// Clusters are drawn at 80% opacity over the map: near, not equal, to
 	// the category colour.

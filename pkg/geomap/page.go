@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -44,7 +45,7 @@ func WritePage(w io.Writer, points []Point, po PageOptions) (Result, error) {
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
 	fmt.Fprintf(&b, "<title>%s</title>", html.EscapeString(po.Title))
-	b.WriteString(`<style>body{font-family:Helvetica,Arial,sans-serif;margin:16px;color:#222}h1{font-size:20px;margin:0 0 4px}p.meta{margin:2px 0;color:#555;font-size:13px}` +
+	b.WriteString(`<style>body{font-family:Helvetica,Arial,sans-serif;margin:16px;color:#222}h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:16px 0 0}p.meta{margin:2px 0;color:#555;font-size:13px}` +
 		`.map svg{max-width:100%;height:auto;display:block;margin:12px 0}table{border-collapse:collapse;font-size:13px}` +
 		`th,td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;white-space:nowrap}td.num{text-align:right}` +
 		`span.dot{display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:6px;vertical-align:middle}</style></head><body>`)
@@ -55,6 +56,17 @@ func WritePage(w io.Writer, points []Point, po PageOptions) (Result, error) {
 	b.WriteString(`<div class="map">`)
 	b.Write(svg.Bytes())
 	b.WriteString(`</div>`)
+	// A closer look where most points are: their radii are drawn there.
+	if sub, bounds, label, ok := Focus(points); ok {
+		var closer bytes.Buffer
+		opts := append(slices.Clone(po.Map), func(o *Options) { o.Bounds, o.ID = &bounds, "geomap-closer" })
+		if _, err := Render(&closer, sub, opts...); err != nil {
+			return Result{}, err
+		}
+		fmt.Fprintf(&b, `<h2>Closer: %d point(s) around %s</h2><div class="map closer">`, len(sub), html.EscapeString(label))
+		b.Write(closer.Bytes())
+		b.WriteString(`</div>`)
+	}
 	if po.Skipped > 0 {
 		fmt.Fprintf(&b, `<p class="meta">%d record(s) without a position (rejected, failed or waiting) are not on the map.</p>`, po.Skipped)
 	}

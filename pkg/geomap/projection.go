@@ -60,3 +60,30 @@ func (f frame) pixel(lon, lat float64) (px, py float64) {
 func Pixel(width int, lat, lon float64) (x, y float64) {
 	return newFrame(width, margin).pixel(lon, lat)
 }
+
+// Bounds is a box of latitudes and longitudes (MinLon > MaxLon is not
+// supported: a box across the antimeridian is drawn from the world map).
+type Bounds struct{ MinLat, MaxLat, MinLon, MaxLon float64 }
+
+// maxZoom bounds how far a map zooms in: at 960 pixels about 40 m a pixel,
+// well below the 1:110m outline's resolution already.
+const maxZoom = 1000.0
+
+// zoomTo is f zoomed and centred on b (with a sixth of padding), keeping
+// the map area's size.
+func (f frame) zoomTo(b Bounds) frame {
+	xmin, ymin, xmax, ymax := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for i := 0; i <= 4; i++ {
+		for j := 0; j <= 4; j++ {
+			x, y := equalEarth(b.MinLon+(b.MaxLon-b.MinLon)*float64(i)/4, b.MinLat+(b.MaxLat-b.MinLat)*float64(j)/4)
+			xmin, xmax, ymin, ymax = min(xmin, x), max(xmax, x), min(ymin, y), max(ymax, y)
+		}
+	}
+	k := min(f.width/((xmax-xmin)*f.scale), f.height/((ymax-ymin)*f.scale)) / 1.2
+	k = min(max(k, 1), maxZoom)
+	z := f
+	z.scale = f.scale * k
+	z.left = f.left + f.width/2 - ((xmin+xmax)/2+eeMaxX)*z.scale
+	z.top = f.top + f.height/2 - (eeMaxY-(ymin+ymax)/2)*z.scale
+	return z
+}

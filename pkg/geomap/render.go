@@ -24,6 +24,9 @@ type Options struct {
 	MaxMarkers int
 	// ID prefixes the SVG's element ids, so several maps can share a page.
 	ID string
+	// Bounds, when set, zooms the map to that box (the map keeps its size;
+	// what lies outside is cut off). Nil: the whole world.
+	Bounds *Bounds
 }
 
 // Defaults of Options.
@@ -110,6 +113,9 @@ func Render(w io.Writer, points []Point, optFns ...func(*Options)) (Result, erro
 		}
 	}
 	r := &renderer{o: o, f: newFrame(o.Width, margin), points: points, cats: categories(points)}
+	if o.Bounds != nil {
+		r.f = r.f.zoomTo(*o.Bounds)
+	}
 	r.colors = map[string]string{}
 	for _, c := range r.cats {
 		r.colors[c.Name] = c.Color
@@ -126,7 +132,12 @@ func Render(w io.Writer, points []Point, optFns ...func(*Options)) (Result, erro
 		o.Width, height, o.Width, height, len(points), len(r.res.Individual), r.res.Clusters, r.res.Radii)
 	outline := r.outlinePath()
 	clip := o.ID + "-sphere"
-	fmt.Fprintf(b, `<defs><clipPath id="%s"><path d="%s"/></clipPath></defs>`, clip, outline)
+	// Everything of the map stays in its area (a zoomed map reaches beyond
+	// it), clear of the legend.
+	area := o.ID + "-area"
+	fmt.Fprintf(b, `<defs><clipPath id="%s"><path d="%s"/></clipPath><clipPath id="%s"><rect x="0" y="0" width="%d" height="%s"/></clipPath></defs>`,
+		clip, outline, area, o.Width, coord(mapHeight))
+	fmt.Fprintf(b, `<g clip-path="url(#%s)">`, area)
 	fmt.Fprintf(b, `<path class="sphere" d="%s" fill="%s"/>`, outline, oceanColor)
 	fmt.Fprintf(b, `<g clip-path="url(#%s)">`, clip)
 	fmt.Fprintf(b, `<path class="graticule" d="%s" fill="none" stroke="%s" stroke-width="0.6"/>`, r.graticulePath(), graticuleColor)
@@ -138,6 +149,7 @@ func Render(w io.Writer, points []Point, optFns ...func(*Options)) (Result, erro
 	r.writeExif()
 	r.writePoints()
 	r.writeClusters()
+	b.WriteString(`</g>`)
 	r.writeLegend(legend, mapHeight+legendPadding)
 	b.WriteString("</svg>\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {

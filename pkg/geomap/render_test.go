@@ -418,3 +418,53 @@ func benchRecords(n int) []ledger.Record {
 	}
 	return records
 }
+
+// europe are three predictions a few hundred km apart, with radii too
+// small to see on the world map, and one far away.
+func europe() []Point {
+	return []Point{
+		{Lat: 48.8566, Lon: 2.3522, RadiusKm: 90, Category: CategoryPredicted, Label: "paris.jpg", Place: "Paris, FR", Exif: &LatLon{Lat: 50.08, Lon: 14.42}, ErrorKm: f64(885)},
+		{Lat: 50.0755, Lon: 14.4378, RadiusKm: 80, Category: CategoryPredicted, Label: "prague.jpg", Place: "Prague, CZ"},
+		{Lat: 47.4979, Lon: 19.0402, RadiusKm: 60, Category: CategoryPredicted, Label: "budapest.jpg", Place: "Budapest, HU"},
+		{Lat: -33.86, Lon: 151.2, RadiusKm: 50, Category: CategoryPredicted, Label: "sydney.jpg"},
+	}
+}
+
+func TestFocusZoomsWhereMostPointsAre(t *testing.T) {
+	sub, b, label, ok := Focus(europe())
+	if !ok || len(sub) != 3 || label != "Paris, FR" {
+		t.Fatalf("Focus: %d points around %q (ok %t), want the three in Europe around Paris", len(sub), label, ok)
+	}
+	// The box holds the points and their radii.
+	if b.MinLon > 2.3522-1.2 || b.MaxLon < 19.0402+0.7 || b.MinLat > 47.4979-0.5 || b.MaxLat < 50.0755+0.7 {
+		t.Errorf("box %+v does not hold the points and their radii", b)
+	}
+	if _, _, _, ok := Focus(samplePoints()); ok {
+		t.Errorf("points far apart got a closer map")
+	}
+	// The world map hides the radii under the markers; the closer one
+	// draws each, the largest first.
+	var world, closer bytes.Buffer
+	wr, _ := Render(&world, europe())
+	cr, err := Render(&closer, sub, func(o *Options) { o.Bounds = &b })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wr.Radii != 0 || cr.Radii != 3 {
+		t.Errorf("radii drawn: world %d, closer %d; want 0 and 3", wr.Radii, cr.Radii)
+	}
+	_, els := parseSVG(t, closer.String())
+	for _, m := range in(els, "points", "circle") {
+		x, y := num(t, m.attr["cx"]), num(t, m.attr["cy"])
+		if x < 0 || x > DefaultWidth || y < 0 || y > float64(cr.Height) {
+			t.Errorf("marker at %g,%g is outside the closer map", x, y)
+		}
+	}
+	var page bytes.Buffer
+	if _, err := WritePage(&page, europe(), PageOptions{Title: "Europe"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "<h2>Closer: 3 point(s) around Paris, FR</h2>") || strings.Count(page.String(), `class="geomap"`) != 2 {
+		t.Errorf("the page has no closer map of Europe")
+	}
+}

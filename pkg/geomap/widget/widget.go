@@ -104,6 +104,9 @@ const (
 	minWidth            = 320
 	headerHeight        = 34 // the line above the map, pixels
 	widgetHorizontalPad = 12
+	// sideBySideWidth is the widget width from which a closer map is drawn
+	// beside the world map.
+	sideBySideWidth = 1000
 )
 
 // Widget draws the map for one event.
@@ -155,30 +158,57 @@ func (w *Widget) Handle(ctx context.Context, ev Event) (any, error) {
 		return nil, fmt.Errorf("read the records of %s to %s: %w", q.input.Since.Format(time.RFC3339), q.input.Until.Format(time.RFC3339), err)
 	}
 	points, skipped := geomap.FromRecords(records, q.colorBy)
-	var svg strings.Builder
-	res, err := geomap.Render(&svg, points, func(o *geomap.Options) {
-		o.Width = q.width
-		o.ID = "geomap-" + idSafe(q.widgetID)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("draw the map: %w", err)
+	// A wide widget shows the world and, beside it, a closer look where
+	// most points are (their radii are too small to see on the world).
+	worldWidth := q.width
+	sub, bounds, label, closer := geomap.Focus(points)
+	closer = closer && q.width >= sideBySideWidth
+	if closer {
+		worldWidth = q.width * 55 / 100
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<div class="geomap-widget" style="font-family:Helvetica,Arial,sans-serif;font-size:12px;color:#444">`)
-	fmt.Fprintf(&b, `<p style="margin:0 0 4px 0">%s</p>`, html.EscapeString(q.summary(len(records), len(points), skipped, w.opts.MaxRecords)))
 	style := "display:block;max-width:100%;width:auto;height:auto"
 	if q.height > 0 {
 		style += ";max-height:" + strconv.Itoa(q.height) + "px"
 	}
-	out := strings.Replace(svg.String(), "<svg ", `<svg style="`+style+`" `, 1)
-	b.WriteString(out)
-	b.WriteString(`</div>`)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<div class="geomap-widget" style="font-family:Helvetica,Arial,sans-serif;font-size:12px;color:#444">`)
+	fmt.Fprintf(&b, `<p style="margin:0 0 4px 0">%s</p>`, html.EscapeString(q.summary(len(records), len(points), skipped, w.opts.MaxRecords)))
+	b.WriteString(`<div style="display:flex;gap:8px;align-items:flex-start">`)
+	res, err := drawMap(&b, points, worldWidth, "geomap-"+idSafe(q.widgetID), nil, style, "")
+	if err != nil {
+		return nil, err
+	}
+	if closer {
+		title := fmt.Sprintf("Closer: %d point(s) around %s", len(sub), label)
+		if _, err := drawMap(&b, sub, q.width-worldWidth-8, "geomap-closer-"+idSafe(q.widgetID), &bounds, style, title); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteString(`</div></div>`)
 	lambdarun.WithRequestID(ctx, w.opts.Logger).LogAttrs(ctx, slog.LevelInfo, "map drawn",
 		slog.String("dashboard", q.dashboard), slog.String("widget_id", q.widgetID),
 		slog.Time("from", q.input.Since), slog.Time("to", q.input.Until), slog.String("status", q.input.Status),
 		slog.Int("records", len(records)), slog.Int("points", res.Points), slog.Int("clusters", res.Clusters),
 		slog.Int("html_bytes", b.Len()), slog.Duration("took", w.opts.Clock().Sub(started)))
 	return b.String(), nil
+}
+
+// drawMap writes one map, its title (if any) above it, in a block.
+func drawMap(b *strings.Builder, points []geomap.Point, width int, id string, bounds *geomap.Bounds, style, title string) (geomap.Result, error) {
+	var svg strings.Builder
+	res, err := geomap.Render(&svg, points, func(o *geomap.Options) {
+		o.Width, o.ID, o.Bounds = width, id, bounds
+	})
+	if err != nil {
+		return res, fmt.Errorf("draw the map: %w", err)
+	}
+	b.WriteString(`<div>`)
+	if title != "" {
+		fmt.Fprintf(b, `<p style="margin:0 0 2px 0;font-weight:bold">%s</p>`, html.EscapeString(title))
+	}
+	b.WriteString(strings.Replace(svg.String(), "<svg ", `<svg style="`+style+`" `, 1))
+	b.WriteString(`</div>`)
+	return res, nil
 }
 
 // query is one invocation's reading of its event.

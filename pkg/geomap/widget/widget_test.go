@@ -165,6 +165,23 @@ func TestHandleParametersAndFallbacks(t *testing.T) {
 			t.Errorf("read %s to %s, want nothing past now", in.Since, in.Until)
 		}
 	})
+	t.Run("a wide widget adds a closer map where most points are", func(t *testing.T) {
+		src := &fakeSource{records: []ledger.Record{
+			{Key: "paris.jpg", Status: ledger.StatusSucceeded, Latitude: f64(48.85), Longitude: f64(2.35), RadiusKM: f64(90), Place: "Paris"},
+			{Key: "prague.jpg", Status: ledger.StatusSucceeded, Latitude: f64(50.08), Longitude: f64(14.44), RadiusKM: f64(80)},
+			{Key: "sydney.jpg", Status: ledger.StatusSucceeded, Latitude: f64(-33.86), Longitude: f64(151.2), RadiusKM: f64(50)},
+		}}
+		ev := Event{WidgetContext: &WidgetContext{WidgetID: "w1", Width: 1412, Height: 500, TimeRange: TimeRange{Start: 1000, End: 2000}}}
+		out, err := newWidget(src).Handle(context.Background(), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := out.(string)
+		if strings.Count(page, `class="geomap"`) != 2 || !strings.Contains(page, "Closer: 2 point(s) around Paris") ||
+			!strings.Contains(page, `width="770"`) || !strings.Contains(page, `data-points="2" data-individual="2" data-clusters="0" data-radii="2"`) {
+			t.Errorf("answer %.1500s", page)
+		}
+	})
 	t.Run("a bad parameter is shown, and nothing is read", func(t *testing.T) {
 		src := &fakeSource{}
 		out, err := newWidget(src).Handle(context.Background(), event(t, `{"colorBy":"rainbow"}`))
