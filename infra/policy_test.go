@@ -765,6 +765,10 @@ func TestPolicyCheckCatchesDefects(t *testing.T) {
 				}
 			}
 		}, []string{"predictor s3:GetObjectVersion"}},
+		{"map widget without its Query on the index", func(doc map[string]any) {
+			props, list := statements(doc, "AWS::IAM::Policy", "PolicyDocument", "MapWidgetRole")
+			setStatements(props, "PolicyDocument", without(list, func(st map[string]any) bool { return asJSON(st["Action"]) == `"dynamodb:Query"` }))
+		}, []string{"mapwidget dynamodb:Query"}},
 		{"no permission for the schedule to invoke the monitor", func(doc map[string]any) {
 			all := doc["Resources"].(map[string]any)
 			for id, res := range all {
