@@ -261,7 +261,7 @@ func grantDecryptVia(role awsiam.IRole, keyArn, service string) {
 	}))
 }
 
-// newGoFunction fills in what both Go functions share.
+// newGoFunction fills in what every Go function shares.
 func newGoFunction(stack awscdk.Stack, id string, props *awslambda.FunctionProps) awslambda.Function {
 	props.Runtime = awslambda.Runtime_PROVIDED_AL2023()
 	props.Architecture = awslambda.Architecture_ARM_64()
