@@ -30,4 +30,9 @@ const (
 	MetricNamespace  = "METRIC_NAMESPACE"
 	PipelineName     = "PIPELINE_NAME" // value of the Pipeline metric dimension
 	LogLevel         = "LOG_LEVEL"
+
+	// FunctionMemorySize is the function's memory in MB, which Lambda sets
+	// itself (the stack cannot: the name is reserved). Locally the rig
+	// passes it through; unset means the stack's default, 1024.
+	FunctionMemorySize = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 )
