@@ -86,7 +86,8 @@ func (j *jpegStepper) marker(r *Reader) error {
 		r.fill(int64(n), 0, KindJunk)
 		return nil
 	case len(b) < 2:
-		return errTruncated
+		r.copyN(1) // a last fill byte: harmless, and what a blanked last segment leaves
+		return nil
 	}
 	m := b[1]
 	switch {

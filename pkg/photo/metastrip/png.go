@@ -32,9 +32,18 @@ var pngKinds = map[string]string{
 
 type pngStepper struct {
 	started, ended bool
+	// crc, when set, is the CRC still to write after a rewritten chunk's
+	// zeros: computed once they have streamed, so a chunk claiming 2 GB in
+	// a short file costs nothing.
+	crc func() uint32
 }
 
 func (s *pngStepper) step(r *Reader) error {
+	if s.crc != nil {
+		r.emit(binary.BigEndian.AppendUint32(nil, s.crc()))
+		s.crc = nil
+		return nil
+	}
 	switch {
 	case !s.started:
 		if _, err := r.need(8); err != nil {
@@ -96,12 +105,10 @@ func (s *pngStepper) blank(r *Reader, h []byte, length int64, kind string) {
 	hdr := make([]byte, 8)
 	copy(hdr, h[:4])
 	copy(hdr[4:], pngPadType)
-	crc := crc32.Update(0, crc32.IEEETable, hdr[4:])
-	crc = crcZeros(crc, length)
 	r.removed(kind, 12)
 	r.emit(hdr)
 	r.fill(length, 0, kind)
-	r.emit(binary.BigEndian.AppendUint32(nil, crc))
+	s.crc = func() uint32 { return crcZeros(crc32.Update(0, crc32.IEEETable, hdr[4:]), length) }
 }
 
 // exif keeps the eXIf chunk's length and puts the minimal EXIF block in it.
@@ -114,14 +121,15 @@ func (s *pngStepper) exif(r *Reader, h []byte, length int64) {
 	k := int(min(length, maxEXIFPeek-12))
 	data, o := replaceEXIF(tiff, nil, k)
 	hdr := append([]byte(nil), h[:8]...)
-	crc := crc32.Update(0, crc32.IEEETable, hdr[4:])
-	crc = crc32.Update(crc, crc32.IEEETable, data)
-	crc = crcZeros(crc, length-int64(k))
-	sum := binary.BigEndian.AppendUint32(nil, crc)
+	crc := func() uint32 {
+		c := crc32.Update(0, crc32.IEEETable, hdr[4:])
+		return crcZeros(crc32.Update(c, crc32.IEEETable, data), length-int64(k))
+	}
 	if o != 0 {
 		r.note(func(rep *Report) { rep.Orientation = o })
 	}
-	if int64(len(b)) == 12+length && string(b[8:8+k]) == string(data) && string(b[8+k:]) == string(sum) {
+	if int64(len(b)) == 12+length && string(b[8:8+k]) == string(data) &&
+		string(b[8+k:]) == string(binary.BigEndian.AppendUint32(nil, crc())) {
 		r.copyN(12 + length) // already minimal: nothing to report
 		return
 	}
@@ -129,7 +137,7 @@ func (s *pngStepper) exif(r *Reader, h []byte, length int64) {
 	r.emit(hdr)
 	r.emit(data)
 	r.fill(length-int64(k), 0, KindEXIF)
-	r.emit(sum)
+	s.crc = crc
 }
 
 var zeroBlock [32 << 10]byte
