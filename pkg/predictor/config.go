@@ -70,7 +70,21 @@ type Config struct {
 	Oversize string
 	// DownscaleMaxSide is the longest side, in pixels, of a downscaled photo.
 	DownscaleMaxSide int
+	// UploadMetadata says what of a photo's metadata reaches the service:
+	// UploadMetadataStrip or UploadMetadataKeep.
+	UploadMetadata string
 }
+
+// Upload metadata modes (GEO_UPLOAD_METADATA).
+const (
+	// UploadMetadataStrip blanks the photo's metadata (EXIF but its
+	// orientation, XMP, IPTC, comments, trailers) in the stream to the
+	// service, without re-encoding; a photo it cannot strip is rejected
+	// (cannot_strip_metadata) before any credit is spent.
+	UploadMetadataStrip = "strip"
+	// UploadMetadataKeep sends the object as stored, metadata and all.
+	UploadMetadataKeep = "keep"
+)
 
 // EXIF GPS modes (GEO_EXIF_GPS).
 const (
@@ -85,6 +99,10 @@ const (
 	// and camera are still recorded).
 	ExifGPSIgnore = "ignore"
 )
+
+// keepMetadata reports whether photos are sent with their metadata: only
+// when the operator said so; any other value, the zero one included, strips.
+func (c Config) keepMetadata() bool { return c.UploadMetadata == UploadMetadataKeep }
 
 // Oversize modes (GEO_OVERSIZE).
 const (
@@ -158,6 +176,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ExifGPS:          p.OneOf(envvars.ExifGPS, ExifGPSPredict, ExifGPSPredict, ExifGPSSkip, ExifGPSIgnore),
 		Oversize:         p.OneOf(envvars.Oversize, OversizeDownscale, OversizeDownscale, OversizeReject),
 		DownscaleMaxSide: p.IntRange(envvars.DownscaleMaxSide, DefaultDownscaleMaxSide, MinDownscaleMaxSide, 16384),
+		UploadMetadata:   p.OneOf(envvars.UploadMetadata, UploadMetadataStrip, UploadMetadataStrip, UploadMetadataKeep),
 	}
 	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("predictor configuration: %w", err)
