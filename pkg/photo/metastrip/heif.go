@@ -34,6 +34,10 @@ var (
 		"idat": true, "dinf": true, "grpl": true, "ipro": true, "free": true, "skip": true}
 )
 
+// heifPadding reports the box types that are padding, which every reader
+// skips: their payload is zeroed, so a blanked box stays blank.
+func heifPadding(typ string) bool { return typ == "free" || typ == "skip" }
+
 // span is a range of the file to blank: an item's extent.
 type span struct {
 	start, end int64 // end math.MaxInt64: to the end of the file
@@ -147,7 +151,18 @@ func (h *heifStepper) nextBox(r *Reader, at int64) error {
 	if size > math.MaxInt64-at {
 		h.boxEnd = math.MaxInt64
 	}
-	if heifTopKeep[typ] && typ != "meta" { // a second meta would be nobody's
+	switch {
+	case heifPadding(typ):
+		// Padding holds nothing anyone reads, so nothing may hide in it.
+		r.copyN(hdr)
+		if h.boxEnd == math.MaxInt64 {
+			r.fillRest(0, "")
+			return io.EOF
+		}
+		r.fill(size-hdr, 0, "")
+		h.boxEnd = 0
+		return nil
+	case heifTopKeep[typ] && typ != "meta": // a second meta would be nobody's
 		r.copyN(hdr)
 		return nil
 	}
@@ -245,7 +260,10 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 		return err
 	}
 	for _, b := range top {
-		if !heifTopKeep[b.typ] {
+		switch {
+		case heifPadding(b.typ):
+			clear(buf[b.payload:b.end])
+		case !heifTopKeep[b.typ]:
 			blankBox(r, buf, b, KindOther)
 		}
 	}
@@ -269,6 +287,8 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 			idat = c
 		case "xml ", "bxml":
 			blankBox(r, buf, *c, KindXMP)
+		case "free", "skip":
+			clear(buf[c.payload:c.end])
 		default:
 			if !heifMetaKeep[c.typ] {
 				blankBox(r, buf, *c, KindOther)
@@ -336,7 +356,30 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 		merged = append(merged, s)
 	}
 	held := int64(len(buf))
+	// Item data within the held header must lie in idat or in an mdat held
+	// with it: bytes of ftyp or of meta's own boxes are no item's, and
+	// blanking them would rewrite the very boxes that located them.
+	var data []box
+	if idat != nil {
+		data = append(data, *idat)
+	}
+	for _, b := range top {
+		if b.typ == "mdat" {
+			data = append(data, b)
+		}
+	}
+	inData := func(start, end int64) bool {
+		for _, d := range data {
+			if start >= int64(d.payload) && end <= int64(d.end) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, s := range merged {
+		if s.start < held && !inData(s.start, min(s.end, held)) {
+			return fmt.Errorf("HEIF %s item at byte %d lies outside idat and mdat", s.kind, s.start)
+		}
 		if s.start < held {
 			end := min(s.end, held)
 			seg := buf[s.start:end]
