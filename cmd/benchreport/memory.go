@@ -12,11 +12,15 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // rssResult is one run of the predictor binary on one image.
 type rssResult struct {
 	ImageBytes int
+	// Metadata is the run's uploadMetadata: strip (the default) or keep.
+	Metadata string
 	MaxRSS     int64
 	// MaxRSS (wait4) is an upper bound of the predictor's peak RSS, OwnHWM
 	// (its polled VmHWM) a lower bound: see rsschild.go.
@@ -49,7 +53,7 @@ func childEnv(e *localEnv, st stack) []string {
 
 // measureRSS runs `predictor -event FILE` on one image of size bytes and
 // reads the child's peak resident set size.
-func measureRSS(ctx context.Context, e *localEnv, st stack, bin, tmp string, size int, name string) (*rssResult, error) {
+func measureRSS(ctx context.Context, e *localEnv, st stack, bin, tmp string, size int, name, metadata string) (*rssResult, error) {
 	obj, err := e.put(ctx, "memory/"+name+".jpg", fakeJPEG(size, uint64(size)))
 	if err != nil {
 		return nil, err
@@ -68,7 +72,7 @@ func measureRSS(ctx context.Context, e *localEnv, st stack, bin, tmp string, siz
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, self, rssLauncherArg, bin, "-event", eventFile, "-timeout", st.Timeout.String())
-	cmd.Env = childEnv(e, st)
+	cmd.Env = append(childEnv(e, st), envvars.UploadMetadata+"="+metadata)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("predictor -event on %d bytes: %w\n%s", size, err, tail(stderr.Bytes()))
@@ -84,18 +88,28 @@ func measureRSS(ctx context.Context, e *localEnv, st stack, bin, tmp string, siz
 	if err != nil || rec == nil || rec.Status != ledger.StatusSucceeded {
 		return nil, fmt.Errorf("record of the %d byte image: %+v %v", size, rec, err)
 	}
-	return &rssResult{ImageBytes: size, MaxRSS: maxRSS, OwnHWM: hwm, Wall: wall, CPU: cpu}, nil
+	if rec.UploadMetadata != metadata {
+		return nil, fmt.Errorf("record of the %d byte image says upload_metadata %q, want %q", size, rec.UploadMetadata, metadata)
+	}
+	return &rssResult{ImageBytes: size, Metadata: metadata, MaxRSS: maxRSS, OwnHWM: hwm, Wall: wall, CPU: cpu}, nil
 }
 
 // measureMemory runs the binary on a typical image and on one of the
-// service's maximum size.
+// service's maximum size, both stripped of their metadata on the way (the
+// default), then on the maximum size sent as stored (uploadMetadata=keep):
+// stripping must keep the stream flat.
 func measureMemory(ctx context.Context, e *localEnv, st stack, bin, tmp string) ([]rssResult, error) {
 	var out []rssResult
 	for _, c := range []struct {
-		name string
-		size int
-	}{{"typical", 300 << 10}, {"max", int(imageformat.DefaultMaxImageBytes)}} {
-		r, err := measureRSS(ctx, e, st, bin, tmp, c.size, c.name)
+		name     string
+		size     int
+		metadata string
+	}{
+		{"typical", 300 << 10, predictor.UploadMetadataStrip},
+		{"max", int(imageformat.DefaultMaxImageBytes), predictor.UploadMetadataStrip},
+		{"max-keep", int(imageformat.DefaultMaxImageBytes), predictor.UploadMetadataKeep},
+	} {
+		r, err := measureRSS(ctx, e, st, bin, tmp, c.size, c.name, c.metadata)
 		if err != nil {
 			return nil, err
 		}
