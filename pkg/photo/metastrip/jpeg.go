@@ -202,37 +202,44 @@ func (j *jpegStepper) exif(r *Reader, length int) error {
 
 // entropy copies a scan's entropy-coded data up to the next marker: 0xFF is
 // always followed by a stuffed 0x00, a restart marker, a fill byte or the
-// marker that ends the scan.
+// marker that ends the scan. It copies everything buffered up to that marker
+// in one op: a 10 MB scan has some 40,000 stuffed bytes.
 func (j *jpegStepper) entropy(r *Reader) error {
-	buf, err := r.peek(max(r.src.Buffered(), 1))
+	buf, err := r.peek(max(r.src.Buffered(), 2))
 	if err != nil {
 		return err
 	}
-	if len(buf) == 0 {
+	switch len(buf) {
+	case 0:
 		return io.EOF
+	case 1:
+		r.copyN(1) // the file ends inside the scan
+		return nil
 	}
-	if i := bytes.IndexByte(buf, 0xFF); i != 0 {
-		if i < 0 {
-			i = len(buf)
+	for i := 0; i < len(buf); {
+		k := bytes.IndexByte(buf[i:], 0xFF)
+		if k < 0 {
+			r.copyN(int64(len(buf)))
+			return nil
 		}
-		r.copyN(int64(i))
-		return nil
+		i += k
+		if i+1 == len(buf) {
+			// The byte after this 0xFF is not buffered yet: copy up to
+			// it, and decide on the next step.
+			r.copyN(int64(max(i, 1)))
+			return nil
+		}
+		switch m := buf[i+1]; {
+		case m == 0x00, m >= 0xD0 && m <= 0xD7:
+			i += 2
+		case m == 0xFF:
+			i++
+		default:
+			r.copyN(int64(i))
+			j.phase = jpegHeader
+			return nil
+		}
 	}
-	b, err := r.peek(2)
-	if err != nil {
-		return err
-	}
-	if len(b) < 2 {
-		r.copyN(1) // the file ends on 0xFF
-		return nil
-	}
-	switch m := b[1]; {
-	case m == 0x00, m >= 0xD0 && m <= 0xD7:
-		r.copyN(2)
-	case m == 0xFF:
-		r.copyN(1)
-	default:
-		j.phase = jpegHeader
-	}
+	r.copyN(int64(len(buf)))
 	return nil
 }

@@ -187,6 +187,9 @@ type Reader struct {
 	fmt  stepper
 	pos  int64 // input bytes consumed
 	ops  []op
+	// opsBuf backs ops between steps, so queueing a step's few ops does
+	// not allocate.
+	opsBuf [8]op
 	done bool
 	err  error // a read error of the source, returned as it is
 
@@ -335,6 +338,7 @@ func (r *Reader) discard(n int) int {
 
 // next asks the format for its next structure and handles how it ends.
 func (r *Reader) next() {
+	r.ops = r.opsBuf[:0]
 	err := r.fmt.step(r)
 	var p *Problem
 	switch {
