@@ -65,3 +65,10 @@ func TestPredictStripsMetadataUnlessToldToKeepIt(t *testing.T) {
 		t.Errorf("--upload-metadata maybe: exit %d, want 2 (usage)", r.code)
 	}
 }
+
+func TestLocalRefusesAnUnknownUploadMetadataBeforeStarting(t *testing.T) {
+	r := runCLI(t, nil, nil, "local", "--upload-metadata", "ignore", "--images", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "--upload-metadata \"ignore\" is neither strip nor keep") {
+		t.Errorf("exit %d stderr %q, want a usage error naming the values", r.code, r.stderr)
+	}
+}
