@@ -21,7 +21,7 @@ type rssResult struct {
 	ImageBytes int
 	// Metadata is the run's uploadMetadata: strip (the default) or keep.
 	Metadata string
-	MaxRSS     int64
+	MaxRSS   int64
 	// MaxRSS (wait4) is an upper bound of the predictor's peak RSS, OwnHWM
 	// (its polled VmHWM) a lower bound: see rsschild.go.
 	OwnHWM int64

@@ -190,8 +190,8 @@ type Reader struct {
 	// opsBuf backs ops between steps, so queueing a step's few ops does
 	// not allocate.
 	opsBuf [8]op
-	done bool
-	err  error // a read error of the source, returned as it is
+	done   bool
+	err    error // a read error of the source, returned as it is
 
 	mu  sync.Mutex // guards rep, which Report reads from any goroutine
 	rep Report
