@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
@@ -41,7 +42,9 @@ type strippedFile struct {
 
 // newStrippedFile refuses, before any call, a file whose metadata cannot be
 // stripped: a format that would need re-encoding (GIF, TIFF), or a broken
-// structure within its first 256 KiB (the predictor's rule).
+// structure within its first 256 KiB (the predictor's rule). A file that is
+// no image at all gets no stripper (nil): the client refuses it before
+// sending, with its own message.
 func newStrippedFile(path string) (*strippedFile, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -55,6 +58,10 @@ func newStrippedFile(path string) (*strippedFile, int64, error) {
 	head, err := bufio.NewReaderSize(f, 256<<10).Peek(256 << 10)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, 0, err
+	}
+	if _, ok := imageformat.Detect(head); !ok {
+		// Not an image at all: the client refuses it, and says so better.
+		return nil, st.Size(), nil
 	}
 	if _, err := metastrip.Check(head, st.Size()); err != nil {
 		return nil, 0, fmt.Errorf("its metadata cannot be stripped (%w); --upload-metadata keep sends it as it is", err)

@@ -66,7 +66,9 @@ func runPredict(ctx context.Context, c *cli, args []string) error {
 				c.printErr(fmt.Errorf("predict %s: %w", file, err))
 				continue
 			}
-			in.Image = stripped.source
+			if stripped != nil {
+				in.Image = stripped.source
+			}
 		}
 		out, err := client.Predict(ctx, in)
 		if err != nil {
