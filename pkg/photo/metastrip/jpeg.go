@@ -127,7 +127,7 @@ func (j *jpegStepper) segment(r *Reader, m byte) error {
 		return r.problem("JPEG segment FF%02X of length %d", m, length)
 	}
 	total := int64(2 + length)
-	id := b[4:]
+	id := b[4:min(len(b), 2+length)] // the identifier cannot run past the segment
 	kind := ""
 	switch {
 	case m == 0xE0:
