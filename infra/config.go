@@ -54,6 +54,7 @@ const (
 	keyExifGPS                       = "exifGps"
 	keyOversize                      = "oversize"
 	keyDownscaleMaxSidePx            = "downscaleMaxSidePx"
+	keyUploadMetadata                = "uploadMetadata"
 )
 
 // Config is the validated deployment configuration read from CDK context.
@@ -136,6 +137,10 @@ type Config struct {
 	Oversize string
 	// DownscaleMaxSidePx is the longest side of a downscaled photo.
 	DownscaleMaxSidePx int
+	// UploadMetadata is what of a photo's metadata the service receives:
+	// "strip" (blanked on the way, without re-encoding) or "keep" (sent as
+	// stored). Only the predictor gets it: the monitor sends no image.
+	UploadMetadata string
 }
 
 // ContextLookup returns the raw context value of key, or nil when unset.
@@ -214,6 +219,7 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		ExifGPS:            r.choice(keyExifGPS, exifGPSPredict, exifGPSSkip, exifGPSIgnore),
 		Oversize:           r.choice(keyOversize, oversizeDownscale, oversizeReject),
 		DownscaleMaxSidePx: r.intIn(keyDownscaleMaxSidePx, minDownscaleMaxSidePx, maxDownscaleMaxSidePx),
+		UploadMetadata:     r.choice(keyUploadMetadata, uploadMetadataStrip, uploadMetadataKeep),
 	}
 	// A reserve of half the timeout or more would leave the prediction itself
 	// less time than the bookkeeping after it. Checked only when both parsed.
@@ -446,10 +452,13 @@ func (r *contextReader) pacing(key string) string {
 	return ""
 }
 
-// The predictor's EXIF GPS and oversize modes and downscale bounds
-// (predictor.ExifGPS*, Oversize*, MinDownscaleMaxSide; config_test.go checks
-// they agree), kept here so the CDK app does not link the predictor.
+// The predictor's EXIF GPS, oversize and upload metadata modes and
+// downscale bounds (predictor.ExifGPS*, Oversize*, UploadMetadata*,
+// MinDownscaleMaxSide; config_test.go checks they agree), kept here so the
+// CDK app does not link the predictor.
 const (
+	uploadMetadataStrip   = "strip"
+	uploadMetadataKeep    = "keep"
 	exifGPSPredict        = "predict"
 	exifGPSSkip           = "skip"
 	exifGPSIgnore         = "ignore"

@@ -85,6 +85,7 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awsla
 		envvars.ExifGPS:          jsii.String(cfg.ExifGPS),
 		envvars.Oversize:         jsii.String(cfg.Oversize),
 		envvars.DownscaleMaxSide: jsii.String(strconv.Itoa(cfg.DownscaleMaxSidePx)),
+		envvars.UploadMetadata:   jsii.String(cfg.UploadMetadata),
 		envGoMemLimit:            jsii.String(goMemLimit(cfg.PredictorMemoryMB)),
 	}
 	// Unset means "service default"; an empty value might not.

@@ -36,9 +36,14 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard (make synth writes it)")
+		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
 		asMap       = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
+	}
+	mode, err := checkUploadMetadata(*meta, true)
+	if err != nil {
 		return err
 	}
 	if err := asMap.check(); err != nil {
@@ -56,6 +61,15 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		Unversioned: *unversioned,
 		Getenv:      c.getenv,
 		Progress:    c.stderr,
+	}
+	if mode != "" {
+		// The flag wins over GEO_UPLOAD_METADATA, as -c wins over cdk.json.
+		opts.Getenv = func(name string) string {
+			if name == envvars.UploadMetadata {
+				return mode
+			}
+			return c.getenv(name)
+		}
 	}
 	if *verbose {
 		opts.FunctionLogs = c.stderr

@@ -74,6 +74,9 @@ type Config struct {
 	// a photo whose downscale would not fit in it with headroom is refused
 	// from its header (see downscale.MemoryBudget).
 	MemoryMB int
+	// UploadMetadata says what of a photo's metadata reaches the service:
+	// UploadMetadataStrip or UploadMetadataKeep.
+	UploadMetadata string
 }
 
 // DefaultMemoryMB is the stack's default predictor memory (cdk.json
@@ -94,6 +97,17 @@ func (c Config) DownscaleOptions() downscale.Options {
 	}
 }
 
+// Upload metadata modes (GEO_UPLOAD_METADATA).
+const (
+	// UploadMetadataStrip blanks the photo's metadata (EXIF but its
+	// orientation, XMP, IPTC, comments, trailers) in the stream to the
+	// service, without re-encoding; a photo it cannot strip is rejected
+	// (cannot_strip_metadata) before any credit is spent.
+	UploadMetadataStrip = "strip"
+	// UploadMetadataKeep sends the object as stored, metadata and all.
+	UploadMetadataKeep = "keep"
+)
+
 // EXIF GPS modes (GEO_EXIF_GPS).
 const (
 	// ExifGPSPredict calls the service for every photo and, when the photo
@@ -107,6 +121,10 @@ const (
 	// and camera are still recorded).
 	ExifGPSIgnore = "ignore"
 )
+
+// keepMetadata reports whether photos are sent with their metadata: only
+// when the operator said so; any other value, the zero one included, strips.
+func (c Config) keepMetadata() bool { return c.UploadMetadata == UploadMetadataKeep }
 
 // Oversize modes (GEO_OVERSIZE).
 const (
@@ -181,6 +199,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Oversize:         p.OneOf(envvars.Oversize, OversizeDownscale, OversizeDownscale, OversizeReject),
 		DownscaleMaxSide: p.IntRange(envvars.DownscaleMaxSide, DefaultDownscaleMaxSide, MinDownscaleMaxSide, 16384),
 		MemoryMB:         p.IntRange(envvars.FunctionMemorySize, DefaultMemoryMB, 128, 10240),
+		UploadMetadata:   p.OneOf(envvars.UploadMetadata, UploadMetadataStrip, UploadMetadataStrip, UploadMetadataKeep),
 	}
 	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("predictor configuration: %w", err)
