@@ -55,6 +55,7 @@ const (
 	keyOversize                      = "oversize"
 	keyDownscaleMaxSidePx            = "downscaleMaxSidePx"
 	keyMaxServerDelaySeconds         = "maxServerDelaySeconds"
+	keyUploadMetadata                = "uploadMetadata"
 )
 
 // Config is the validated deployment configuration read from CDK context.
@@ -141,6 +142,10 @@ type Config struct {
 	// 503's): the client, the shared schedule and a returned message wait
 	// at most this long for it.
 	MaxServerDelay time.Duration
+	// UploadMetadata is what of a photo's metadata the service receives:
+	// "strip" (blanked on the way, without re-encoding) or "keep" (sent as
+	// stored). Only the predictor gets it: the monitor sends no image.
+	UploadMetadata string
 }
 
 // ContextLookup returns the raw context value of key, or nil when unset.
@@ -221,6 +226,7 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		DownscaleMaxSidePx: r.intIn(keyDownscaleMaxSidePx, minDownscaleMaxSidePx, maxDownscaleMaxSidePx),
 		// Up to SQS's 12 hours, the longest a message can wait.
 		MaxServerDelay: time.Duration(r.intIn(keyMaxServerDelaySeconds, 1, 43200)) * time.Second,
+		UploadMetadata: r.choice(keyUploadMetadata, uploadMetadataStrip, uploadMetadataKeep),
 	}
 	// A reserve of half the timeout or more would leave the prediction itself
 	// less time than the bookkeeping after it. Checked only when both parsed.
@@ -453,10 +459,13 @@ func (r *contextReader) pacing(key string) string {
 	return ""
 }
 
-// The predictor's EXIF GPS and oversize modes and downscale bounds
-// (predictor.ExifGPS*, Oversize*, MinDownscaleMaxSide; config_test.go checks
-// they agree), kept here so the CDK app does not link the predictor.
+// The predictor's EXIF GPS, oversize and upload metadata modes and
+// downscale bounds (predictor.ExifGPS*, Oversize*, UploadMetadata*,
+// MinDownscaleMaxSide; config_test.go checks they agree), kept here so the
+// CDK app does not link the predictor.
 const (
+	uploadMetadataStrip   = "strip"
+	uploadMetadataKeep    = "keep"
 	exifGPSPredict        = "predict"
 	exifGPSSkip           = "skip"
 	exifGPSIgnore         = "ignore"

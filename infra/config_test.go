@@ -121,6 +121,8 @@ func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 		{keyExifGPS, "", func(c Config) bool { return c.ExifGPS == "predict" }},
 		{keyOversize, "reject", func(c Config) bool { return c.Oversize == "reject" }},
 		{keyOversize, "", func(c Config) bool { return c.Oversize == "downscale" }},
+		{keyUploadMetadata, "Keep", func(c Config) bool { return c.UploadMetadata == "keep" }},
+		{keyUploadMetadata, "", func(c Config) bool { return c.UploadMetadata == "strip" }},
 		{keyDownscaleMaxSidePx, "512", func(c Config) bool { return c.DownscaleMaxSidePx == 512 }},
 		{keyDownscaleMaxSidePx, 16384.0, func(c Config) bool { return c.DownscaleMaxSidePx == 16384 }},
 		{keyMaxServerDelaySeconds, "1", func(c Config) bool { return c.MaxServerDelay == time.Second }},
@@ -201,6 +203,7 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyFinishReserveSeconds, "60", "less than half of predictorTimeoutSeconds (120), so at most 59"},
 		{keyExifGPS, "trust", "one of predict, skip, ignore"},
 		{keyOversize, "crop", "one of downscale, reject"},
+		{keyUploadMetadata, "ignore", "one of strip, keep"},
 		{keyDownscaleMaxSidePx, "511", "from 512 to 16384"},
 		{keyDownscaleMaxSidePx, "16385", "from 512 to 16384"},
 		{keyDownscaleMaxSidePx, "4k", "from 512 to 16384"},
@@ -358,6 +361,9 @@ func TestLoadConfigDefaultsOfPhotoOptionsAndMemory(t *testing.T) {
 	if cfg.ExifGPS != "predict" || cfg.Oversize != "downscale" || cfg.DownscaleMaxSidePx != 4096 {
 		t.Errorf("exifGps %q oversize %q downscaleMaxSidePx %d; want predict, downscale, 4096", cfg.ExifGPS, cfg.Oversize, cfg.DownscaleMaxSidePx)
 	}
+	if cfg.UploadMetadata != "strip" {
+		t.Errorf("uploadMetadata %q; want strip: photos leave without their owner's metadata unless the operator says otherwise", cfg.UploadMetadata)
+	}
 	// Set by measurement: the worst photo people take that is over the
 	// limit, a 61 MP full-frame camera JPEG, peaks at about 280 MB of RSS
 	// downscaled (8-bit 48 MP PNG: 380 MB), the predictor's own 15-40 MB
@@ -372,6 +378,7 @@ func TestLoadConfigDefaultsOfPhotoOptionsAndMemory(t *testing.T) {
 func TestPhotoOptionsAreThePredictors(t *testing.T) {
 	if exifGPSPredict != predictorpkg.ExifGPSPredict || exifGPSSkip != predictorpkg.ExifGPSSkip || exifGPSIgnore != predictorpkg.ExifGPSIgnore ||
 		oversizeDownscale != predictorpkg.OversizeDownscale || oversizeReject != predictorpkg.OversizeReject ||
+		uploadMetadataStrip != predictorpkg.UploadMetadataStrip || uploadMetadataKeep != predictorpkg.UploadMetadataKeep ||
 		minDownscaleMaxSidePx != predictorpkg.MinDownscaleMaxSide {
 		t.Error("infra's exifGps/oversize values or downscale bound differ from the predictor's")
 	}

@@ -124,13 +124,15 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	)
 	// Accuracy against the photos' own EXIF positions, over an hour: a
 	// handful of photos per five minutes would make the percentiles jump.
+	// Only uploads that did not carry the position count (the predictor
+	// publishes none for the others), and the title says so.
 	accuracy := minutes(accuracyPeriodMinutes)
 	dashboard.AddWidgets(
-		graph("Prediction error vs EXIF position (km)", []awscloudwatch.IMetric{
+		graph("Prediction error vs EXIF position, photos sent without it (km)", []awscloudwatch.IMetric{
 			m.labelled(metricnames.PredictionErrorKm, "p50", "p50", accuracy),
 			m.labelled(metricnames.PredictionErrorKm, "p90", "p90", accuracy),
 		}, []awscloudwatch.IMetric{
-			m.labelled(metricnames.PredictionErrorKm, "SampleCount", "Photos with both", accuracy),
+			m.labelled(metricnames.PredictionErrorKm, "SampleCount", "Photos sent without their position", accuracy),
 		}),
 		graph("Share of predictions within (%)", m.withinShares(accuracy), none),
 		graph("Prediction error p50 by model (km)", []awscloudwatch.IMetric{
@@ -145,6 +147,7 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			Alarms: sortedAlarms(alarms),
 		}),
 	)
+	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget))
 	dashboard.AddWidgets(awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
 		Title:         jsii.String("Latest predictions"),
 		Width:         jsii.Number(24),

@@ -58,7 +58,11 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("dashboard has no %s latency", stat)
 		}
 	}
-	// Accuracy: p50 and p90 of the error, and one share per threshold.
+	// Accuracy: p50 and p90 of the error, and one share per threshold, over
+	// the photos whose upload did not carry the position, as the title says.
+	if !strings.Contains(body, "photos sent without it") {
+		t.Error("the accuracy graph does not say it counts only photos sent without their position")
+	}
 	stats := map[string]bool{}
 	series := `\"` + metricnames.PredictionErrorKm + `\",\"` + metricnames.DimPipeline + `\",\"` + s.cfg.StackName + `\",{`
 	for rest := body; strings.Contains(rest, series); {

@@ -27,6 +27,10 @@ const (
 	monitorAssetDir   = "monitor"
 )
 
+// functionAssetDirs lists every function the stack deploys (mapwidget.go
+// adds the third).
+var functionAssetDirs = []string{predictorAssetDir, monitorAssetDir, mapWidgetAssetDir}
+
 // monitorTimeoutSeconds covers two service calls with their retries and a
 // few table writes; the monitor does no per-image work.
 const monitorTimeoutSeconds = 60
@@ -81,6 +85,7 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awsla
 		envvars.ExifGPS:          jsii.String(cfg.ExifGPS),
 		envvars.Oversize:         jsii.String(cfg.Oversize),
 		envvars.DownscaleMaxSide: jsii.String(strconv.Itoa(cfg.DownscaleMaxSidePx)),
+		envvars.UploadMetadata:   jsii.String(cfg.UploadMetadata),
 		envGoMemLimit:            jsii.String(goMemLimit(cfg.PredictorMemoryMB)),
 	}
 	env[envvars.MaxServerDelay] = jsii.String(strconv.Itoa(int(cfg.MaxServerDelay.Seconds())))
@@ -258,7 +263,7 @@ func grantDecryptVia(role awsiam.IRole, keyArn, service string) {
 	}))
 }
 
-// newGoFunction fills in what both Go functions share.
+// newGoFunction fills in what every Go function shares.
 func newGoFunction(stack awscdk.Stack, id string, props *awslambda.FunctionProps) awslambda.Function {
 	props.Runtime = awslambda.Runtime_PROVIDED_AL2023()
 	props.Architecture = awslambda.Architecture_ARM_64()

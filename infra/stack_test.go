@@ -321,6 +321,7 @@ func TestFunctions(t *testing.T) {
 				envvars.ExifGPS:          cfg.ExifGPS,
 				envvars.Oversize:         cfg.Oversize,
 				envvars.DownscaleMaxSide: strconv.Itoa(cfg.DownscaleMaxSidePx),
+				envvars.UploadMetadata:   cfg.UploadMetadata,
 				envGoMemLimit:            goMemLimit(cfg.PredictorMemoryMB),
 			}
 			if cfg.TopN != 0 {

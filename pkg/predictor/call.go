@@ -32,6 +32,8 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 	}
 	if d := obj.photo.downscaled; d != nil {
 		in.Image, in.Size, in.ContentType = geoapi.BytesSource(d.JPEG), d.Bytes, "image/jpeg"
+	} else {
+		in.Image = inv.uploadSource(obj, in.Image)
 	}
 	res := callResult{requestedModelID: cfg.ModelID}
 	if cfg.ModelID != "" {

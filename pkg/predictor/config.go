@@ -81,7 +81,43 @@ type Config struct {
 	// 503's, in any form): the client, the shared schedule and the
 	// returned messages wait at most this long for it.
 	MaxServerDelay time.Duration
+	// MemoryMB is the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE):
+	// a photo whose downscale would not fit in it with headroom is refused
+	// from its header (see downscale.MemoryBudget).
+	MemoryMB int
+	// UploadMetadata says what of a photo's metadata reaches the service:
+	// UploadMetadataStrip or UploadMetadataKeep.
+	UploadMetadata string
 }
+
+// DefaultMemoryMB is the stack's default predictor memory (cdk.json
+// predictorMemoryMb), for a process Lambda did not start.
+const DefaultMemoryMB = 512
+
+// DownscaleOptions are the downscaler's limits under this configuration
+// (a zero MemoryMB is DefaultMemoryMB).
+func (c Config) DownscaleOptions() downscale.Options {
+	mb := c.MemoryMB
+	if mb <= 0 {
+		mb = DefaultMemoryMB
+	}
+	return downscale.Options{
+		MaxSide:      c.DownscaleMaxSide,
+		MaxBytes:     c.MaxImageBytes,
+		MemoryBudget: downscale.MemoryBudget(int64(mb) << 20),
+	}
+}
+
+// Upload metadata modes (GEO_UPLOAD_METADATA).
+const (
+	// UploadMetadataStrip blanks the photo's metadata (EXIF but its
+	// orientation, XMP, IPTC, comments, trailers) in the stream to the
+	// service, without re-encoding; a photo it cannot strip is rejected
+	// (cannot_strip_metadata) before any credit is spent.
+	UploadMetadataStrip = "strip"
+	// UploadMetadataKeep sends the object as stored, metadata and all.
+	UploadMetadataKeep = "keep"
+)
 
 // EXIF GPS modes (GEO_EXIF_GPS).
 const (
@@ -96,6 +132,10 @@ const (
 	// and camera are still recorded).
 	ExifGPSIgnore = "ignore"
 )
+
+// keepMetadata reports whether photos are sent with their metadata: only
+// when the operator said so; any other value, the zero one included, strips.
+func (c Config) keepMetadata() bool { return c.UploadMetadata == UploadMetadataKeep }
 
 // Oversize modes (GEO_OVERSIZE).
 const (
@@ -171,6 +211,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DownscaleMaxSide: p.IntRange(envvars.DownscaleMaxSide, DefaultDownscaleMaxSide, MinDownscaleMaxSide, 16384),
 		MaxServerDelay: time.Duration(p.IntRange(envvars.MaxServerDelay,
 			int(DefaultMaxServerDelay/time.Second), 1, int(MaxMaxServerDelay/time.Second))) * time.Second,
+		MemoryMB:       p.IntRange(envvars.FunctionMemorySize, DefaultMemoryMB, 128, 10240),
+		UploadMetadata: p.OneOf(envvars.UploadMetadata, UploadMetadataStrip, UploadMetadataStrip, UploadMetadataKeep),
 	}
 	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("predictor configuration: %w", err)

@@ -33,8 +33,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ModelFallback: true, RatePerMinute: 30, MaxConcurrency: 2, Pacing: PacingShared, ClaimLease: 15 * time.Minute,
 		MetricNamespace: metricnames.DefaultNamespace, PipelineName: "local", LogLevel: "info",
 		MaxImageBytes: 10_000_000, FinishReserve: DefaultFinishReserve,
-		ExifGPS: ExifGPSPredict, Oversize: OversizeDownscale, DownscaleMaxSide: 4096,
-		MaxServerDelay: 5 * time.Minute,
+		ExifGPS: ExifGPSPredict, Oversize: OversizeDownscale, DownscaleMaxSide: 4096, MemoryMB: DefaultMemoryMB,
+		UploadMetadata: UploadMetadataStrip, MaxServerDelay: 5 * time.Minute,
 	}
 	if c != want {
 		t.Errorf("config = %+v\nwant     %+v", c, want)
@@ -57,6 +57,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		envvars.MaxImageBytes: "10485760", envvars.MaxReceiveCount: "5", envvars.FinishReserve: "20s",
 		envvars.Pacing: "Instance", envvars.ExifGPS: "Skip", envvars.Oversize: "reject", envvars.DownscaleMaxSide: "2048",
 		envvars.MaxServerDelay: "90",
+		envvars.UploadMetadata: "Keep",
 	} {
 		env[k] = v
 	}
@@ -70,7 +71,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		c.PipelineName != "prod" || c.LogLevel != "debug" || c.MaxImageBytes != 10<<20 ||
 		c.MaxReceiveCount != 5 || c.FinishReserve != 20*time.Second || c.Pacing != PacingInstance ||
 		c.ExifGPS != ExifGPSSkip || c.Oversize != OversizeReject || c.DownscaleMaxSide != 2048 ||
-		c.MaxServerDelay != 90*time.Second {
+		c.MaxServerDelay != 90*time.Second || c.UploadMetadata != UploadMetadataKeep {
 		t.Errorf("config = %+v", c)
 	}
 	if c.PerInstanceRate() != 30 || c.ExpectedCost() != 3 {
@@ -109,6 +110,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"downscale side not a number", envvars.DownscaleMaxSide, "4k"},
 		{"server delay cap zero", envvars.MaxServerDelay, "0"},
 		{"server delay cap beyond SQS's 12 hours", envvars.MaxServerDelay, "43201"},
+		{"unknown upload metadata mode", envvars.UploadMetadata, "ignore"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

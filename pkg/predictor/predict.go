@@ -7,7 +7,6 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 )
 
 // predict spends, holding the claim: it reserves budget, takes a call slot
@@ -36,7 +35,7 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 			return o
 		}
 	case inv.h.cfg.ExifGPS == ExifGPSSkip:
-		if body, o, ok = inv.openImage(ctx, obj, claim); !ok {
+		if body, o, ok = inv.openForUpload(ctx, obj, claim); !ok {
 			return o
 		}
 		if inv.knownPosition(obj) {
@@ -72,7 +71,7 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 		return inv.release(ctx, obj, claim, inv.outage(obj, retryOutOfCredits), "another call of the batch found the account out of credits")
 	}
 	if body == nil && obj.photo.downscaled == nil {
-		if body, o, ok = inv.openImage(ctx, obj, claim); !ok {
+		if body, o, ok = inv.openForUpload(ctx, obj, claim); !ok {
 			return o
 		}
 	}
@@ -123,22 +122,33 @@ func (inv *invocation) openImage(ctx context.Context, obj *object, claim *ledger
 		obj.logger.Warn("S3 read failed: message returned for retry", "error", err)
 		return nil, inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, err.Error()), false
 	}
-	format, ok := imageformat.Detect(body.head)
+	v := examineHead(body.head, obj.Size, inv.h.cfg)
+	obj.contentType = v.format.MIME
+	if v.reason != "" {
+		body.Close()
+		fctx, cancel := finishContext(ctx)
+		defer cancel()
+		return nil, inv.rejectClaimed(fctx, obj, claim, v.reason, v.detail), false
+	}
+	inv.readEXIF(obj, body.head, v.exif, v.exifErr)
+	return body, outcome{}, true
+}
+
+// openForUpload opens an object that is sent as stored (not downscaled)
+// with openImage, and rejects it through the claim when its metadata must
+// be stripped and cannot be (uploadMetadata=strip): no credit is spent on a
+// photo that cannot be sent.
+func (inv *invocation) openForUpload(ctx context.Context, obj *object, claim *ledger.Claim) (*openedObject, outcome, bool) {
+	body, o, ok := inv.openImage(ctx, obj, claim)
 	if !ok {
+		return nil, o, false
+	}
+	if detail, ok := inv.checkStrippable(obj, body.head); !ok {
 		body.Close()
 		fctx, cancel := finishContext(ctx)
 		defer cancel()
-		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonNotAnImage,
-			"the first bytes are not those of a supported image format"), false
+		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonCannotStripMetadata, detail), false
 	}
-	obj.contentType = format.MIME
-	if detail, ok := checkDeclaredPixels(body.head); !ok {
-		body.Close()
-		fctx, cancel := finishContext(ctx)
-		defer cancel()
-		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonTooManyPixels, detail), false
-	}
-	inv.readEXIF(obj, body.head)
 	return body, outcome{}, true
 }
 
@@ -244,6 +254,7 @@ func (inv *invocation) retryOf(obj *object, err error, code string) (outcome, ti
 // unrecorded, failed.
 func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.Claim, res callResult) outcome {
 	rec := resultRecord(obj, res)
+	inv.logStripped(obj)
 	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
 	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)
 	if rec.ErrorKm != nil {
