@@ -21,6 +21,10 @@ const (
 	DefaultBaseBackoff    = 250 * time.Millisecond
 	DefaultMaxBackoff     = 20 * time.Second
 	DefaultUserAgent      = "geolocate-geoapi/1.0"
+	// DefaultMaxServerDelay caps any delay the service asks for (429, 503):
+	// long enough for the public backend's whole window of 60 s, short
+	// enough that a 429 asking for a year parks nothing for long.
+	DefaultMaxServerDelay = 5 * time.Minute
 )
 
 // KeyHeader is the request header that carries the API key.
@@ -58,6 +62,12 @@ type Options struct {
 	// *InputError (ErrImageTooLarge) and nothing is sent. 0 means
 	// imageformat.DefaultMaxImageBytes, the contract's 10 MB.
 	MaxImageBytes int64
+	// MaxServerDelay caps every delay the service asks for, in any form
+	// (Retry-After seconds or date, X-RateLimit-Retry-After seconds or Unix
+	// time, a body's retry_after): the client waits at most this long, a
+	// caller pacing on RateLimitedError.RetryAfter too, and a capped delay
+	// is logged. 0 or less means DefaultMaxServerDelay.
+	MaxServerDelay time.Duration
 
 	// jitter returns a random duration in [0, d]; replaced in tests.
 	jitter func(d time.Duration) time.Duration
@@ -172,6 +182,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxImageBytes <= 0 {
 		o.MaxImageBytes = imageformat.DefaultMaxImageBytes
+	}
+	if o.MaxServerDelay <= 0 {
+		o.MaxServerDelay = DefaultMaxServerDelay
 	}
 	if o.jitter == nil {
 		o.jitter = fullJitter

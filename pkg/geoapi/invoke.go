@@ -79,7 +79,13 @@ func (c *Client) invoke(ctx context.Context, o *Options, base *url.URL, op *oper
 			log.Warn("geoapi call failed, no attempts left", slog.Int("attempt", attempt), slog.String("error", err.Error()))
 			return nil, withAttempts(err, attempt)
 		}
-		wait := backoff(o, attempt+1, serverDelay(err))
+		requested := serverDelay(err)
+		if requested > o.MaxServerDelay {
+			log.Warn("geoapi: the service asked for a longer wait than the cap: capped",
+				slog.Duration("requested", requested), slog.Duration("max_server_delay", o.MaxServerDelay))
+			requested = o.MaxServerDelay
+		}
+		wait := backoff(o, attempt+1, requested)
 		if exceedsDeadline(ctx, wait) {
 			log.Warn("geoapi retry would pass the deadline, giving up", slog.Int("attempt", attempt),
 				slog.Duration("wait", wait), slog.String("error", err.Error()))

@@ -77,6 +77,7 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 			inv.h.deps.Pacer.Throttled(ctx, min(e.RetryAfter, inv.h.cfg.MaxServerDelay))
 		}
 		o.MaxImageBytes = inv.h.cfg.MaxImageBytes
+		o.MaxServerDelay = inv.h.cfg.MaxServerDelay
 	}
 	out, err := inv.h.deps.Service.Predict(ctx, in, withLogger)
 	var unauthorized *geoapi.UnauthorizedError
