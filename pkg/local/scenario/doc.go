@@ -27,8 +27,10 @@
 //   - Simulated time stands still while an invocation runs: every minute,
 //     the event source mapping drains what is visible, one batch at a time.
 //     So the predictor's rate is raised (pacing has its own tests and
-//     benchmark), the client's retry backoff takes no time, Duration is the
-//     real elapsed time, and no invocation times out.
+//     benchmark), the client's retry backoff and the predictor's wait for a
+//     call slot take no time (a wait too long for an invocation still
+//     returns the message until its slot, on the simulated clock),
+//     Duration is the real elapsed time, and no invocation times out.
 //   - Throttling is a switch (Rig.Throttled): each of the mapping's
 //     concurrent pollers receives a batch and is refused; the messages come
 //     back after their visibility timeout with their receive count raised.
