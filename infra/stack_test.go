@@ -324,6 +324,7 @@ func TestFunctions(t *testing.T) {
 				envvars.UploadMetadata:   cfg.UploadMetadata,
 				envGoMemLimit:            goMemLimit(cfg.PredictorMemoryMB),
 			}
+			want[envvars.MaxServerDelay] = strconv.Itoa(int(cfg.MaxServerDelay.Seconds()))
 			if cfg.TopN != 0 {
 				want[envvars.TopN] = strconv.Itoa(cfg.TopN)
 			}
