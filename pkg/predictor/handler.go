@@ -70,7 +70,9 @@ type Options struct {
 	// OpenLead is how long before its call slot an object is opened: the
 	// S3 GET's latency then falls before the slot instead of delaying the
 	// call behind it, so calls reach the service spaced as their slots are.
-	// The object is never open longer than this waiting for a slot.
+	// The object is never open longer than this waiting for a slot, but
+	// with exifGps=skip, where it is opened first to decide whether to
+	// call at all, and open at most MaxSlotWait.
 	OpenLead time.Duration
 	// MaxSlotWait is the longest an invocation sleeps for a call slot (or
 	// before a retry): a wait longer than this holds the slot and returns
