@@ -67,7 +67,7 @@ func createdContext(t testing.TB) map[string]any {
 	ctx[keyNoncurrentVersionDays] = "45"
 	ctx[keyMaxImageBytes] = "5000000"
 	ctx[keyFinishReserveSeconds] = "15"
-	ctx[keyDLQMaxReceiveCount] = "4"
+	ctx[keyDLQMaxReceiveCount] = "5"
 	return ctx
 }
 
