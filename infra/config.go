@@ -214,8 +214,8 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		CreditsPath:                   r.str(keyCreditsPath),
 		HistoryTTLDays:                r.intIn(keyHistoryTTLDays, 1, 3650),
 		FailedPredictionRateThreshold: r.floatIn(keyFailedPredictionRateThreshold, 0, 100),
-		// Up to SQS's longest retention (14 days): an older message is gone.
-		QueueAgeAlarm: time.Duration(r.intIn(keyQueueAgeAlarmSeconds, 60, 1_209_600)) * time.Second,
+		// Up to the upload queue's retention: an older message is gone.
+		QueueAgeAlarm: time.Duration(r.intIn(keyQueueAgeAlarmSeconds, 60, uploadQueueRetentionDays*24*3600)) * time.Second,
 		AlarmEmail:    r.email(keyAlarmEmail),
 
 		DailyCreditBudget: r.intIn(keyDailyCreditBudget, 0, 1_000_000_000),
