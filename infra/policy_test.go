@@ -510,6 +510,19 @@ var requiredAccesses = []policyAccess{
 		func(s *policySystem) []policyTarget {
 			return []policyTarget{{arn: s.topic, ctx: fromService(foreignAlarm(s), otherAccount)}}
 		}, "Denied"},
+	{"confused deputy: CloudWatch for an alarm of a sibling stack in this account whose name extends this one's (<stack>-dev)",
+		service("cloudwatch.amazonaws.com"), []string{"sns:Publish"},
+		func(s *policySystem) []policyTarget {
+			return []policyTarget{{arn: s.topic, ctx: fromService(siblingAlarm(s), fakeAccount)}}
+		}, "Denied"},
+	{"confused deputy: CloudWatch for an alarm of a sibling stack in this account, on the topic key",
+		service("cloudwatch.amazonaws.com"), []string{"kms:GenerateDataKey"},
+		func(s *policySystem) []policyTarget {
+			if s.topicKey == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.topicKey, ctx: fromService(siblingAlarm(s), fakeAccount)}}
+		}, "Denied"},
 	{"confused deputy: CloudWatch for an alarm of the same name in another account, on the topic key",
 		service("cloudwatch.amazonaws.com"), []string{"kms:GenerateDataKey"},
 		func(s *policySystem) []policyTarget {
@@ -538,9 +551,15 @@ var requiredAccesses = []policyAccess{
 		}, "Allowed"},
 }
 
+// siblingAlarm is an alarm of another stack of this account whose name
+// starts with this stack's name.
+func siblingAlarm(s *policySystem) string {
+	return fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:%s", fakeRegion, fakeAccount, alarmName(s.tpl.cfg.StackName+"-dev", "CreditsLow"))
+}
+
 // foreignAlarm is an alarm named like this stack's, in another account.
 func foreignAlarm(s *policySystem) string {
-	return fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:%s-CreditsLow", fakeRegion, otherAccount, s.tpl.cfg.StackName)
+	return fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:%s", fakeRegion, otherAccount, alarmName(s.tpl.cfg.StackName, "CreditsLow"))
 }
 
 // policyRow is one evaluated request of the report.
