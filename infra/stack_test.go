@@ -141,29 +141,63 @@ func TestUploadsNotifyTheQueue(t *testing.T) {
 			)}),
 		})
 	})
-	check(t, "imported bucket's queue policy pins the account too", func() {
-		importedQueueID, _ := a.imported.uploadQueueIDs(t)
+	// An existing bucket defaults to EventBridge: the bucket's own
+	// notification configuration gets only the EventBridge switch (nothing
+	// S3 could find overlapping), and a rule picks the uploads.
+	if a.imported.cfg.Notifications != notificationsEventBridge {
+		t.Fatalf("an existing bucket defaults to %q, want eventbridge", a.imported.cfg.Notifications)
+	}
+	check(t, "imported bucket sends its events to EventBridge and keeps its other notifications", func() {
+		a.imported.template.HasResourceProperties(jsii.String("Custom::S3BucketNotifications"), obj{
+			"BucketName":                a.imported.cfg.ExistingBucketName,
+			"Managed":                   false,
+			"NotificationConfiguration": obj{"EventBridgeConfiguration": obj{}},
+		})
+	})
+	importedQueueID, importedDLQID := a.imported.uploadQueueIDs(t)
+	ruleID, rule := a.imported.onlyResource(t, "AWS::Events::Rule", func(p obj) bool { return !isMonitorSchedule(p) })
+	check(t, "the uploads rule: this bucket's Object Created events under the prefix and suffix, to the queue, undeliverable ones to the dead-letter queue", func() {
+		a.imported.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
+			"EventPattern": obj{
+				"source":      []any{"aws.s3"},
+				"detail-type": []any{"Object Created"},
+				"detail": obj{
+					"bucket": obj{"name": []any{a.imported.cfg.ExistingBucketName}},
+					// Prefix and suffix together: one wildcard.
+					"object": obj{"key": []any{obj{"wildcard": "photos/*.jpg"}}},
+				},
+			},
+			"Targets": []any{like(obj{
+				"Arn":              obj{"Fn::GetAtt": []any{importedQueueID, "Arn"}},
+				"DeadLetterConfig": obj{"Arn": obj{"Fn::GetAtt": []any{importedDLQID, "Arn"}}},
+				"RetryPolicy":      obj{"MaximumEventAgeInSeconds": 86400, "MaximumRetryAttempts": 185},
+			})},
+		})
+	})
+	check(t, "only that rule may send to the queue", func() {
 		a.imported.template.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), obj{
 			"Queues": []any{obj{"Ref": importedQueueID}},
 			"PolicyDocument": like(obj{"Statement": arrayWith(like(obj{
-				"Principal": obj{"Service": "s3.amazonaws.com"},
-				"Condition": obj{
-					"ArnLike":      obj{"aws:SourceArn": obj{"Fn::Join": []any{"", []any{"arn:", obj{"Ref": "AWS::Partition"}, ":s3:::" + a.imported.cfg.ExistingBucketName}}}},
-					"StringEquals": obj{"aws:SourceAccount": obj{"Ref": "AWS::AccountId"}},
-				},
+				"Principal": obj{"Service": "events.amazonaws.com"},
+				// A rule ARN names the account: no aws:SourceAccount needed.
+				"Condition": obj{"ArnEquals": obj{"aws:SourceArn": obj{"Fn::GetAtt": []any{ruleID, "Arn"}}}},
 			}))}),
 		})
 	})
-	check(t, "imported bucket keeps its other notifications and is not filtered", func() {
-		a.imported.template.HasResourceProperties(jsii.String("Custom::S3BucketNotifications"), obj{
-			"BucketName": a.imported.cfg.ExistingBucketName,
-			"Managed":    false,
-			"NotificationConfiguration": obj{"QueueConfigurations": []any{obj{
-				"Events": []any{"s3:ObjectCreated:*"},
-				"Filter": assertions.Match_Absent(),
-			}}},
-		})
-	})
+	if strings.Contains(asJSON(rule), "s3.amazonaws.com") || strings.Contains(asJSON(a.imported.doc), `"QueueConfigurations"`) {
+		t.Error("the EventBridge path also notifies the queue from S3")
+	}
+	for _, tt := range []struct{ prefix, suffix, want string }{
+		{"", "", "null"},
+		{"a/", "", `[{"prefix":"a/"}]`},
+		{"", ".jpg", `[{"suffix":".jpg"}]`},
+		// A literal asterisk and backslash are escaped in a wildcard.
+		{`we*ird\`, ".jpg", `[{"wildcard":"we\\*ird\\\\*.jpg"}]`},
+	} {
+		if got := asJSON(uploadKeyMatcher(tt.prefix, tt.suffix)); got != tt.want {
+			t.Errorf("key matcher of %q and %q = %s, want %s", tt.prefix, tt.suffix, got, tt.want)
+		}
+	}
 	if n := len(a.imported.resources("AWS::S3::Bucket")); n != 0 {
 		t.Errorf("imported scenario created %d buckets, want none", n)
 	}

@@ -75,6 +75,8 @@ func importedContext(t testing.TB) map[string]any {
 	ctx := defaultContext(t)
 	ctx[keyStackName] = "GeoImported"
 	ctx[keyExistingBucketName] = "geo-test-existing-bucket"
+	ctx[keyUploadPrefix] = "photos/"
+	ctx[keyUploadSuffix] = ".jpg"
 	ctx[keyExistingSecretName] = "geo/test/api-key"
 	ctx[keyExistingBucketKmsKeyArn] = testBucketKeyArn
 	ctx[keyExistingSecretKmsKeyArn] = testSecretKeyArn
