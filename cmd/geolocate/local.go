@@ -36,19 +36,24 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard (make synth writes it)")
+		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
+	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
+		return usageError{fmt.Errorf("--notifications %q: want %s or %s", *notify, pipeline.NotificationsS3, pipeline.NotificationsEventBridge)}
+	}
 
 	opts := pipeline.Options{
-		ImagesDir:   *images,
-		KeyPrefix:   *prefix,
-		Watch:       *watch,
-		Unversioned: *unversioned,
-		Getenv:      c.getenv,
-		Progress:    c.stderr,
+		ImagesDir:     *images,
+		KeyPrefix:     *prefix,
+		Watch:         *watch,
+		Unversioned:   *unversioned,
+		Notifications: *notify,
+		Getenv:        c.getenv,
+		Progress:      c.stderr,
 	}
 	if *verbose {
 		opts.FunctionLogs = c.stderr
