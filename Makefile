@@ -19,7 +19,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-cdk build-cli run test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy run test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -78,7 +78,20 @@ build: ## build the Lambda bootstrap binaries as cdk synth does (linux/arm64, no
 synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=...")
 	npx --no-install cdk synth --quiet $(or $(CDK_ARGS),-c apiUrl=https://geolocation.invalid)
 
-deploy: deps-cdk ## build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
+# predeploy checks, with your AWS credentials and read-only calls, what
+# CloudFormation would otherwise fail on halfway (an existing bucket in
+# another region or with an overlapping notification, a concurrency the
+# account cannot give): geolocate doctor --predeploy with CDK_ARGS's -c
+# settings (its other cdk flags are cdk's own). Use the same AWS_PROFILE and
+# AWS_REGION as for cdk.
+predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARGS="-c existingBucketName=...")
+	@set -- $(CDK_ARGS); args=(); while [ $$# -gt 0 ]; do case "$$1" in \
+		-c|--context) args+=(-c "$$2"); shift 2;; \
+		--context=*) args+=(-c "$${1#--context=}"); shift;; \
+		*) shift;; esac; done; \
+	bin/geolocate doctor --predeploy "$${args[@]}"
+
+deploy: predeploy ## check, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
 	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\"" >&2; exit 2;; esac
 	npx --no-install cdk deploy $(CDK_ARGS)
 

@@ -532,27 +532,19 @@ const (
 
 // How uploads reach the queue (Config.Notifications).
 const (
-	notificationsS3          = "s3"
-	notificationsEventBridge = "eventbridge"
+	notificationsS3          = configrules.NotificationsS3
+	notificationsEventBridge = configrules.NotificationsEventBridge
 )
 
-// notifications accepts s3 or eventbridge; unset, EventBridge for an
-// existing bucket (its notification configuration may already hold rules
-// that S3 would refuse to overlap, and other consumers may want the same
-// events) and S3 for the stack's own bucket (nothing else uses it).
+// notifications accepts s3 or eventbridge; unset, the mode for the bucket
+// (configrules.Notifications: EventBridge for an existing bucket).
 func (r *contextReader) notifications(key string, existingBucket bool) string {
 	s := strings.ToLower(r.str(key))
-	switch s {
-	case "":
-		if existingBucket {
-			return notificationsEventBridge
-		}
-		return notificationsS3
-	case notificationsS3, notificationsEventBridge:
-		return s
+	mode, ok := configrules.Notifications(s, existingBucket)
+	if !ok {
+		r.fail(key, "%q is not allowed; want empty (eventbridge for an existing bucket, s3 for the stack's own), s3 or eventbridge", s)
 	}
-	r.fail(key, "%q is not allowed; want empty (eventbridge for an existing bucket, s3 for the stack's own), s3 or eventbridge", s)
-	return ""
+	return mode
 }
 
 // choice accepts one of allowed (case-insensitive); the first is the

@@ -59,6 +59,9 @@ var doctorPermissions = [][2]string{
 	{"lambda:GetFunctionConfiguration", "the predictor's " + envvars.ModelID + " and " + envvars.APIURL},
 	{"cloudwatch:GetMetricStatistics", "the monitor's " + metricnames.MonitorHealthy + " heartbeat"},
 	{"sns:ListSubscriptionsByTopic", "the alarm topic's subscriptions"},
+	{"s3:GetBucketLocation", "the bucket's region"},
+	{"events:ListRuleNamesByTarget", "with notifications=eventbridge, the rule that sends the uploads to the queue"},
+	{"lambda:GetAccountSettings", "with --predeploy, the account's concurrency quota"},
 }
 
 // doctorCheck is one check of the list, in the order it is run and printed.
@@ -75,6 +78,7 @@ var doctorChecks = []doctorCheck{
 	{"alarm-subscription", "alarm subscription", (*doctor).checkSubscription},
 	{"dead-letter-queue", "dead-letter queue", (*doctor).checkDeadLetters},
 	{"model-ready", "model ready", (*doctor).checkModel},
+	{"bucket-region", "bucket region", (*doctor).checkBucketRegion},
 }
 
 // queueAttrs reads the named attributes of the queue behind a stack output.
@@ -255,7 +259,8 @@ func (d *doctor) checkKey(ctx context.Context) checkResult {
 // s3ObjectCreated is the event the stack subscribes the queue to.
 const s3ObjectCreated = "s3:ObjectCreated:*"
 
-// checkNotification: the bucket sends ObjectCreated events to the queue.
+// checkNotification: the bucket sends ObjectCreated events to the queue,
+// itself (notifications=s3) or through EventBridge and the stack's rule.
 func (d *doctor) checkNotification(ctx context.Context) checkResult {
 	bucket, err := d.loc.output(ctx, d.clients, outputBucketName)
 	if err != nil {
@@ -283,6 +288,19 @@ func (d *doctor) checkNotification(ctx context.Context) checkResult {
 			}
 			otherEvents = append(otherEvents, string(e))
 		}
+	}
+	// notifications=eventbridge: the bucket sends every event to
+	// EventBridge and the stack's rule sends the uploads to the queue.
+	if out.EventBridgeConfiguration != nil {
+		rule, err := d.uploadRuleOfQueue(ctx, queueArn)
+		switch {
+		case err != nil:
+			return d.couldNotCheck(err)
+		case rule != "":
+			return pass(fmt.Sprintf("bucket %s sends its events to EventBridge and rule %s sends the uploads to the queue", bucket, rule))
+		}
+		return fail(fmt.Sprintf("bucket %s sends its events to EventBridge, but no rule sends them to the queue %s: uploads are not processed", bucket, queueArn),
+			"run cdk deploy again to recreate the stack's UploadRule")
 	}
 	const fix = "run cdk deploy again to restore it (S3 keeps one notification configuration per bucket: whatever rewrote it dropped the stack's entry)"
 	if len(otherEvents) > 0 {

@@ -42,7 +42,9 @@ const defaultMonitorPeriod = 5 * time.Minute
 const maxPages = 100
 
 // runDoctor: geolocate doctor [--stack NAME] [--monitor-period 5m]
-// [--secret-id ID] [--json] — a checklist of a deployed stack.
+// [--secret-id ID] [--json] — a checklist of a deployed stack; with
+// --predeploy [--cdk-json FILE] [-c key=value ...], of a deployment before
+// cdk deploy.
 func runDoctor(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("doctor", "")
 	d := &doctor{c: c, now: time.Now}
@@ -50,6 +52,10 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	fs.StringVar(&d.secretID, "secret-id", "", "the API key's secret (default: the stack's "+outputSecretArn+" output)")
 	fs.DurationVar(&d.monitorPeriod, "monitor-period", defaultMonitorPeriod, "the monitor's schedule period (the stack's monitorScheduleMinutes)")
 	asJSON := fs.Bool("json", false, "print the checks as JSON")
+	predeploy := fs.Bool("predeploy", false, "check a deployment before cdk deploy (bucket region, notification overlap, account concurrency) from cdk.json and -c settings")
+	cdkJSON := fs.String("cdk-json", "cdk.json", "with --predeploy: the CDK app's settings file")
+	overrides := contextFlags{}
+	fs.Var(overrides, "c", "with --predeploy: a CDK context setting key=value, as cdk deploy -c takes it (repeatable)")
 	fs.Usage = func() { doctorUsage(fs.Output(), fs.PrintDefaults) }
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -57,14 +63,22 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	if d.monitorPeriod < time.Minute {
 		return usageError{fmt.Errorf("--monitor-period %s: want at least 1m", d.monitorPeriod)}
 	}
+	checks := doctorChecks
+	if *predeploy {
+		plan, err := readDeployPlan(*cdkJSON, overrides)
+		if err != nil {
+			return usageError{err}
+		}
+		d.plan, d.loc.stack, checks = plan, plan.stackName, predeployChecks
+	}
 	clients, err := loadAWS(ctx)
 	if err != nil {
 		return err
 	}
 	d.clients = clients
 
-	results := make([]checkResult, 0, len(doctorChecks))
-	for _, chk := range doctorChecks {
+	results := make([]checkResult, 0, len(checks))
+	for _, chk := range checks {
 		r := chk.run(d, ctx)
 		r.ID, r.Title = chk.id, chk.title
 		r.Detail, r.Fix = d.scrub(r.Detail), d.scrub(r.Fix)
@@ -104,8 +118,17 @@ check, with the fix for each failure:
   alarm subscription   the alarm topic has a confirmed subscription
   dead-letter queue    no message waits in the dead-letter queue
   model ready          the configured model (or, without one, some model) is ready
+  bucket region        the bucket is in the stack's region
 Exit status 0 when every check passes, 1 otherwise. The service URL is
 GEO_API_URL, else the predictor's.
+
+With --predeploy it checks a deployment before cdk deploy instead (make
+deploy runs it first), from cdk.json and the -c settings cdk would get:
+  bucket region        an existing bucket is in the region being deployed to
+  notification overlap with notifications=s3, no existing notification of the
+                       bucket overlaps the uploads (S3 would refuse the stack's)
+  account concurrency  maxConcurrency leaves the account's other functions
+                       their share of its Lambda concurrency quota
 
 It uses your own AWS credentials, read-only. IAM permissions it needs:
 `)
@@ -141,8 +164,10 @@ func printChecklist(w io.Writer, stack string, results []checkResult) error {
 // doctor holds one run's settings and the lookups several checks share,
 // each made at most once.
 type doctor struct {
-	c             *cli
-	clients       *awsClients
+	c       *cli
+	clients *awsClients
+	// plan is the deployment --predeploy checks; nil for a deployed stack.
+	plan          *deployPlan
 	loc           stackLocator
 	secretID      string
 	monitorPeriod time.Duration

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 )
 
 // How uploads reach the queue (Options.Notifications), as the stack's
 // notifications setting deploys them.
 const (
-	NotificationsS3          = "s3"
-	NotificationsEventBridge = "eventbridge"
+	NotificationsS3          = configrules.NotificationsS3
+	NotificationsEventBridge = configrules.NotificationsEventBridge
 )
 
 // The wire shape of S3's EventBridge event for a new object, as an

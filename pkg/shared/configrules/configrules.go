@@ -100,6 +100,32 @@ func MaxConcurrencyFor(accountConcurrency int) int {
 	return max(accountConcurrency-MinUnreservedConcurrency, accountConcurrency/2)
 }
 
+// How uploads reach the queue (the stack's notifications setting): the
+// bucket's own notification configuration, or S3's EventBridge events and a
+// rule of the stack.
+const (
+	NotificationsS3          = "s3"
+	NotificationsEventBridge = "eventbridge"
+)
+
+// Notifications is the mode a setting selects, "" choosing by the bucket:
+// EventBridge for an existing bucket, whose notification configuration may
+// already hold a rule S3 would refuse to overlap (and whose other consumers
+// may want the same events), S3 for the stack's own bucket, which nothing
+// else uses. ok is false for an unknown mode.
+func Notifications(setting string, existingBucket bool) (mode string, ok bool) {
+	switch setting {
+	case "":
+		if existingBucket {
+			return NotificationsEventBridge, true
+		}
+		return NotificationsS3, true
+	case NotificationsS3, NotificationsEventBridge:
+		return setting, true
+	}
+	return "", false
+}
+
 // The modes the rules depend on (the predictor's PacingShared and
 // OversizeDownscale).
 const (
