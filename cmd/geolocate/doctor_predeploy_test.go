@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 )
 
 // fakeLocations answers GetBucketLocation from a bucket -> constraint map.
@@ -150,4 +153,15 @@ func TestDoctorBucketInAnotherRegion(t *testing.T) {
 	w.locations.regions["uploads"] = "EU"
 	rep, _ := w.doctor(t)
 	rep.expect(t, "bucket-region", checkFail, "is in eu-west-1, the stack in us-east-1", "deploy the stack to eu-west-1")
+}
+
+// The stack's secret has no version until the key is put in: read as empty
+// (doctor then says so, with put-secret-value), while a missing secret stays
+// an error.
+func TestSecretWithoutAValueYetReadsEmpty(t *testing.T) {
+	noVersion := &smtypes.ResourceNotFoundException{Message: aws.String("Secrets Manager can't find the specified secret value for staging label: AWSCURRENT")}
+	missing := &smtypes.ResourceNotFoundException{Message: aws.String("Secrets Manager can't find the specified secret.")}
+	if !noValueYet(fmt.Errorf("operation error: %w", noVersion)) || noValueYet(missing) || noValueYet(errors.New("timeout")) {
+		t.Error("a secret without a version is not told from a missing one")
+	}
 }
