@@ -6,7 +6,7 @@ SHELL := /bin/bash
 
 GO          ?= go
 GOARCH_LAMBDA := arm64
-FUNCTIONS   := predictor monitor
+FUNCTIONS   := predictor monitor mapwidget
 BUILD_DIR   := build
 BENCH_OUT   ?= cmd/benchreport/REPORT.md
 N           ?= 20000
@@ -14,6 +14,7 @@ IMAGES      ?= testdata/images
 WATCH       ?=
 UNVERSIONED ?=
 DASHBOARD   ?=
+MAP         ?=
 STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -48,17 +49,18 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 # Ctrl-C, kill or make's own SIGTERM reaches the process that stops the
 # local parts, and a clean stop leaves make with status 0.
 # DASHBOARD=file.html synthesizes the stack first: the page is drawn from
-# the synthesized template's dashboard and alarms.
+# the synthesized template's dashboard and alarms (its map widget from the
+# run's records). MAP=file.html writes the run's records on a world map.
 # With the default IMAGES (and no WATCH), the samples are testdata/images plus
 # a photo over the 10 MB limit (downscaled on the way) generated into a
 # temporary copy, removed afterwards: 10 MB of binary is not committed.
-run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page)
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map)
 	@images="$(IMAGES)"; \
 	if [ "$$images" = testdata/images ] && [ -z "$(WATCH)" ]; then \
 		images=$$(mktemp -d) && trap 'rm -rf "$$images"' EXIT && \
 		cp -R testdata/images/. "$$images/" && $(GO) run ./cmd/samplephotos -out "$$images" || exit 1; \
 	fi; \
-	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)")
+	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)")
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
 	$(GO) vet ./...

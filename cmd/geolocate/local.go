@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
@@ -37,9 +37,16 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard (make synth writes it)")
 		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
+		asMap       = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	if err := asMap.check(); err != nil {
+		return err
+	}
+	if *asMap.path != "" && *serve {
+		return usageError{errors.New("--map draws a run's records: --serve runs no function")}
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
@@ -74,6 +81,9 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 	sum, runErr := pipeline.Run(ctx, opts)
 	if dash != nil {
+		if sum != nil {
+			dash.records = sum.Records()
+		}
 		// Also after a stop: the page shows what the run got to.
 		if err := dash.write(time.Now(), c.stderr); err != nil {
 			runErr = errors.Join(runErr, err)
@@ -99,7 +109,11 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if runErr != nil {
 		return runErr
 	}
-	return localVerdict(sum)
+	if err := localVerdict(sum); err != nil {
+		return err
+	}
+	return asMap.write(sum.Records(), "geolocate local: "+strconv.Itoa(len(sum.Results))+" upload(s)",
+		[]string{"Images from " + *images + ", service: " + sum.Service + ", in upload order."}, c.stderr)
 }
 
 // stoppedIsSuccess makes a stop the user asked for (Ctrl-C, SIGTERM,
@@ -173,13 +187,7 @@ func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
 		fmt.Fprintf(w, ", %d charged by the simulator in %d call(s)", sum.CreditsCharged, sum.PredictCalls)
 	}
 	fmt.Fprintf(w, "; %s\n", sum.Elapsed.Round(100*time.Millisecond))
-	var records []ledger.Record
-	for _, r := range sum.Results {
-		if r.Record != nil {
-			records = append(records, *r.Record)
-		}
-	}
-	if a, ok := measureAccuracy(records); ok {
+	if a, ok := measureAccuracy(sum.Records()); ok {
 		fmt.Fprintf(w, "accuracy: %s\n", a)
 	}
 	for _, d := range sum.DeadLetters {
