@@ -34,9 +34,9 @@ type Stack struct {
 	// MessageRetentionPeriod (SQS's default of 4 days when unset).
 	QueueRetention, DeadLetterRetention time.Duration
 	MaxReceiveCount                     int
-	BatchSize         int
-	MaxConcurrency    int
-	MonitorSchedule   time.Duration
+	BatchSize                           int
+	MaxConcurrency                      int
+	MonitorSchedule                     time.Duration
 }
 
 type cfnResource struct {
