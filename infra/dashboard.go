@@ -102,12 +102,17 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			m.labelled(metricnames.ConfiguredModelAvailable, "Minimum", "Configured model available", monitorPeriod),
 			m.labelled(metricnames.MonitorHealthy, "Minimum", "Monitor healthy", monitorPeriod),
 		}),
+		// The monitoring failures queue holds what monitoring itself could
+		// not do (undelivered schedules, failed monitor runs, undeliverable
+		// alarm e-mails): shown beside the dead letters so it is seen.
 		graph("Queue", []awscloudwatch.IMetric{
 			p.queue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Waiting"), Statistic: jsii.String("Maximum"), Period: flow}),
 			p.queue.MetricApproximateNumberOfMessagesNotVisible(&awscloudwatch.MetricOptions{Label: jsii.String("In flight"), Statistic: jsii.String("Maximum"), Period: flow}),
 			p.deadLetters.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Dead letters"), Statistic: jsii.String("Maximum"), Period: flow}),
+			p.monitoringFailures.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Monitoring failures"), Statistic: jsii.String("Maximum"), Period: flow}),
 		}, []awscloudwatch.IMetric{
 			p.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("Oldest message age (s)"), Statistic: jsii.String("Maximum"), Period: flow}),
+			p.deadLetters.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("Oldest dead letter age (s)"), Statistic: jsii.String("Maximum"), Period: flow}),
 		}),
 	)
 	// The predictor also counts failures, rejections and dead letters by

@@ -37,3 +37,13 @@ const (
 	// passes it through; unset means the stack's default, 1024.
 	FunctionMemorySize = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 )
+
+// What the predictor is told of its own deployment, for the rules of
+// pkg/shared/configrules: unset means unknown, and the rule that needs the
+// value is skipped.
+const (
+	BatchSize       = "BATCH_SIZE"       // the queue event source's batch size
+	FunctionTimeout = "FUNCTION_TIMEOUT" // Go duration: the function's timeout, which Lambda does not expose
+	// LambdaMemorySize is set by Lambda itself: the function's memory in MB.
+	LambdaMemorySize = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+)
