@@ -180,13 +180,14 @@ func TestAlarmTopicIsEncryptedTLSOnlyAndSubscribed(t *testing.T) {
 }
 
 // monitoringFailuresID is the queue that is neither the upload queue nor
-// its dead-letter queue.
+// its dead-letter queue nor the results pipe's dead-letter queue.
 func monitoringFailuresID(t *testing.T, s *synthesized) string {
 	t.Helper()
 	queueID, dlqID := s.uploadQueueIDs(t)
+	eventsDLQ := s.resultEventsDeadLetterQueueID(t)
 	var others []string
 	for id := range s.resources("AWS::SQS::Queue") {
-		if id != queueID && id != dlqID {
+		if id != queueID && id != dlqID && id != eventsDLQ {
 			others = append(others, id)
 		}
 	}
