@@ -1,8 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"flag"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
@@ -160,5 +165,54 @@ func TestEventBusNameNeedsEvents(t *testing.T) {
 	ctx[keyEventBusName] = "geo-results"
 	if _, err := LoadConfig(lookupIn(ctx)); err == nil || !strings.Contains(err.Error(), `"eventBusName"`) {
 		t.Errorf("eventBusName without events: %v", err)
+	}
+}
+
+// updateLocalPipe rewrites the local rig's copy of the results pipe:
+// go test ./infra -run TestResultsPipeLocalCopy -update-local-pipe
+var updateLocalPipe = flag.Bool("update-local-pipe", false, "rewrite "+localPipeCopy+" from the synthesized stack")
+
+// localPipeCopy is the results pipe as `make run` applies it (embedded in
+// pkg/local/pipes): the default configuration's pipe and the stream of its
+// table, exactly as synthesized.
+const localPipeCopy = "../pkg/local/pipes/resultspipe.template.json"
+
+// TestResultsPipeLocalCopy keeps the local rig's copy of the pipe equal to
+// the synthesized one, so what `make run` prints is what the deployed pipe
+// publishes; and the rig must understand it (filters, template, target).
+func TestResultsPipeLocalCopy(t *testing.T) {
+	s := synthApp(t).disposable
+	tableID, table := s.onlyResource(t, "AWS::DynamoDB::Table", nil)
+	pipeID, _ := s.onlyResource(t, "AWS::Pipes::Pipe", nil)
+	fragment := map[string]any{"Resources": map[string]any{
+		pipeID: s.resources("AWS::Pipes::Pipe")[pipeID],
+		tableID: map[string]any{"Type": "AWS::DynamoDB::Table", "Properties": map[string]any{
+			"StreamSpecification": table["StreamSpecification"],
+		}},
+	}}
+	want, err := json.MarshalIndent(fragment, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	if *updateLocalPipe {
+		if err := os.WriteFile(localPipeCopy, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(localPipeCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("%s differs from the synthesized pipe; rewrite it: go test ./infra -run TestResultsPipeLocalCopy -update-local-pipe", localPipeCopy)
+	}
+	full, err := json.Marshal(s.doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := pipes.Read(full)
+	if err != nil || len(found) != 1 || found[0].LogicalID != pipeID || found[0].StreamViewType != string(tableschema.StreamViewType) {
+		t.Fatalf("the local rig reads the synthesized template's pipes as %v, %v", found, err)
 	}
 }
