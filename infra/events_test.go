@@ -4,10 +4,15 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsmetrics"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
@@ -214,5 +219,67 @@ func TestResultsPipeLocalCopy(t *testing.T) {
 	found, err := pipes.Read(full)
 	if err != nil || len(found) != 1 || found[0].LogicalID != pipeID || found[0].StreamViewType != string(tableschema.StreamViewType) {
 		t.Fatalf("the local rig reads the synthesized template's pipes as %v, %v", found, err)
+	}
+}
+
+// TestResultEventsUndeliveredAlarm plays the template's own alarm over the
+// metrics SQS publishes for the results pipe's dead-letter queue: quiet
+// while it is empty, in ALARM within a period of the pipe giving up on a
+// batch, OK again once an operator has dealt with it. (The alarm scenarios'
+// rig does not run the pipe, whose failure is EventBridge refusing it.)
+func TestResultEventsUndeliveredAlarm(t *testing.T) {
+	s := synthApp(t).disposable
+	template, err := json.Marshal(s.doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := alarmeval.ParseTemplate(template, func(o *alarmeval.ParseOptions) {
+		o.Refs = map[string]string{"AWS::StackName": s.cfg.StackName}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := alarmName(s.cfg.StackName, "ResultEventsUndelivered")
+	alarms := slices.DeleteFunc(all, func(a *alarmeval.Alarm) bool { return a.Name != name })
+	if len(alarms) != 1 {
+		t.Fatalf("want the template's %s alarm, found %d", name, len(alarms))
+	}
+	store := alarmeval.NewStore()
+	eval, err := alarmeval.NewEvaluator(store, alarms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := alarmeval.Reference{Kind: "GetAtt", LogicalID: s.resultEventsDeadLetterQueueID(t), Attribute: "QueueName"}.String()
+	publisher := &awsmetrics.Publisher{Store: store, Names: awsmetrics.Names{DeadLetterQueue: queue}}
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	const gaveUpAt, handledAt = 30, 90 // minutes
+	var fired, cleared int
+	for m := 0; m < 150; m++ {
+		now := start.Add(time.Duration(m) * time.Minute)
+		visible := 0
+		if m >= gaveUpAt && m < handledAt {
+			visible = 1
+		}
+		if err := publisher.Queue(now, sqsqueue.Metrics{DeadLetterActive: true, DeadLetterVisible: visible}); err != nil {
+			t.Fatal(err)
+		}
+		notes, err := eval.Evaluate(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range notes {
+			switch {
+			case n.To == alarmeval.StateAlarm:
+				fired = m
+			case n.To == alarmeval.StateOK && fired > 0:
+				cleared = m
+			}
+		}
+	}
+	if fired < gaveUpAt || fired > gaveUpAt+flowPeriodMinutes {
+		t.Errorf("%s fired at minute %d, want within a period of %d", name, fired, gaveUpAt)
+	}
+	if cleared < handledAt || cleared > handledAt+2*flowPeriodMinutes {
+		t.Errorf("%s cleared at minute %d, want soon after %d", name, cleared, handledAt)
 	}
 }
