@@ -21,6 +21,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/local/ddbstream"
+	"github.com/geolocate-aws/geolocate/pkg/local/eventpattern"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
@@ -271,5 +272,17 @@ func TestSampleEvents(t *testing.T) {
 			t.Errorf("%s: detail-type %q, source %q, resources %v", file, e.DetailType, e.Source, e.Resources)
 		}
 		validate(t, schemas, &e)
+		// The README's consumer rule (French photos to a queue) picks the
+		// Photo Geolocated sample, placed in France, and nothing else.
+		matched, err := readmeRule.MatchJSON(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if matched != (detailType == resultevents.DetailTypeGeolocated) {
+			t.Errorf("%s: the README's rule matches it: %t", file, matched)
+		}
 	}
 }
+
+// readmeRule is the README's example rule pattern (Result events).
+var readmeRule = eventpattern.MustCompile(`{"source":["geolocate"],"detail-type":["Photo Geolocated"],"detail":{"place":{"country_code":["FR"]}}}`)
