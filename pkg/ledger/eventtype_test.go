@@ -67,7 +67,7 @@ func TestEventTypeFollowsTheStatus(t *testing.T) {
 	want(waiting, ledger.StatusWaiting, "")
 
 	lost := ref("lost.jpg")
-	c = mustClaim(t, s, lost, ledger.ClaimAcquired)
+	mustClaim(t, s, lost, ledger.ClaimAcquired)
 	clk.Advance(2 * time.Minute)
 	expired := mustClaim(t, s, lost, ledger.ClaimExpired)
 	if err := s.MarkOutcomeUnknown(ctx, expired.Record); err != nil {
