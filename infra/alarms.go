@@ -278,6 +278,19 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 		},
 	}
 
+	if p.events != nil {
+		specs = append(specs, alarmSpec{
+			id: "ResultEventsUndelivered",
+			description: "The results pipe gave up on a batch of result events (EventBridge refused them through every retry): their stream positions wait in the result events dead-letter queue. " +
+				"The records themselves are in the table; see docs/events.md for finding and republishing them.",
+			metric:     p.events.deadLetters.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: flow, Statistic: jsii.String("Maximum")}),
+			comparison: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			threshold:  1,
+			// SQS stops publishing for an idle, empty queue.
+			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+	}
+
 	action := awscloudwatchactions.NewSnsAction(p.topic)
 	alarms := make(map[string]awscloudwatch.Alarm, len(specs))
 	for _, s := range specs {

@@ -79,6 +79,18 @@ func TestAlarms(t *testing.T) {
 					like(obj{"Id": "rejected", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesRejected, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 				)}, "GreaterThanThreshold", cfg.FailedPredictionRateThreshold, 1, "notBreaching", 0},
 			}
+			if eventsDLQ := s.resultEventsDeadLetterQueueID(t); eventsDLQ != "" {
+				tests = append(tests, struct {
+					id         string
+					metric     obj
+					operator   string
+					threshold  float64
+					periods    int
+					missing    string
+					datapoints int
+				}{"ResultEventsUndelivered", obj{"MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{eventsDLQ, "QueueName"}}}}, "Statistic": "Maximum"},
+					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0})
+			}
 			if got := len(s.resources("AWS::CloudWatch::Alarm")); got != len(tests) {
 				t.Errorf("%d alarms, want %d", got, len(tests))
 			}
@@ -180,13 +192,14 @@ func TestAlarmTopicIsEncryptedTLSOnlyAndSubscribed(t *testing.T) {
 }
 
 // monitoringFailuresID is the queue that is neither the upload queue nor
-// its dead-letter queue.
+// its dead-letter queue nor the results pipe's dead-letter queue.
 func monitoringFailuresID(t *testing.T, s *synthesized) string {
 	t.Helper()
 	queueID, dlqID := s.uploadQueueIDs(t)
+	eventsDLQ := s.resultEventsDeadLetterQueueID(t)
 	var others []string
 	for id := range s.resources("AWS::SQS::Queue") {
-		if id != queueID && id != dlqID {
+		if id != queueID && id != dlqID && id != eventsDLQ {
 			others = append(others, id)
 		}
 	}

@@ -59,6 +59,8 @@ const (
 	keyUploadMetadata                = "uploadMetadata"
 	keyAccountConcurrencyLimit       = "accountConcurrencyLimit"
 	keyNotifications                 = "notifications" // optional
+	keyEvents                        = "events"
+	keyEventBusName                  = "eventBusName" // optional
 )
 
 // Config is the validated deployment configuration read from CDK context.
@@ -157,6 +159,13 @@ type Config struct {
 	// uploads). Unset: EventBridge for an existing bucket, S3 for the
 	// stack's own.
 	Notifications string
+
+	// Events publishes every record that becomes final as one EventBridge
+	// event, through the table's stream and a pipe (events.go).
+	Events bool
+	// EventBusName names an existing bus of the account and region for the
+	// events; empty: the default bus.
+	EventBusName string
 }
 
 // ContextLookup returns the raw context value of key, or nil when unset.
@@ -178,6 +187,9 @@ var (
 	// key id (mrk-...). Aliases are refused: IAM authorizes kms:Decrypt on the
 	// key's ARN, never on an alias of it.
 	kmsKeyArnPattern = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/(mrk-[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`)
+	// eventBusNamePattern is EventBridge's bus name rule (a name, not an ARN:
+	// the pipe puts events on a bus of its own account and region).
+	eventBusNamePattern = regexp.MustCompile(`^[/\.\-_A-Za-z0-9]{1,256}$`)
 	// modelIDPattern keeps model ids to characters safe in a query string.
 	modelIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,200}$`)
 )
@@ -239,6 +251,9 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 
 		// New accounts may start at 10; Service Quotas raises it.
 		AccountConcurrencyLimit: r.intIn(keyAccountConcurrencyLimit, 10, 1_000_000),
+
+		Events:       r.boolean(keyEvents),
+		EventBusName: r.optionalMatching(keyEventBusName, eventBusNamePattern, "the name of an existing event bus of the stack's account and region (not an ARN)"),
 	}
 	cfg.Notifications = r.notifications(keyNotifications, cfg.ExistingBucketName != "")
 	// A reserve of half the timeout or more would leave the prediction itself
@@ -258,6 +273,9 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 	}
 	if cfg.ExistingSecretKmsKeyArn != "" && cfg.ExistingSecretName == "" && cfg.ExistingSecretArn == "" {
 		r.fail(keyExistingSecretKmsKeyArn, "is set but %s and %s are empty; the key is only for an existing secret", keyExistingSecretName, keyExistingSecretArn)
+	}
+	if cfg.EventBusName != "" && !cfg.Events {
+		r.fail(keyEventBusName, "is set but %s is false; the bus is only for the result events", keyEvents)
 	}
 	r.checkRules(cfg)
 	if len(r.errs) > 0 {

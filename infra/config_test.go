@@ -128,6 +128,8 @@ func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 		{keyFinishReserveSeconds, "2", func(c Config) bool { return c.FinishReserve == 2*time.Second }, nil},
 		{keyFinishReserveSeconds, 59.0, func(c Config) bool { return c.FinishReserve == 59*time.Second }, nil}, // under half of the default 120 s
 		{keyExifGPS, "skip", func(c Config) bool { return c.ExifGPS == "skip" }, nil},
+		{keyEvents, "false", func(c Config) bool { return !c.Events }, nil},
+		{keyEventBusName, "orders/geo-results_1.x", func(c Config) bool { return c.EventBusName == "orders/geo-results_1.x" && c.Events }, nil},
 		{keyExifGPS, "IGNORE", func(c Config) bool { return c.ExifGPS == "ignore" }, nil},
 		{keyExifGPS, "", func(c Config) bool { return c.ExifGPS == "predict" }, nil},
 		{keyOversize, "reject", func(c Config) bool { return c.Oversize == "reject" }, nil},
@@ -237,6 +239,8 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyDLQMaxReceiveCount, "0", "from 1 to 1000"},
 		{keyAccountConcurrencyLimit, "9", "from 10 to"},
 		{keyNotifications, "sns", "s3 or eventbridge"},
+		{keyEvents, "", "true or false"},
+		{keyEventBusName, "arn:aws:events:eu-west-1:123456789012:event-bus/x", "name of an existing event bus"},
 		{keyLogRetentionDays, "2", "one of 1, 3, 5, 7, 14"},
 		{keyLogRetentionDays, "", "one of 1, 3"},
 		{keyLogLevel, "verbose", "DEBUG, INFO, WARN or ERROR"},

@@ -47,6 +47,11 @@ type policySystem struct {
 	rule                      string // the monitor's schedule
 	accessLogs                string // the access log bucket's ARN, if created
 	autoDeleteBucket          []string
+
+	// The results pipe (events=true): its role's session, its ARN, the
+	// stream it reads, the bus it puts on and its dead-letter queue.
+	resultsPipe                          policyPrincipal
+	pipe, stream, bus, resultEventsQueue string
 }
 
 type policyFunction struct {
@@ -271,8 +276,8 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 	// The monitor's schedule, and where failed deliveries and runs go.
 	for _, id := range ofType("AWS::Events::Rule") {
 		for _, target := range asList(props(id)["Targets"]) {
-			target := target.(map[string]any)
-			if must(target["Arn"]) != s.monitorFunction {
+			target, _ := target.(map[string]any)
+			if target == nil || must(target["Arn"]) != s.monitorFunction { // the counting rules have no target
 				continue
 			}
 			s.rule = must(obj{"Fn::GetAtt": []any{id, "Arn"}})
@@ -307,6 +312,22 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 			s.accessLogs = "arn:aws:s3:::" + must(lc["DestinationBucketName"])
 		}
 	}
+	// The results pipe: its source, target, role and dead-letter queue.
+	for _, id := range ofType("AWS::Pipes::Pipe") {
+		p := props(id)
+		if s.pipe != "" {
+			t.Fatalf("%s: more than one pipe", tpl.name)
+		}
+		s.pipe = must(obj{"Fn::GetAtt": []any{id, "Arn"}})
+		s.stream, s.bus = must(p["Source"]), must(p["Target"])
+		if dl := dig(p, "SourceParameters", "DynamoDBStreamParameters", "DeadLetterConfig", "Arn"); dl != nil {
+			s.resultEventsQueue = must(dl)
+		}
+		role := must(p["RoleArn"])
+		name, _ := r.physicalName(id)
+		s.resultsPipe = roleSession("results pipe", role, name)
+	}
+
 	// CDK's auto-delete-objects handler and the buckets it empties.
 	for _, id := range ofType("Custom::S3AutoDeleteObjects") {
 		p := props(id)
@@ -390,7 +411,9 @@ var (
 	predictor = by(func(s *policySystem) policyPrincipal { return s.predictor })
 	monitor   = by(func(s *policySystem) policyPrincipal { return s.monitor })
 	mapWidget = by(func(s *policySystem) policyPrincipal { return s.mapWidget })
-	service   = func(name string) func(*policySystem) []policyPrincipal {
+	// resultsPipe is absent (no rows) with events=false.
+	resultsPipe = by(func(s *policySystem) policyPrincipal { return s.resultsPipe })
+	service     = func(name string) func(*policySystem) []policyPrincipal {
 		return func(*policySystem) []policyPrincipal { return []policyPrincipal{servicePrincipal(name)} }
 	}
 )
@@ -666,6 +689,48 @@ var requiredAccesses = []policyAccess{
 			}
 			return []policyTarget{{arn: s.failuresQueue, ctx: fromService(s.rule, fakeAccount)}}
 		}, "Allowed"},
+	// --- the results pipe (infra/events.go), with events=true ---
+	{"EventBridge Pipes reads the results table's stream with the pipe's role (DescribeStream, GetShardIterator, GetRecords)",
+		resultsPipe, []string{"dynamodb:DescribeStream", "dynamodb:GetShardIterator", "dynamodb:GetRecords"},
+		func(s *policySystem) []policyTarget { return one(s.stream) }, "Allowed"},
+	{"EventBridge Pipes lists the account's streams (ListStreams has no resource type)",
+		resultsPipe, []string{"dynamodb:ListStreams"}, func(s *policySystem) []policyTarget { return one("*") }, "Allowed"},
+	{"EventBridge Pipes puts the result events on the bus",
+		resultsPipe, []string{"events:PutEvents"}, func(s *policySystem) []policyTarget { return one(s.bus) }, "Allowed"},
+	{"EventBridge Pipes sends a batch it could not deliver to the pipe's dead-letter queue",
+		resultsPipe, []string{"sqs:SendMessage"}, func(s *policySystem) []policyTarget { return one(s.resultEventsQueue) }, "Allowed"},
+	{"least privilege: the pipe's role reads no other stream",
+		resultsPipe, []string{"dynamodb:GetRecords"}, func(s *policySystem) []policyTarget {
+			return one(fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/other/stream/%s", fakeRegion, fakeAccount, streamLabel))
+		}, "Denied"},
+	{"least privilege: the pipe's role puts on no other bus",
+		resultsPipe, []string{"events:PutEvents"}, func(s *policySystem) []policyTarget {
+			return one(fmt.Sprintf("arn:aws:events:%s:%s:event-bus/other", fakeRegion, fakeAccount))
+		}, "Denied"},
+	{"least privilege: the pipe's role reads no item of the table, and not its index",
+		resultsPipe, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"}, func(s *policySystem) []policyTarget {
+			return []policyTarget{{arn: s.table}, {arn: s.table + "/index/" + tableschema.StatusIndex}}
+		}, "Denied"},
+	{"least privilege: the pipe's role never reads the API key",
+		resultsPipe, []string{"secretsmanager:GetSecretValue"}, func(s *policySystem) []policyTarget { return one(s.secret) }, "Denied"},
+	{"least privilege: the pipe's role sends to no other queue",
+		resultsPipe, []string{"sqs:SendMessage"}, func(s *policySystem) []policyTarget { return one(s.queue) }, "Denied"},
+	{"EventBridge Pipes assumes the pipe's role for a pipe of this account",
+		service("pipes.amazonaws.com"), []string{"sts:AssumeRole"},
+		func(s *policySystem) []policyTarget {
+			if s.pipe == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.resultsPipe.role, ctx: fromService(s.pipe, fakeAccount)}}
+		}, "Allowed"},
+	{"confused deputy: EventBridge Pipes for a pipe of another account, on the pipe's role",
+		service("pipes.amazonaws.com"), []string{"sts:AssumeRole"},
+		func(s *policySystem) []policyTarget {
+			if s.pipe == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.resultsPipe.role, ctx: fromService(fmt.Sprintf("arn:aws:pipes:%s:%s:pipe/somebody-elses", fakeRegion, otherAccount), otherAccount)}}
+		}, "Denied"},
 }
 
 // siblingAlarm is an alarm of another stack of this account whose name

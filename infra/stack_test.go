@@ -13,6 +13,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
@@ -155,7 +156,7 @@ func TestUploadsNotifyTheQueue(t *testing.T) {
 		})
 	})
 	importedQueueID, importedDLQID := a.imported.uploadQueueIDs(t)
-	ruleID, rule := a.imported.onlyResource(t, "AWS::Events::Rule", func(p obj) bool { return !isMonitorSchedule(p) })
+	ruleID, rule := a.imported.onlyResource(t, "AWS::Events::Rule", func(p obj) bool { return !isMonitorSchedule(p) && !isResultEventsCounter(p) })
 	check(t, "the uploads rule: this bucket's Object Created events under the prefix and suffix, to the queue, undeliverable ones to the dead-letter queue", func() {
 		a.imported.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
 			"EventPattern": obj{
@@ -325,6 +326,12 @@ func isMonitor(p obj) bool   { _, ok := environment(p)[envvars.HistoryTTLDays]; 
 // isMonitorSchedule tells the monitor's schedule from the uploads rule of
 // the EventBridge notifications mode.
 func isMonitorSchedule(p obj) bool { _, ok := p["ScheduleExpression"]; return ok }
+
+// isResultEventsCounter tells the results pipe's counting rules (events.go)
+// from the uploads rule.
+func isResultEventsCounter(p obj) bool {
+	return strings.Contains(asJSON(p["EventPattern"]), `"source":["`+resultevents.Source+`"]`)
+}
 
 func environment(fn obj) obj {
 	env, _ := fn["Environment"].(obj)

@@ -270,7 +270,10 @@ func newResultsTable(stack awscdk.Stack, cfg Config) awsdynamodb.Table {
 		// An AWS managed key makes every use of the table's key visible in CloudTrail.
 		Encryption:          awsdynamodb.TableEncryption_AWS_MANAGED,
 		TimeToLiveAttribute: jsii.String(tableschema.TTLAttribute),
-		RemovalPolicy:       cfg.removalPolicy(),
+		// Always on (tableschema.StreamViewType says why); the results pipe
+		// reads it when events are on.
+		Stream:        awsdynamodb.StreamViewType(tableschema.StreamViewType),
+		RemovalPolicy: cfg.removalPolicy(),
 		// Records prove which images were paid for: guard them against an
 		// accidental delete unless this is a disposable stack.
 		DeletionProtection: jsii.Bool(!cfg.RemoveOnDestroy),

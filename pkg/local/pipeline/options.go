@@ -7,6 +7,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 )
 
 // Defaults mirror the stack's (cdk.json) so a local run behaves like a
@@ -92,6 +93,13 @@ type Options struct {
 	// FunctionLogs receives the functions' JSON logs and Embedded Metric
 	// Format lines. Default: discarded.
 	FunctionLogs io.Writer
+	// Events, if set, is the stack's results pipe (pipes.ResultsPipe): the
+	// run reads its table's stream and plays the pipe over each record, as
+	// the deployed pipe would, printing each event it would publish and
+	// passing it to OnEvent (from a background goroutine, one at a time).
+	Events  *pipes.Pipe
+	OnEvent func(*pipes.Event)
+
 	// Metrics, if set, receives the metrics of the functions' Embedded
 	// Metric Format lines (Store.AddEMF), as CloudWatch would extract them,
 	// for the local alarm evaluation and the dashboard page. Other local

@@ -55,6 +55,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	say("ready     %s bucket %s (S3 at %s), table %s (DynamoDB Local at %s)",
 		bucketMode(opts), opts.Bucket, aws.s3.Endpoint(), opts.Table, aws.ddb.Endpoint())
 
+	events, err := startEvents(ctx, opts, aws, say)
+	if err != nil {
+		return nil, err
+	}
+	if events != nil {
+		defer events.stop() // on an early return; finish stops it otherwise
+	}
+
 	queue := sqsqueue.New(
 		// The stack's rule: visibility timeout at least six times the
 		// function timeout, so a slow batch is never delivered twice.
@@ -130,6 +138,13 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		Results:          p.tracker.snapshot(),
 		DeadLetters:      queue.DeadLetters(),
 		Queue:            poller.Stats(),
+	}
+	if events != nil {
+		var err error
+		summary.Events, summary.EventErrors, err = events.finish(finishCtx)
+		if err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if svc.sim != nil {
 		summary.PredictCalls = predictCalls(svc.sim)
