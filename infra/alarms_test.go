@@ -18,7 +18,7 @@ func TestAlarms(t *testing.T) {
 			topicID, _ := s.onlyResource(t, "AWS::SNS::Topic", nil)
 			predictorID, _ := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
 			queueID, dlqID := s.uploadQueueIDs(t)
-			ruleID, _ := s.onlyResource(t, "AWS::Events::Rule", nil)
+			ruleID, _ := s.onlyResource(t, "AWS::Events::Rule", isMonitorSchedule)
 			monitorPeriod := cfg.MonitorSchedule.Seconds()
 			pipeline := []any{obj{"Name": metricnames.DimPipeline, "Value": cfg.StackName}}
 
@@ -50,6 +50,10 @@ func TestAlarms(t *testing.T) {
 					"GreaterThanOrEqualToThreshold", 1, redeliveryPeriods(cfg), "notBreaching", 1},
 				{"DeadLetters", obj{"MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{dlqID, "QueueName"}}}}},
 					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0},
+				// A second page before the oldest dead letter can expire:
+				// half the grace the retentions leave it.
+				{"DeadLetterAge", obj{"MetricName": "ApproximateAgeOfOldestMessage", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{dlqID, "QueueName"}}}}, "Statistic": "Maximum"},
+					"GreaterThanOrEqualToThreshold", 2 * 24 * 3600, 1, "notBreaching", 0},
 				{"QueueBacklogAge", obj{"MetricName": "ApproximateAgeOfOldestMessage", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}},
 					"GreaterThanOrEqualToThreshold", cfg.QueueAgeAlarm.Seconds(), 1, "notBreaching", 0},
 				// One 402 per visibility timeout must keep it in ALARM.
@@ -75,6 +79,18 @@ func TestAlarms(t *testing.T) {
 					like(obj{"Id": "rejected", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesRejected, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 				)}, "GreaterThanThreshold", cfg.FailedPredictionRateThreshold, 1, "notBreaching", 0},
 			}
+			if eventsDLQ := s.resultEventsDeadLetterQueueID(t); eventsDLQ != "" {
+				tests = append(tests, struct {
+					id         string
+					metric     obj
+					operator   string
+					threshold  float64
+					periods    int
+					missing    string
+					datapoints int
+				}{"ResultEventsUndelivered", obj{"MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{eventsDLQ, "QueueName"}}}}, "Statistic": "Maximum"},
+					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0})
+			}
 			if got := len(s.resources("AWS::CloudWatch::Alarm")); got != len(tests) {
 				t.Errorf("%d alarms, want %d", got, len(tests))
 			}
@@ -83,7 +99,7 @@ func TestAlarms(t *testing.T) {
 					tt.datapoints = tt.periods
 				}
 				props := obj{
-					"AlarmName":          cfg.StackName + "-" + tt.id,
+					"AlarmName":          cfg.StackName + "/" + tt.id,
 					"ComparisonOperator": tt.operator,
 					"Threshold":          tt.threshold,
 					"EvaluationPeriods":  tt.periods,
@@ -118,7 +134,7 @@ func TestAlarmTopicIsEncryptedTLSOnlyAndSubscribed(t *testing.T) {
 			// topic (whose policy replaces SNS's default one), or alarms
 			// never arrive; only for this stack's alarms.
 			alarmArns := obj{"Fn::Join": []any{"", []any{
-				"arn:", obj{"Ref": "AWS::Partition"}, ":cloudwatch:", obj{"Ref": "AWS::Region"}, ":", obj{"Ref": "AWS::AccountId"}, ":alarm:" + s.cfg.StackName + "-*",
+				"arn:", obj{"Ref": "AWS::Partition"}, ":cloudwatch:", obj{"Ref": "AWS::Region"}, ":", obj{"Ref": "AWS::AccountId"}, ":alarm:" + s.cfg.StackName + "/*",
 			}}}
 			fromOurAlarms := obj{
 				"StringEquals": obj{"aws:SourceAccount": obj{"Ref": "AWS::AccountId"}},
@@ -152,8 +168,8 @@ func TestAlarmTopicIsEncryptedTLSOnlyAndSubscribed(t *testing.T) {
 			// Every alarm's name matches the pattern, or its notifications
 			// are refused.
 			for id, alarm := range s.resources("AWS::CloudWatch::Alarm") {
-				if name, _ := alarm["Properties"].(obj)["AlarmName"].(string); !strings.HasPrefix(name, s.cfg.StackName+"-") {
-					t.Errorf("alarm %s is named %q, outside the policies' %s-* pattern", id, name, s.cfg.StackName)
+				if name, _ := alarm["Properties"].(obj)["AlarmName"].(string); !strings.HasPrefix(name, s.cfg.StackName+"/") {
+					t.Errorf("alarm %s is named %q, outside the policies' %s/* pattern", id, name, s.cfg.StackName)
 				}
 			}
 			check(t, "TLS only", func() {
@@ -176,13 +192,14 @@ func TestAlarmTopicIsEncryptedTLSOnlyAndSubscribed(t *testing.T) {
 }
 
 // monitoringFailuresID is the queue that is neither the upload queue nor
-// its dead-letter queue.
+// its dead-letter queue nor the results pipe's dead-letter queue.
 func monitoringFailuresID(t *testing.T, s *synthesized) string {
 	t.Helper()
 	queueID, dlqID := s.uploadQueueIDs(t)
+	eventsDLQ := s.resultEventsDeadLetterQueueID(t)
 	var others []string
 	for id := range s.resources("AWS::SQS::Queue") {
-		if id != queueID && id != dlqID {
+		if id != queueID && id != dlqID && id != eventsDLQ {
 			others = append(others, id)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 )
 
 // latestPredictionsQuery lists the records the predictor logs, one per
@@ -102,12 +103,17 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			m.labelled(metricnames.ConfiguredModelAvailable, "Minimum", "Configured model available", monitorPeriod),
 			m.labelled(metricnames.MonitorHealthy, "Minimum", "Monitor healthy", monitorPeriod),
 		}),
+		// The monitoring failures queue holds what monitoring itself could
+		// not do (undelivered schedules, failed monitor runs, undeliverable
+		// alarm e-mails): shown beside the dead letters so it is seen.
 		graph("Queue", []awscloudwatch.IMetric{
 			p.queue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Waiting"), Statistic: jsii.String("Maximum"), Period: flow}),
 			p.queue.MetricApproximateNumberOfMessagesNotVisible(&awscloudwatch.MetricOptions{Label: jsii.String("In flight"), Statistic: jsii.String("Maximum"), Period: flow}),
 			p.deadLetters.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Dead letters"), Statistic: jsii.String("Maximum"), Period: flow}),
+			p.monitoringFailures.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Monitoring failures"), Statistic: jsii.String("Maximum"), Period: flow}),
 		}, []awscloudwatch.IMetric{
 			p.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("Oldest message age (s)"), Statistic: jsii.String("Maximum"), Period: flow}),
+			p.deadLetters.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("Oldest dead letter age (s)"), Statistic: jsii.String("Maximum"), Period: flow}),
 		}),
 	)
 	// The predictor also counts failures, rejections and dead letters by
@@ -147,6 +153,9 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			Alarms: sortedAlarms(alarms),
 		}),
 	)
+	if p.events != nil {
+		dashboard.AddWidgets(resultEventsGraph(p, flow))
+	}
 	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget))
 	dashboard.AddWidgets(awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
 		Title:         jsii.String("Latest predictions"),
@@ -160,6 +169,42 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	url := awscdk.Fn_Sub(jsii.String("https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}#dashboards:name=${Name}"),
 		&map[string]*string{"Name": dashboard.DashboardName()})
 	return dashboardRef{dashboard: dashboard, url: url}
+}
+
+// resultEventsGraph shows the events published, by detail type (the
+// MatchedEvents of the counting rules), beside the pipe's failures and the
+// batches it gave up on.
+func resultEventsGraph(p *pipeline, period awscdk.Duration) awscloudwatch.IWidget {
+	e := p.events
+	var left []awscloudwatch.IMetric
+	for _, status := range resultevents.FinalStatuses {
+		detailType := resultevents.DetailType(status)
+		dims := map[string]*string{"RuleName": e.counters[detailType].RuleName()}
+		// A custom bus's rules are reported with its name too.
+		if p.cfg.EventBusName != "" && p.cfg.EventBusName != defaultEventBusName {
+			dims["EventBusName"] = jsii.String(p.cfg.EventBusName)
+		}
+		left = append(left, awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("AWS/Events"), MetricName: jsii.String("MatchedEvents"),
+			DimensionsMap: &dims, Statistic: jsii.String("Sum"), Period: period, Label: jsii.String(detailType),
+		}))
+	}
+	pipeMetric := func(name, label string) awscloudwatch.IMetric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("AWS/EventBridge/Pipes"), MetricName: jsii.String(name),
+			DimensionsMap: &map[string]*string{"PipeName": e.pipe.Ref()},
+			Statistic:     jsii.String("Sum"), Period: period, Label: jsii.String(label),
+		})
+	}
+	right := []awscloudwatch.IMetric{
+		pipeMetric("ExecutionFailed", "Pipe executions failed"),
+		pipeMetric("TargetStageFailed", "Puts to the bus failed"),
+		e.deadLetters.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Undelivered batches"), Statistic: jsii.String("Maximum"), Period: period}),
+	}
+	return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+		Title: jsii.String("Result events published, by type"), Width: jsii.Number(24), Height: jsii.Number(6),
+		Left: &left, Right: &right,
+	})
 }
 
 // graph6 is a quarter-width graph of one metric or search expression.

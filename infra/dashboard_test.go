@@ -97,6 +97,15 @@ func TestDashboard(t *testing.T) {
 		}
 	}
 
+	// Every queue is graphed: the uploads, their dead letters and the
+	// monitoring failures, which nothing else surfaces.
+	queueID, dlqID := s.uploadQueueIDs(t)
+	for _, id := range []string{queueID, dlqID, monitoringFailuresID(t, s)} {
+		if !strings.Contains(body, getAtt(id, "QueueName")) {
+			t.Errorf("dashboard does not graph queue %s", id)
+		}
+	}
+
 	_, predictor := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
 	predictorLogs := asJSON(predictor["LoggingConfig"].(obj)["LogGroup"])
 	if !strings.Contains(body, `\"type\":\"log\"`) || !strings.Contains(body, predictorLogs) {

@@ -60,6 +60,20 @@ func suppressJustifiedFindings(stack awscdk.Stack, p *pipeline) {
 		suppress(q, "Serverless-SQSRedrivePolicy",
 			"This queue is itself a dead-letter queue; its messages wait (14 days, alarmed or inspected) for a person, and a redrive policy would only move them further from where they are looked for.")
 	}
+	if e := p.events; e != nil {
+		suppress(e.role, "AwsSolutions-IAM5",
+			"dynamodb:ListStreams, which EventBridge Pipes requires for a DynamoDB stream source, has no resource type: it lists the account's stream ARNs and reads no stream; the reads themselves are granted on the results table's stream only.",
+			"Resource::*")
+		suppress(e.deadLetters, "Serverless-SQSRedrivePolicy",
+			"This queue is itself the results pipe's dead-letter queue; its messages (stream positions of undelivered batches) wait 14 days, alarmed, for a person.")
+		for _, rule := range e.counters {
+			suppress(rule, "CdkNagValidationFailure",
+				"Serverless-EventBusDLQ checks the dead-letter queues of a rule's targets; the counting rules have no target (they exist for their MatchedEvents metric), so there is nothing to deliver or to lose.",
+				"Serverless-EventBusDLQ")
+		}
+		suppress(e.deadLetters, "AwsSolutions-SQS3",
+			"This queue is the dead-letter queue of the results pipe (its DynamoDB stream source's DeadLetterConfig), which cdk-nag does not recognise as such.")
+	}
 	suppress(p.monitoringFailures, "AwsSolutions-SQS3",
 		"This queue is a dead-letter queue: of the monitor schedule's EventBridge target, of the monitor's asynchronous invocations (on-failure destination) and of the alarm e-mail subscription, none of which cdk-nag recognises as such.")
 }

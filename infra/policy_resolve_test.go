@@ -249,6 +249,7 @@ func (r *cfnResolver) physicalName(id string) (string, error) {
 		"AWS::CloudWatch::Alarm":      "AlarmName",
 		"AWS::Events::Rule":           "Name",
 		"AWS::SecretsManager::Secret": "Name",
+		"AWS::Pipes::Pipe":            "Name",
 	}[typ]
 	if prop != "" && props[prop] != nil {
 		return r.resolveString(props[prop])
@@ -261,7 +262,7 @@ func (r *cfnResolver) physicalName(id string) (string, error) {
 		if len(name) > 63 {
 			name = name[:63]
 		}
-	case "AWS::IAM::Role", "AWS::Lambda::Function", "AWS::Events::Rule":
+	case "AWS::IAM::Role", "AWS::Lambda::Function", "AWS::Events::Rule", "AWS::Pipes::Pipe":
 		if len(name) > 64 {
 			name = name[:64]
 		}
@@ -272,6 +273,9 @@ func (r *cfnResolver) physicalName(id string) (string, error) {
 	}
 	return name, nil
 }
+
+// streamLabel stands for the creation time DynamoDB puts in a stream's ARN.
+const streamLabel = "2026-03-02T00:00:00.000"
 
 // secretSuffix stands for the six random characters Secrets Manager
 // appends to a secret's name in its ARN.
@@ -315,7 +319,7 @@ func (r *cfnResolver) ref(id string) (any, error) {
 	case "AWS::SecretsManager::Secret":
 		return r.getAtt(id, "Id")
 	case "AWS::S3::Bucket", "AWS::DynamoDB::Table", "AWS::Lambda::Function", "AWS::IAM::Role",
-		"AWS::Logs::LogGroup", "AWS::CloudWatch::Alarm", "AWS::Events::Rule":
+		"AWS::Logs::LogGroup", "AWS::CloudWatch::Alarm", "AWS::Events::Rule", "AWS::Pipes::Pipe":
 		return r.physicalName(id)
 	}
 	return nil, fmt.Errorf("the policy check does not know what Ref gives for %s (%s)", id, typ)
@@ -355,6 +359,10 @@ func (r *cfnResolver) getAtt(id, attr string) (any, error) {
 		return arn("kms", "key/"+r.keyID(id)), nil
 	case "AWS::DynamoDB::Table.Arn":
 		return arn("dynamodb", "table/"+name), nil
+	case "AWS::DynamoDB::Table.StreamArn":
+		return arn("dynamodb", "table/"+name+"/stream/"+streamLabel), nil
+	case "AWS::Pipes::Pipe.Arn":
+		return arn("pipes", "pipe/"+name), nil
 	case "AWS::Lambda::Function.Arn":
 		return arn("lambda", "function:"+name), nil
 	case "AWS::SecretsManager::Secret.Id":

@@ -34,16 +34,24 @@ type policySystem struct {
 	// log groups, for the AssumeRole and log rows.
 	functions []policyFunction
 
-	bucket, object   string // the upload bucket's ARN, an object S3 would notify about
-	queue, table     string
-	failuresQueue    string // the monitor's failure destination and the schedule's DLQ, if any
-	secret           string // the API key secret's ARN (a stand-in suffix for a name)
-	topic, topicKey  string
-	alarms           []string // ARNs of the alarms that notify the topic
-	monitorFunction  string
-	rule             string // the monitor's schedule
-	accessLogs       string // the access log bucket's ARN, if created
-	autoDeleteBucket []string
+	bucket, object string // the upload bucket's ARN, an object S3 would notify about
+	queue, table   string
+	// uploadRule and uploadRuleDLQ are, in eventbridge mode, the rule that
+	// sends the uploads to the queue and its target's dead-letter queue.
+	uploadRule, uploadRuleDLQ string
+	failuresQueue             string // the monitor's failure destination and the schedule's DLQ, if any
+	secret                    string // the API key secret's ARN (a stand-in suffix for a name)
+	topic, topicKey           string
+	alarms                    []string // ARNs of the alarms that notify the topic
+	monitorFunction           string
+	rule                      string // the monitor's schedule
+	accessLogs                string // the access log bucket's ARN, if created
+	autoDeleteBucket          []string
+
+	// The results pipe (events=true): its role's session, its ARN, the
+	// stream it reads, the bus it puts on and its dead-letter queue.
+	resultsPipe                          policyPrincipal
+	pipe, stream, bus, resultEventsQueue string
 }
 
 type policyFunction struct {
@@ -162,7 +170,8 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 	s.mapWidget = label(mapWidgetID, "mapwidget")
 	s.monitorFunction = must(obj{"Fn::GetAtt": []any{monitorID, "Arn"}})
 
-	// The bucket, queue and object filters from the notification configuration.
+	// The bucket, queue and object filters: from the notification
+	// configuration (s3 mode) or from the uploads rule (eventbridge mode).
 	notes := ofType("Custom::S3BucketNotifications")
 	if len(notes) != 1 {
 		t.Fatalf("%s: want one bucket notification configuration, found %v", tpl.name, notes)
@@ -171,23 +180,61 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 	s.bucket = "arn:aws:s3:::" + must(np["BucketName"])
 	s.notifications = label(fnByRef(np["ServiceToken"]), "notifications handler")
 	nc, _ := np["NotificationConfiguration"].(map[string]any)
-	qcs := asList(nc["QueueConfigurations"])
-	if len(qcs) != 1 {
-		t.Fatalf("%s: want one queue notification, found %s", tpl.name, asJSON(qcs))
+	var qcs []any
+	if nc["QueueConfigurations"] != nil {
+		qcs = asList(nc["QueueConfigurations"])
 	}
-	qc := qcs[0].(map[string]any)
-	s.queue = must(qc["QueueArn"])
 	prefix, suffix := "", ".jpg"
-	if f, _ := qc["Filter"].(map[string]any); f != nil {
-		for _, rule := range asList(f["Key"].(map[string]any)["FilterRules"]) {
-			rule := rule.(map[string]any)
-			switch strings.ToLower(rule["Name"].(string)) {
-			case "prefix":
-				prefix = rule["Value"].(string)
-			case "suffix":
-				suffix = rule["Value"].(string)
+	switch {
+	case len(qcs) == 1 && nc["EventBridgeConfiguration"] == nil:
+		qc := qcs[0].(map[string]any)
+		s.queue = must(qc["QueueArn"])
+		if f, _ := qc["Filter"].(map[string]any); f != nil {
+			for _, rule := range asList(f["Key"].(map[string]any)["FilterRules"]) {
+				rule := rule.(map[string]any)
+				switch strings.ToLower(rule["Name"].(string)) {
+				case "prefix":
+					prefix = rule["Value"].(string)
+				case "suffix":
+					suffix = rule["Value"].(string)
+				}
 			}
 		}
+	case len(qcs) == 0 && nc["EventBridgeConfiguration"] != nil:
+		for _, id := range ofType("AWS::Events::Rule") {
+			pattern, _ := props(id)["EventPattern"].(map[string]any)
+			if asJSON(pattern["source"]) != `["aws.s3"]` {
+				continue
+			}
+			targets := asList(props(id)["Targets"])
+			if s.uploadRule != "" || len(targets) != 1 {
+				t.Fatalf("%s: want one uploads rule with one target, found %s", tpl.name, asJSON(props(id)))
+			}
+			s.uploadRule = must(obj{"Fn::GetAtt": []any{id, "Arn"}})
+			target := targets[0].(map[string]any)
+			s.queue = must(target["Arn"])
+			if dl, _ := target["DeadLetterConfig"].(map[string]any); dl != nil {
+				s.uploadRuleDLQ = must(dl["Arn"])
+			}
+			detail, _ := pattern["detail"].(map[string]any)
+			object, _ := detail["object"].(map[string]any)
+			for _, m := range asList(object["key"]) {
+				m, _ := m.(map[string]any)
+				switch {
+				case m["prefix"] != nil:
+					prefix = m["prefix"].(string)
+				case m["suffix"] != nil:
+					suffix = m["suffix"].(string)
+				case m["wildcard"] != nil:
+					prefix, suffix = splitWildcard(m["wildcard"].(string))
+				}
+			}
+		}
+		if s.uploadRule == "" {
+			t.Fatalf("%s: the bucket sends its events to EventBridge but no rule picks the uploads", tpl.name)
+		}
+	default:
+		t.Fatalf("%s: want one queue notification or EventBridge, found %s", tpl.name, asJSON(nc))
 	}
 	s.object = s.bucket + "/" + prefix + "2025/06/photo-0001" + suffix
 
@@ -229,8 +276,8 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 	// The monitor's schedule, and where failed deliveries and runs go.
 	for _, id := range ofType("AWS::Events::Rule") {
 		for _, target := range asList(props(id)["Targets"]) {
-			target := target.(map[string]any)
-			if must(target["Arn"]) != s.monitorFunction {
+			target, _ := target.(map[string]any)
+			if target == nil || must(target["Arn"]) != s.monitorFunction { // the counting rules have no target
 				continue
 			}
 			s.rule = must(obj{"Fn::GetAtt": []any{id, "Arn"}})
@@ -265,6 +312,22 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 			s.accessLogs = "arn:aws:s3:::" + must(lc["DestinationBucketName"])
 		}
 	}
+	// The results pipe: its source, target, role and dead-letter queue.
+	for _, id := range ofType("AWS::Pipes::Pipe") {
+		p := props(id)
+		if s.pipe != "" {
+			t.Fatalf("%s: more than one pipe", tpl.name)
+		}
+		s.pipe = must(obj{"Fn::GetAtt": []any{id, "Arn"}})
+		s.stream, s.bus = must(p["Source"]), must(p["Target"])
+		if dl := dig(p, "SourceParameters", "DynamoDBStreamParameters", "DeadLetterConfig", "Arn"); dl != nil {
+			s.resultEventsQueue = must(dl)
+		}
+		role := must(p["RoleArn"])
+		name, _ := r.physicalName(id)
+		s.resultsPipe = roleSession("results pipe", role, name)
+	}
+
 	// CDK's auto-delete-objects handler and the buckets it empties.
 	for _, id := range ofType("Custom::S3AutoDeleteObjects") {
 		p := props(id)
@@ -272,6 +335,25 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 		s.autoDeleteBucket = append(s.autoDeleteBucket, "arn:aws:s3:::"+must(p["BucketName"]))
 	}
 	return s
+}
+
+// splitWildcard splits an uploads rule's key wildcard at its one unescaped
+// asterisk into the literal prefix and suffix.
+func splitWildcard(w string) (prefix, suffix string) {
+	var parts [2]strings.Builder
+	part := 0
+	for i := 0; i < len(w); i++ {
+		switch {
+		case w[i] == '\\' && i+1 < len(w):
+			i++
+			parts[part].WriteByte(w[i])
+		case w[i] == '*' && part == 0:
+			part = 1
+		default:
+			parts[part].WriteByte(w[i])
+		}
+	}
+	return parts[0].String(), parts[1].String()
 }
 
 // externalKeyPolicy stands for the key policy of a key the stack does not
@@ -329,7 +411,9 @@ var (
 	predictor = by(func(s *policySystem) policyPrincipal { return s.predictor })
 	monitor   = by(func(s *policySystem) policyPrincipal { return s.monitor })
 	mapWidget = by(func(s *policySystem) policyPrincipal { return s.mapWidget })
-	service   = func(name string) func(*policySystem) []policyPrincipal {
+	// resultsPipe is absent (no rows) with events=false.
+	resultsPipe = by(func(s *policySystem) policyPrincipal { return s.resultsPipe })
+	service     = func(name string) func(*policySystem) []policyPrincipal {
 		return func(*policySystem) []policyPrincipal { return []policyPrincipal{servicePrincipal(name)} }
 	}
 )
@@ -480,11 +564,46 @@ var requiredAccesses = []policyAccess{
 			}
 			return out
 		}, "Allowed"},
-	{"S3 event notifications (and the test event at configuration) to the upload queue",
+	{"S3 event notifications (and the test event at configuration) to the upload queue (notifications=s3)",
 		service("s3.amazonaws.com"), []string{"sqs:SendMessage"},
 		func(s *policySystem) []policyTarget {
+			if s.uploadRule != "" {
+				return none()
+			}
 			return []policyTarget{{arn: s.queue, ctx: fromService(s.bucket, fakeAccount)}}
 		}, "Allowed"},
+	{"S3 sends no event to the queue itself when EventBridge carries them (notifications=eventbridge)",
+		service("s3.amazonaws.com"), []string{"sqs:SendMessage"},
+		func(s *policySystem) []policyTarget {
+			if s.uploadRule == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.queue, ctx: fromService(s.bucket, fakeAccount)}}
+		}, "Denied"},
+	{"EventBridge's uploads rule sends the bucket's Object Created events to the upload queue (notifications=eventbridge)",
+		service("events.amazonaws.com"), []string{"sqs:SendMessage"},
+		func(s *policySystem) []policyTarget {
+			if s.uploadRule == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.queue, ctx: fromService(s.uploadRule, fakeAccount)}}
+		}, "Allowed"},
+	{"EventBridge sends an upload it could not deliver to the upload queue to the dead-letter queue",
+		service("events.amazonaws.com"), []string{"sqs:SendMessage"},
+		func(s *policySystem) []policyTarget {
+			if s.uploadRuleDLQ == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.uploadRuleDLQ, ctx: fromService(s.uploadRule, fakeAccount)}}
+		}, "Allowed"},
+	{"confused deputy: EventBridge for another rule of this account, on the upload queue",
+		service("events.amazonaws.com"), []string{"sqs:SendMessage"},
+		func(s *policySystem) []policyTarget {
+			if s.uploadRule == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.queue, ctx: fromService(fmt.Sprintf("arn:aws:events:%s:%s:rule/somebody-elses", fakeRegion, fakeAccount), fakeAccount)}}
+		}, "Denied"},
 	{"confused deputy: S3 for a bucket of that name in another account",
 		service("s3.amazonaws.com"), []string{"sqs:SendMessage"},
 		func(s *policySystem) []policyTarget {
@@ -531,6 +650,19 @@ var requiredAccesses = []policyAccess{
 		func(s *policySystem) []policyTarget {
 			return []policyTarget{{arn: s.topic, ctx: fromService(foreignAlarm(s), otherAccount)}}
 		}, "Denied"},
+	{"confused deputy: CloudWatch for an alarm of a sibling stack in this account whose name extends this one's (<stack>-dev)",
+		service("cloudwatch.amazonaws.com"), []string{"sns:Publish"},
+		func(s *policySystem) []policyTarget {
+			return []policyTarget{{arn: s.topic, ctx: fromService(siblingAlarm(s), fakeAccount)}}
+		}, "Denied"},
+	{"confused deputy: CloudWatch for an alarm of a sibling stack in this account, on the topic key",
+		service("cloudwatch.amazonaws.com"), []string{"kms:GenerateDataKey"},
+		func(s *policySystem) []policyTarget {
+			if s.topicKey == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.topicKey, ctx: fromService(siblingAlarm(s), fakeAccount)}}
+		}, "Denied"},
 	{"confused deputy: CloudWatch for an alarm of the same name in another account, on the topic key",
 		service("cloudwatch.amazonaws.com"), []string{"kms:GenerateDataKey"},
 		func(s *policySystem) []policyTarget {
@@ -557,11 +689,59 @@ var requiredAccesses = []policyAccess{
 			}
 			return []policyTarget{{arn: s.failuresQueue, ctx: fromService(s.rule, fakeAccount)}}
 		}, "Allowed"},
+	// --- the results pipe (infra/events.go), with events=true ---
+	{"EventBridge Pipes reads the results table's stream with the pipe's role (DescribeStream, GetShardIterator, GetRecords)",
+		resultsPipe, []string{"dynamodb:DescribeStream", "dynamodb:GetShardIterator", "dynamodb:GetRecords"},
+		func(s *policySystem) []policyTarget { return one(s.stream) }, "Allowed"},
+	{"EventBridge Pipes lists the account's streams (ListStreams has no resource type)",
+		resultsPipe, []string{"dynamodb:ListStreams"}, func(s *policySystem) []policyTarget { return one("*") }, "Allowed"},
+	{"EventBridge Pipes puts the result events on the bus",
+		resultsPipe, []string{"events:PutEvents"}, func(s *policySystem) []policyTarget { return one(s.bus) }, "Allowed"},
+	{"EventBridge Pipes sends a batch it could not deliver to the pipe's dead-letter queue",
+		resultsPipe, []string{"sqs:SendMessage"}, func(s *policySystem) []policyTarget { return one(s.resultEventsQueue) }, "Allowed"},
+	{"least privilege: the pipe's role reads no other stream",
+		resultsPipe, []string{"dynamodb:GetRecords"}, func(s *policySystem) []policyTarget {
+			return one(fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/other/stream/%s", fakeRegion, fakeAccount, streamLabel))
+		}, "Denied"},
+	{"least privilege: the pipe's role puts on no other bus",
+		resultsPipe, []string{"events:PutEvents"}, func(s *policySystem) []policyTarget {
+			return one(fmt.Sprintf("arn:aws:events:%s:%s:event-bus/other", fakeRegion, fakeAccount))
+		}, "Denied"},
+	{"least privilege: the pipe's role reads no item of the table, and not its index",
+		resultsPipe, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"}, func(s *policySystem) []policyTarget {
+			return []policyTarget{{arn: s.table}, {arn: s.table + "/index/" + tableschema.StatusIndex}}
+		}, "Denied"},
+	{"least privilege: the pipe's role never reads the API key",
+		resultsPipe, []string{"secretsmanager:GetSecretValue"}, func(s *policySystem) []policyTarget { return one(s.secret) }, "Denied"},
+	{"least privilege: the pipe's role sends to no other queue",
+		resultsPipe, []string{"sqs:SendMessage"}, func(s *policySystem) []policyTarget { return one(s.queue) }, "Denied"},
+	{"EventBridge Pipes assumes the pipe's role for a pipe of this account",
+		service("pipes.amazonaws.com"), []string{"sts:AssumeRole"},
+		func(s *policySystem) []policyTarget {
+			if s.pipe == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.resultsPipe.role, ctx: fromService(s.pipe, fakeAccount)}}
+		}, "Allowed"},
+	{"confused deputy: EventBridge Pipes for a pipe of another account, on the pipe's role",
+		service("pipes.amazonaws.com"), []string{"sts:AssumeRole"},
+		func(s *policySystem) []policyTarget {
+			if s.pipe == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.resultsPipe.role, ctx: fromService(fmt.Sprintf("arn:aws:pipes:%s:%s:pipe/somebody-elses", fakeRegion, otherAccount), otherAccount)}}
+		}, "Denied"},
+}
+
+// siblingAlarm is an alarm of another stack of this account whose name
+// starts with this stack's name.
+func siblingAlarm(s *policySystem) string {
+	return fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:%s", fakeRegion, fakeAccount, alarmName(s.tpl.cfg.StackName+"-dev", "CreditsLow"))
 }
 
 // foreignAlarm is an alarm named like this stack's, in another account.
 func foreignAlarm(s *policySystem) string {
-	return fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:%s-CreditsLow", fakeRegion, otherAccount, s.tpl.cfg.StackName)
+	return fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:%s", fakeRegion, otherAccount, alarmName(s.tpl.cfg.StackName, "CreditsLow"))
 }
 
 // policyRow is one evaluated request of the report.

@@ -30,10 +30,13 @@ type GeolocationStackProps struct {
 
 // pipeline holds the resources the alarms, dashboard and outputs refer to.
 type pipeline struct {
-	cfg           Config
-	bucket        awss3.IBucket
-	queue         awssqs.Queue
-	deadLetters   awssqs.Queue
+	cfg         Config
+	bucket      awss3.IBucket
+	queue       awssqs.Queue
+	deadLetters awssqs.Queue
+	// uploadRule routes the bucket's EventBridge events to the queue; nil
+	// when the bucket notifies the queue itself (notifications=s3).
+	uploadRule    awsevents.Rule
 	table         awsdynamodb.Table
 	secret        awssecretsmanager.ISecret
 	createdSecret awssecretsmanager.Secret // nil when the secret is imported
@@ -50,12 +53,15 @@ type pipeline struct {
 	monitoringFailures awssqs.Queue
 	topic              awssns.Topic
 	metrics            pipelineMetrics
+	// events is the results pipe and what goes with it; nil with events=false.
+	events *resultEvents
 }
 
 // NewGeolocationStack provisions the whole pipeline: uploads bucket, queue
 // and dead-letter queue, results table, API key secret, predictor and
-// monitor functions, alarms to an SNS topic, and a dashboard with a map
-// drawn by a third function.
+// monitor functions, the results pipe publishing an event per final record,
+// alarms to an SNS topic, and a dashboard with a map drawn by a third
+// function.
 func NewGeolocationStack(scope constructs.Construct, id string, props *GeolocationStackProps) awscdk.Stack {
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
 	cfg := props.Config
@@ -64,7 +70,7 @@ func NewGeolocationStack(scope constructs.Construct, id string, props *Geolocati
 	handlerRole, immutableHandlerRole := newNotificationsHandlerRole(stack)
 	p.bucket = newUploadBucket(stack, cfg, immutableHandlerRole)
 	p.queue, p.deadLetters = newUploadQueues(stack, cfg)
-	subscribeQueueToUploads(stack, p.bucket, p.queue, cfg)
+	p.uploadRule = subscribeQueueToUploads(stack, p.bucket, p.queue, p.deadLetters, cfg)
 	configureNotificationsHandler(stack, cfg, p.bucket, handlerRole)
 	routeAutoDeleteLogs(stack, cfg)
 	p.table = newResultsTable(stack, cfg)
@@ -73,6 +79,7 @@ func NewGeolocationStack(scope constructs.Construct, id string, props *Geolocati
 	p.predictor, p.predictorLogs, p.predictorRole = newPredictor(stack, p, assets)
 	p.monitor = newMonitor(stack, p, assets)
 	p.mapWidget = newMapWidget(stack, p, assets)
+	p.events = newResultEvents(stack, p)
 
 	p.topic = newAlarmTopic(stack, cfg, p.monitoringFailures)
 	alarms := newAlarms(stack, p)
@@ -97,6 +104,10 @@ func addOutputs(stack awscdk.Stack, p *pipeline, dashboard dashboardRef) {
 	output("DeadLetterQueueUrl", "Uploads that failed repeatedly; inspect, then redrive to the queue", p.deadLetters.QueueUrl())
 	output("DashboardUrl", "CloudWatch dashboard of the pipeline", dashboard.url)
 	output("AlarmTopicArn", "SNS topic that receives every alarm; subscribe to it", p.topic.TopicArn())
+	if p.events != nil {
+		output("ResultEventsBusName", "Bus of the result events (source geolocate, docs/events.md); add rules there", p.events.bus.EventBusName())
+		output("ResultEventsDeadLetterQueueUrl", "Batches of result events the pipe could not deliver (stream positions, not the events)", p.events.deadLetters.QueueUrl())
+	}
 }
 
 // removalPolicy keeps stored data when the stack is deleted unless the

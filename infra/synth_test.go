@@ -67,7 +67,9 @@ func createdContext(t testing.TB) map[string]any {
 	ctx[keyNoncurrentVersionDays] = "45"
 	ctx[keyMaxImageBytes] = "5000000"
 	ctx[keyFinishReserveSeconds] = "15"
-	ctx[keyDLQMaxReceiveCount] = "4"
+	ctx[keyDLQMaxReceiveCount] = "5"
+	// Without the result events: no pipe, its role, queue, rules or alarm.
+	ctx[keyEvents] = "false"
 	return ctx
 }
 
@@ -75,6 +77,8 @@ func importedContext(t testing.TB) map[string]any {
 	ctx := defaultContext(t)
 	ctx[keyStackName] = "GeoImported"
 	ctx[keyExistingBucketName] = "geo-test-existing-bucket"
+	ctx[keyUploadPrefix] = "photos/"
+	ctx[keyUploadSuffix] = ".jpg"
 	ctx[keyExistingSecretName] = "geo/test/api-key"
 	ctx[keyExistingBucketKmsKeyArn] = testBucketKeyArn
 	ctx[keyExistingSecretKmsKeyArn] = testSecretKeyArn
@@ -83,8 +87,13 @@ func importedContext(t testing.TB) map[string]any {
 	ctx[keyBatchSize] = "1"
 	ctx[keyMonitorScheduleMinutes] = "15"
 	ctx[keyLogRetentionDays] = "14"
+	// The result events on an existing bus rather than the default one.
+	ctx[keyEventBusName] = testEventBusName
 	return ctx
 }
+
+// testEventBusName is the existing bus of the imported scenario.
+const testEventBusName = "geo-test-bus"
 
 // The customer managed keys of the imported scenario's bucket and secret.
 const (

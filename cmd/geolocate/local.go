@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -35,8 +36,10 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		verbose     = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
-		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard (make synth writes it)")
+		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard, and, when given, for the results pipe whose events the run prints (make synth writes it; default: the default configuration's pipe)")
+		eventsFile  = fs.String("events", "", "write each result event the stack's results pipe would publish (one per photo that reaches a final status) to this file, as JSON lines")
 		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
+		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
 		asMap       = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -53,14 +56,18 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return usageError{errors.New("--map draws a run's records: --serve runs no function")}
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
+	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
+		return usageError{fmt.Errorf("--notifications %q: want %s or %s", *notify, pipeline.NotificationsS3, pipeline.NotificationsEventBridge)}
+	}
 
 	opts := pipeline.Options{
-		ImagesDir:   *images,
-		KeyPrefix:   *prefix,
-		Watch:       *watch,
-		Unversioned: *unversioned,
-		Getenv:      c.getenv,
-		Progress:    c.stderr,
+		ImagesDir:     *images,
+		KeyPrefix:     *prefix,
+		Watch:         *watch,
+		Unversioned:   *unversioned,
+		Notifications: *notify,
+		Getenv:        c.getenv,
+		Progress:      c.stderr,
 	}
 	if mode != "" {
 		// The flag wins over GEO_UPLOAD_METADATA, as -c wins over cdk.json.
@@ -74,6 +81,14 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if *verbose {
 		opts.FunctionLogs = c.stderr
 	}
+	templateGiven := false
+	fs.Visit(func(f *flag.Flag) { templateGiven = templateGiven || f.Name == "template" })
+	events, err := newLocalEvents(*eventsFile, *stackTmpl, templateGiven, !*serve)
+	if err != nil {
+		return err
+	}
+	defer events.close()
+	opts.Events, opts.OnEvent = events.pipe, events.write
 	var dash *localDashboard
 	if *dashboard != "" {
 		if *serve {
@@ -89,6 +104,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return stoppedIsSuccess(ctx, c, pipeline.Serve(ctx, opts))
 	}
 	sum, runErr := pipeline.Run(ctx, opts)
+	runErr = errors.Join(runErr, events.close())
 	if dash != nil {
 		if sum != nil {
 			dash.records = sum.Records()
@@ -199,6 +215,7 @@ func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
 	if a, ok := measureAccuracy(sum.Records()); ok {
 		fmt.Fprintf(w, "accuracy: %s\n", a)
 	}
+	writeEventsLine(w, sum)
 	for _, d := range sum.DeadLetters {
 		fmt.Fprintf(w, "dead letter %s after %d receives: %s\n", d.ID, d.ReceiveCount, dash(d.LastFailure))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
@@ -38,6 +39,7 @@ func (s *Store) Complete(ctx context.Context, claim *Claim, result Record) error
 		rec.ContentType = claim.Record.ContentType
 	}
 	rec.Status = StatusSucceeded
+	rec.EventType = resultevents.DetailType(StatusSucceeded)
 	rec.Phase = ""
 	rec.Owner = claim.Token
 	rec.LeaseUntil = time.Time{}

@@ -208,6 +208,7 @@ func TestCompleteStoresResult(t *testing.T) {
 	want.PK, want.SK, want.Bucket, want.Key, want.VersionID, want.ETag = "OBJ#uploads#paris.jpg", "V#v1", "uploads", "paris.jpg", "v1", `"0123abcd"`
 	want.Status, want.Owner, want.Attempts, want.ErrorCode = ledger.StatusSucceeded, c.Token, 1, ""
 	want.CreatedAt, want.UpdatedAt, want.StatusDay = start, start, "succeeded#2026-03-14"
+	want.EventType = "Photo Geolocated"
 	if !reflect.DeepEqual(normalize(*got), normalize(want)) {
 		t.Errorf("completed record:\n got %+v\nwant %+v", normalize(*got), normalize(want))
 	}

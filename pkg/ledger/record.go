@@ -70,6 +70,10 @@ type Record struct {
 	ContentType string `dynamodbav:"content_type,omitempty"`
 
 	Status string `dynamodbav:"status"`
+	// EventType is the detail type of the event the results pipe publishes
+	// for a final status (resultevents.DetailType), written with the status;
+	// empty while the record is not final.
+	EventType string `dynamodbav:"event_type,omitempty"`
 	// Phase is PhaseCalling while in progress, empty otherwise.
 	Phase string `dynamodbav:"phase,omitempty"`
 	// Owner is the token of the claim that last took the record. It stays

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
@@ -84,12 +85,20 @@ func (s *Store) expiresAt(now time.Time) time.Time {
 	return now.Add(s.opts.RecordTTL)
 }
 
-// setTimestamps adds updated_at, status_day and (with a TTL) expires_at to
-// an update that moves the record to status.
+// setTimestamps adds updated_at, status_day, event_type and (with a TTL)
+// expires_at to an update that moves the record to status. Every status
+// change goes through it (Complete's PutItem sets the same fields), so the
+// event type the results pipe publishes is written in the very write that
+// makes the record final and cannot disagree with it.
 func (s *Store) setTimestamps(u expression.UpdateBuilder, status string, now time.Time) expression.UpdateBuilder {
 	u = u.Set(expression.Name(attrStatus), expression.Value(status)).
 		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(now))).
 		Set(expression.Name(tableschema.StatusIndexPartitionKey), expression.Value(statusDay(status, now)))
+	if eventType := resultevents.DetailType(status); eventType != "" {
+		u = u.Set(expression.Name(resultevents.EventTypeAttribute), expression.Value(eventType))
+	} else {
+		u = u.Remove(expression.Name(resultevents.EventTypeAttribute))
+	}
 	if exp := s.expiresAt(now); !exp.IsZero() {
 		u = u.Set(expression.Name(tableschema.TTLAttribute), expression.Value(exp.Unix()))
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
@@ -214,8 +215,49 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		MemoryMB:       p.IntRange(envvars.FunctionMemorySize, DefaultMemoryMB, 128, 10240),
 		UploadMetadata: p.OneOf(envvars.UploadMetadata, UploadMetadataStrip, UploadMetadataStrip, UploadMetadataKeep),
 	}
+	checkRules(p, c)
 	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("predictor configuration: %w", err)
 	}
 	return c, nil
+}
+
+// ruleNames are the variables of the settings configrules judges.
+var ruleNames = configrules.Names{
+	configrules.RatePerMinute:   envvars.RatePerMinute,
+	configrules.MaxConcurrency:  envvars.MaxConcurrency,
+	configrules.BatchSize:       envvars.BatchSize,
+	configrules.FunctionTimeout: envvars.FunctionTimeout,
+	configrules.FinishReserve:   envvars.FinishReserve,
+	configrules.Pacing:          envvars.Pacing,
+	configrules.MemoryMB:        envvars.LambdaMemorySize,
+	configrules.Oversize:        envvars.Oversize,
+	configrules.MaxReceiveCount: envvars.MaxReceiveCount,
+}
+
+// checkRules refuses the combinations of settings the CDK app refuses too
+// (pkg/shared/configrules), when every variable parsed. The batch size and
+// timeout are what the stack says of the event source and the function;
+// the memory is Lambda's own variable; each unset one skips its rule.
+func checkRules(p *envvars.Parser, c Config) {
+	if p.Err() != nil {
+		return
+	}
+	s := configrules.Settings{
+		RatePerMinute:   c.RatePerMinute,
+		MaxConcurrency:  c.MaxConcurrency,
+		BatchSize:       p.IntRange(envvars.BatchSize, 0, 1, 10_000),
+		FunctionTimeout: p.DurationMin(envvars.FunctionTimeout, 0, time.Second),
+		FinishReserve:   c.FinishReserve,
+		Pacing:          c.Pacing,
+		MemoryMB:        p.IntRange(envvars.LambdaMemorySize, 0, 128, 10240),
+		Oversize:        c.Oversize,
+		MaxReceiveCount: c.MaxReceiveCount,
+	}
+	if p.Err() != nil {
+		return
+	}
+	for _, v := range configrules.Check(s, ruleNames) {
+		p.Fail(ruleNames[v.Settings[0]], "cannot work with the other settings: %s", v.Message)
+	}
 }

@@ -13,12 +13,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
+	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 )
 
 // Defaults of Options.
 const (
 	DefaultParallelism = 4
-	DefaultMinCallTime = 5 * time.Second
+	DefaultMinCallTime = configrules.MinCallTime // the pacing rule's usable time assumes it
 	DefaultOpenLead    = 100 * time.Millisecond
 	// DefaultMaxSlotWait is the longest an invocation waits for a call
 	// slot: Lambda bills the wait, so a slot further away is held while the

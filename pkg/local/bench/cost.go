@@ -17,11 +17,19 @@ type Prices struct {
 	SQSRequest         float64 // per standard-queue request (64 KB chunk)
 	SecretsManagerCall float64 // per API call
 	LogsIngestionGB    float64 // CloudWatch Logs, standard class, per GB ingested
+	// The result events (docs/events.md): the pipe's GetRecords on the
+	// table's stream (free only for Lambda's own triggers), its requests
+	// (counted after filtering, per 64 KB), and the custom events it puts
+	// on the bus (per 64 KB).
+	StreamsReadRequest float64 // per DynamoDB Streams read request unit (GetRecords)
+	PipesRequest       float64 // per EventBridge Pipes request
+	EventBridgeEvent   float64 // per custom event published
 }
 
 // ListPrices are us-east-1 list prices as published in 2025 (Lambda,
 // DynamoDB on-demand after the November 2024 reduction, S3 Standard, SQS,
-// Secrets Manager, CloudWatch Logs). Free tiers are ignored.
+// Secrets Manager, CloudWatch Logs, DynamoDB Streams reads, EventBridge
+// Pipes and custom events). Free tiers are ignored.
 var ListPrices = Prices{
 	Region:             "us-east-1",
 	Date:               "2025 (from the AWS pricing pages as last known; check them before relying on these)",
@@ -33,6 +41,9 @@ var ListPrices = Prices{
 	SQSRequest:         0.40 / 1e6,
 	SecretsManagerCall: 0.05 / 10000,
 	LogsIngestionGB:    0.50,
+	StreamsReadRequest: 0.02 / 100000,
+	PipesRequest:       0.40 / 1e6,
+	EventBridgeEvent:   1.00 / 1e6,
 }
 
 // PerImage is the measured (or derived) consumption of one image.
@@ -47,6 +58,8 @@ type PerImage struct {
 	SQSRequests        float64 // send (by S3), receive and delete, per image
 	SecretsCalls       float64 // GetSecretValue calls after caching
 	LogBytes           float64 // log and metric bytes ingested
+	StreamReads        float64 // the results pipe's GetRecords on the table's stream
+	ResultEvents       float64 // result events: each a pipe request and a custom event
 }
 
 // CostLine is one row of the cost table, for 1,000 images.
@@ -73,6 +86,9 @@ func (p Prices) Per1000(u PerImage) (lines []CostLine, awsTotal float64) {
 		{Item: "SQS requests", Quantity: n * u.SQSRequests, Unit: "request", UnitPrice: p.SQSRequest},
 		{Item: "Secrets Manager API calls", Quantity: n * u.SecretsCalls, Unit: "call", UnitPrice: p.SecretsManagerCall},
 		{Item: "CloudWatch Logs ingestion", Quantity: n * u.LogBytes / (1 << 30), Unit: "GB", UnitPrice: p.LogsIngestionGB},
+		{Item: "DynamoDB Streams reads (results pipe)", Quantity: n * u.StreamReads, Unit: "read request", UnitPrice: p.StreamsReadRequest},
+		{Item: "EventBridge Pipes requests", Quantity: n * u.ResultEvents, Unit: "request", UnitPrice: p.PipesRequest},
+		{Item: "EventBridge custom events", Quantity: n * u.ResultEvents, Unit: "event", UnitPrice: p.EventBridgeEvent},
 	}
 	for i := range lines {
 		lines[i].USD = lines[i].Quantity * lines[i].UnitPrice

@@ -7,20 +7,25 @@ import (
 
 func TestPer1000(t *testing.T) {
 	p := Prices{LambdaGBSecondARM: 2, LambdaRequest: 3, DynamoDBWriteUnit: 5, DynamoDBReadUnit: 7,
-		S3GetRequest: 11, SQSRequest: 13, SecretsManagerCall: 17, LogsIngestionGB: 19}
+		S3GetRequest: 11, SQSRequest: 13, SecretsManagerCall: 17, LogsIngestionGB: 19,
+		StreamsReadRequest: 23, PipesRequest: 29, EventBridgeEvent: 31}
 	u := PerImage{Credits: 1, BilledSeconds: 0.5, MemoryMB: 256, Invocations: 0.2,
-		DynamoDBWriteUnits: 2, DynamoDBReadUnits: 1, S3Gets: 2, SQSRequests: 1.4, SecretsCalls: 0.01, LogBytes: 1 << 20}
+		DynamoDBWriteUnits: 2, DynamoDBReadUnits: 1, S3Gets: 2, SQSRequests: 1.4, SecretsCalls: 0.01, LogBytes: 1 << 20,
+		StreamReads: 0.5, ResultEvents: 1}
 	lines, total := p.Per1000(u)
 	want := map[string]float64{
-		"Service credits":             0,                     // credits have no dollar price here
-		"Lambda compute (arm64)":      1000 * 0.5 * 0.25 * 2, // 125 GB-s
-		"Lambda requests":             200 * 3,
-		"DynamoDB writes (on-demand)": 2000 * 5,
-		"DynamoDB reads (on-demand)":  1000 * 7,
-		"S3 GET/HEAD":                 2000 * 11,
-		"SQS requests":                1400 * 13,
-		"Secrets Manager API calls":   10 * 17,
-		"CloudWatch Logs ingestion":   1000.0 / 1024 * 19,
+		"Service credits":                       0,                     // credits have no dollar price here
+		"Lambda compute (arm64)":                1000 * 0.5 * 0.25 * 2, // 125 GB-s
+		"Lambda requests":                       200 * 3,
+		"DynamoDB writes (on-demand)":           2000 * 5,
+		"DynamoDB reads (on-demand)":            1000 * 7,
+		"S3 GET/HEAD":                           2000 * 11,
+		"SQS requests":                          1400 * 13,
+		"Secrets Manager API calls":             10 * 17,
+		"CloudWatch Logs ingestion":             1000.0 / 1024 * 19,
+		"DynamoDB Streams reads (results pipe)": 500 * 23,
+		"EventBridge Pipes requests":            1000 * 29,
+		"EventBridge custom events":             1000 * 31,
 	}
 	var sum float64
 	for _, l := range lines {
@@ -56,7 +61,8 @@ func TestBilledSecondsRoundsUpToTheMillisecond(t *testing.T) {
 
 func TestListPricesArePositive(t *testing.T) {
 	lines, total := ListPrices.Per1000(PerImage{Credits: 1, BilledSeconds: 0.1, MemoryMB: 128, Invocations: 1,
-		DynamoDBWriteUnits: 1, DynamoDBReadUnits: 1, S3Gets: 1, SQSRequests: 1, SecretsCalls: 1, LogBytes: 1})
+		DynamoDBWriteUnits: 1, DynamoDBReadUnits: 1, S3Gets: 1, SQSRequests: 1, SecretsCalls: 1, LogBytes: 1,
+		StreamReads: 1, ResultEvents: 1})
 	for _, l := range lines[1:] {
 		if l.UnitPrice <= 0 || l.USD <= 0 {
 			t.Errorf("%s has no price", l.Item)

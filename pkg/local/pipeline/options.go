@@ -7,6 +7,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 )
 
 // Defaults mirror the stack's (cdk.json) so a local run behaves like a
@@ -60,6 +61,12 @@ type Options struct {
 	// records are keyed by version id ("V#<version id>").
 	Unversioned bool
 
+	// Notifications is how uploads reach the queue, as the stack's
+	// notifications setting: NotificationsS3 (default) puts S3's event
+	// notification on the queue, NotificationsEventBridge the EventBridge
+	// event the stack's uploads rule sends.
+	Notifications string
+
 	// DynamoDB, if set, is used instead of starting a DynamoDB Local (tests
 	// share one); Run then creates Table in it and does not stop it.
 	DynamoDB *awsparts.DynamoDB
@@ -86,6 +93,13 @@ type Options struct {
 	// FunctionLogs receives the functions' JSON logs and Embedded Metric
 	// Format lines. Default: discarded.
 	FunctionLogs io.Writer
+	// Events, if set, is the stack's results pipe (pipes.ResultsPipe): the
+	// run reads its table's stream and plays the pipe over each record, as
+	// the deployed pipe would, printing each event it would publish and
+	// passing it to OnEvent (from a background goroutine, one at a time).
+	Events  *pipes.Pipe
+	OnEvent func(*pipes.Event)
+
 	// Metrics, if set, receives the metrics of the functions' Embedded
 	// Metric Format lines (Store.AddEMF), as CloudWatch would extract them,
 	// for the local alarm evaluation and the dashboard page. Other local
@@ -109,6 +123,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Table == "" {
 		o.Table = DefaultTable
+	}
+	if o.Notifications == "" {
+		o.Notifications = NotificationsS3
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = DefaultBatchSize

@@ -55,6 +55,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	say("ready     %s bucket %s (S3 at %s), table %s (DynamoDB Local at %s)",
 		bucketMode(opts), opts.Bucket, aws.s3.Endpoint(), opts.Table, aws.ddb.Endpoint())
 
+	events, err := startEvents(ctx, opts, aws, say)
+	if err != nil {
+		return nil, err
+	}
+	if events != nil {
+		defer events.stop() // on an early return; finish stops it otherwise
+	}
+
 	queue := sqsqueue.New(
 		// The stack's rule: visibility timeout at least six times the
 		// function timeout, so a slow batch is never delivered twice.
@@ -130,6 +138,13 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		Results:          p.tracker.snapshot(),
 		DeadLetters:      queue.DeadLetters(),
 		Queue:            poller.Stats(),
+	}
+	if events != nil {
+		var err error
+		summary.Events, summary.EventErrors, err = events.finish(finishCtx)
+		if err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if svc.sim != nil {
 		summary.PredictCalls = predictCalls(svc.sim)
@@ -257,14 +272,19 @@ func (p *pipeline) reportSkipped(skipped []skippedPath) {
 }
 
 // upload puts one file in the bucket, keyed by its path below the images
-// folder, and sends the notification S3 would: with the version id
-// PutObject reported, none on an unversioned bucket.
+// folder, and sends the notification S3 (or, in EventBridge mode, the
+// stack's uploads rule) would: with the version id PutObject reported, none
+// on an unversioned bucket.
 func (p *pipeline) upload(ctx context.Context, rel string) error {
 	u, err := putFile(ctx, p.aws.s3.Client(), p.opts.Bucket, p.opts.KeyPrefix+rel, localPath(p.opts.ImagesDir, rel))
 	if err != nil {
 		return err
 	}
-	body, err := S3EventBody(ObjectCreated{
+	event := S3EventBody
+	if p.opts.Notifications == NotificationsEventBridge {
+		event = EventBridgeEventBody
+	}
+	body, err := event(ObjectCreated{
 		Bucket: u.Bucket, Key: u.Key, Size: u.Size, ETag: u.ETag, VersionID: u.VersionID, Time: u.At,
 	})
 	if err != nil {

@@ -78,6 +78,12 @@ type Summary struct {
 	PredictCalls   int
 	CreditsCharged int
 
+	// Events counts, by detail type, the result events the results pipe
+	// would have published (Options.Events); EventErrors are the records
+	// it could not render, which AWS would send to its dead-letter queue.
+	Events      map[string]int
+	EventErrors []string
+
 	Elapsed time.Duration
 }
 

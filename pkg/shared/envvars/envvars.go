@@ -41,3 +41,13 @@ const (
 // MaxServerDelay caps any delay the service asks for (a 429's or a 503's),
 // in whole seconds; default 300.
 const MaxServerDelay = "GEO_MAX_SERVER_DELAY_SECONDS"
+
+// What the predictor is told of its own deployment, for the rules of
+// pkg/shared/configrules: unset means unknown, and the rule that needs the
+// value is skipped.
+const (
+	BatchSize       = "BATCH_SIZE"       // the queue event source's batch size
+	FunctionTimeout = "FUNCTION_TIMEOUT" // Go duration: the function's timeout, which Lambda does not expose
+	// LambdaMemorySize is set by Lambda itself: the function's memory in MB.
+	LambdaMemorySize = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+)

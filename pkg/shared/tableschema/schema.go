@@ -30,8 +30,16 @@ const (
 	TTLAttribute = "expires_at"
 )
 
-// CreateTableInput describes the table for CreateTable, on-demand, as the
-// stack provisions it. Used by the local pipeline and tests.
+// StreamViewType is the table's stream: the item before and after each
+// change. The results pipe (infra/events.go) decides from both images that a
+// record has just become final, so a rewrite of a final record publishes
+// nothing. The stream is always on, events or not: disabling a stream that
+// a pipe reads leaves that pipe unusable, and a stream nobody reads costs
+// nothing.
+const StreamViewType = types.StreamViewTypeNewAndOldImages
+
+// CreateTableInput describes the table for CreateTable, on-demand and with
+// its stream, as the stack provisions it. Used by the local pipeline and tests.
 func CreateTableInput(tableName string) *dynamodb.CreateTableInput {
 	str := types.ScalarAttributeTypeS
 	return &dynamodb.CreateTableInput{
@@ -55,6 +63,7 @@ func CreateTableInput(tableName string) *dynamodb.CreateTableInput {
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 		}},
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: StreamViewType},
 	}
 }
 

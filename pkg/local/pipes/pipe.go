@@ -1,0 +1,240 @@
+// Package pipes plays, on the local rig, what an EventBridge Pipe from a
+// DynamoDB stream to an event bus does with each stream record: its filter
+// criteria (pkg/local/eventpattern), its input template and its dynamic
+// target parameters, all read from the synthesized template, so `make run`
+// prints the events the deployed pipe would publish. The records come from
+// DynamoDB Local's stream (pkg/local/ddbstream). It is test tooling and
+// never ships in a Lambda.
+//
+// What is not played: batching, retries, the dead-letter queue, and
+// EventBridge's own delivery (the events are printed or written to a file,
+// not put on a bus).
+package pipes
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/eventpattern"
+)
+
+// Pipe is what the rig takes of one AWS::Pipes::Pipe.
+type Pipe struct {
+	// LogicalID is the pipe's id in the template.
+	LogicalID string
+	// SourceTable is the logical id of the table whose stream the pipe
+	// reads, StreamViewType that table's stream view.
+	SourceTable    string
+	StreamViewType string
+	// Filters are the filter criteria's patterns; a record passes if it
+	// matches any (every record passes when there are none).
+	Filters []*eventpattern.Pattern
+	// Template is the target's input template; nil passes the record as is.
+	Template *Template
+	// DetailType and Source of the event: a value, or a dynamic JSON path
+	// ("$.dynamodb...") resolved against the record.
+	DetailType, Source string
+	// Resources are the event's resources, references kept opaque
+	// ("GetAtt:ResultsTable.Arn").
+	Resources []string
+}
+
+// Event is one event the pipe would put on its bus.
+type Event struct {
+	Version    string          `json:"version"`
+	ID         string          `json:"id"`
+	DetailType string          `json:"detail-type"`
+	Source     string          `json:"source"`
+	Account    string          `json:"account"`
+	Time       string          `json:"time"`
+	Region     string          `json:"region"`
+	Resources  []string        `json:"resources"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// Read finds the pipes of a synthesized template whose source is a
+// DynamoDB table's stream. An error names what the rig cannot play.
+func Read(template []byte) ([]*Pipe, error) {
+	var doc struct {
+		Resources map[string]struct {
+			Type       string         `json:"Type"`
+			Properties map[string]any `json:"Properties"`
+		} `json:"Resources"`
+	}
+	if err := json.Unmarshal(template, &doc); err != nil {
+		return nil, fmt.Errorf("read template: %w", err)
+	}
+	ids := make([]string, 0, len(doc.Resources))
+	for id := range doc.Resources {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []*Pipe
+	var errs []error
+	for _, id := range ids {
+		r := doc.Resources[id]
+		if r.Type != "AWS::Pipes::Pipe" {
+			continue
+		}
+		tableID, attr := getAtt(r.Properties["Source"])
+		table, ok := doc.Resources[tableID]
+		if attr != "StreamArn" || !ok || table.Type != "AWS::DynamoDB::Table" {
+			continue
+		}
+		p, err := readPipe(id, r.Properties)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pipe %s: %w", id, err))
+			continue
+		}
+		p.SourceTable = tableID
+		spec, _ := table.Properties["StreamSpecification"].(map[string]any)
+		p.StreamViewType, _ = spec["StreamViewType"].(string)
+		out = append(out, p)
+	}
+	return out, errors.Join(errs...)
+}
+
+func readPipe(id string, props map[string]any) (*Pipe, error) {
+	p := &Pipe{LogicalID: id}
+	src, _ := props["SourceParameters"].(map[string]any)
+	fc, _ := src["FilterCriteria"].(map[string]any)
+	filters, _ := fc["Filters"].([]any)
+	for i, f := range filters {
+		m, _ := f.(map[string]any)
+		pattern, ok := m["Pattern"].(string)
+		if !ok {
+			return nil, fmt.Errorf("filter %d has no pattern string", i)
+		}
+		compiled, err := eventpattern.Compile([]byte(pattern))
+		if err != nil {
+			return nil, fmt.Errorf("filter %d: %w", i, err)
+		}
+		p.Filters = append(p.Filters, compiled)
+	}
+	target, _ := props["TargetParameters"].(map[string]any)
+	if text, ok := target["InputTemplate"].(string); ok && text != "" {
+		t, err := ParseTemplate(text)
+		if err != nil {
+			return nil, err
+		}
+		p.Template = t
+	}
+	bus, _ := target["EventBridgeEventBusParameters"].(map[string]any)
+	p.DetailType, _ = bus["DetailType"].(string)
+	p.Source, _ = bus["Source"].(string)
+	resources, _ := bus["Resources"].([]any)
+	for _, r := range resources {
+		p.Resources = append(p.Resources, opaque(r))
+	}
+	return p, nil
+}
+
+// getAtt returns the logical id and attribute of an Fn::GetAtt.
+func getAtt(v any) (id, attr string) {
+	m, _ := v.(map[string]any)
+	att, _ := m["Fn::GetAtt"].([]any)
+	if len(att) != 2 {
+		return "", ""
+	}
+	id, _ = att[0].(string)
+	attr, _ = att[1].(string)
+	return id, attr
+}
+
+// opaque renders a string as itself and a reference as "Ref:<id>" or
+// "GetAtt:<id>.<attr>", as pkg/local/alarmeval does.
+func opaque(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	if id, attr := getAtt(v); id != "" {
+		return "GetAtt:" + id + "." + attr
+	}
+	if m, ok := v.(map[string]any); ok {
+		if ref, ok := m["Ref"].(string); ok {
+			return "Ref:" + ref
+		}
+	}
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}
+
+// Apply runs one stream record (the JSON Pipes receives) through the
+// pipe: ok is false when its filters drop it. The event's id, time,
+// account and region are the local rig's (see Event).
+func (p *Pipe) Apply(record []byte, at time.Time) (*Event, bool, error) {
+	dec := json.NewDecoder(bytes.NewReader(record))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false, fmt.Errorf("pipe %s: record: %w", p.LogicalID, err)
+	}
+	if !p.passes(v) {
+		return nil, false, nil
+	}
+	detail := json.RawMessage(record)
+	if p.Template != nil {
+		out, err := p.Template.Render(v, map[string]string{
+			"aws.pipes.pipe-name":            p.LogicalID,
+			"aws.pipes.event.ingestion-time": at.UTC().Format(time.RFC3339),
+		})
+		if err != nil {
+			return nil, false, fmt.Errorf("pipe %s: %w", p.LogicalID, err)
+		}
+		detail = out
+	}
+	detailType, err := p.dynamic(v, p.DetailType, "DetailType")
+	if err != nil {
+		return nil, false, err
+	}
+	source, err := p.dynamic(v, p.Source, "Source")
+	if err != nil {
+		return nil, false, err
+	}
+	id, _ := v.(map[string]any)["eventID"].(string)
+	return &Event{
+		Version: "0", ID: "local-" + id, DetailType: detailType, Source: source,
+		Account: LocalAccount, Time: at.UTC().Format(time.RFC3339), Region: LocalRegion,
+		Resources: append([]string{}, p.Resources...), Detail: detail,
+	}, true, nil
+}
+
+// The account and region of local events.
+const (
+	LocalAccount = "000000000000"
+	LocalRegion  = "local"
+)
+
+func (p *Pipe) passes(v any) bool {
+	if len(p.Filters) == 0 {
+		return true
+	}
+	for _, f := range p.Filters {
+		if f.Match(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// dynamic resolves a target parameter: a JSON path is replaced by the
+// record's value there, which must be a string.
+func (p *Pipe) dynamic(record any, value, name string) (string, error) {
+	if !strings.HasPrefix(value, "$.") {
+		return value, nil
+	}
+	got, ok, err := Lookup(record, value)
+	if err != nil {
+		return "", fmt.Errorf("pipe %s: %s %s: %w", p.LogicalID, name, value, err)
+	}
+	s, isString := got.(string)
+	if !ok || !isString || s == "" {
+		return "", fmt.Errorf("pipe %s: %s %s: the record has no string there", p.LogicalID, name, value)
+	}
+	return s, nil
+}

@@ -1,0 +1,57 @@
+// Package resultevents names what the results pipe publishes: every record
+// that reaches a final status becomes one EventBridge event, carried from
+// the results table's stream by an EventBridge Pipe (infra/events.go) and
+// never put beside the table write. The ledger writes EventTypeAttribute in
+// the same write that sets the final status; the pipe's filter, its input
+// template and the local rig read these names, so the three cannot drift.
+// The contract for consumers is docs/events.md and events/schema/.
+package resultevents
+
+// Source is the source of every result event.
+const Source = "geolocate"
+
+// Detail types, one per final status.
+const (
+	DetailTypeGeolocated = "Photo Geolocated"
+	DetailTypeRejected   = "Photo Rejected"
+	DetailTypeFailed     = "Photo Failed"
+)
+
+// EventTypeAttribute is the record attribute holding the detail type of its
+// final status, absent while the record is not final. The pipe takes the
+// event's detail-type from it: a pipe's dynamic target parameters can only
+// copy a value of the record, not map the status to a name.
+const EventTypeAttribute = "event_type"
+
+// The record attributes the pipe's filter reads.
+const (
+	StatusAttribute = "status"
+	// RecordKeyPrefix starts the partition key of every object record
+	// (ledger.ObjectRef.PartitionKey); pacer and budget items have others.
+	RecordKeyPrefix = "OBJ#"
+)
+
+// Final statuses of a record (ledger.StatusSucceeded, StatusRejected and
+// StatusFailed; the ledger's tests check they agree).
+const (
+	StatusSucceeded = "succeeded"
+	StatusRejected  = "rejected"
+	StatusFailed    = "failed"
+)
+
+// FinalStatuses lists the final statuses in the order the pipe's filters
+// are written.
+var FinalStatuses = []string{StatusSucceeded, StatusRejected, StatusFailed}
+
+// DetailType returns the detail type of a final status, "" for any other.
+func DetailType(status string) string {
+	switch status {
+	case StatusSucceeded:
+		return DetailTypeGeolocated
+	case StatusRejected:
+		return DetailTypeRejected
+	case StatusFailed:
+		return DetailTypeFailed
+	}
+	return ""
+}
