@@ -116,13 +116,13 @@ func TestCostAtTheRealRateBesideTheHighRate(t *testing.T) {
 	run := func(rate float64, billed float64, invocations int) *throughputResult {
 		return &throughputResult{Config: throughputConfig{RatePerMinute: rate, Latency: 200 * time.Millisecond, Instances: 2},
 			Uploads: 60, Succeeded: 60, Charged: 60, Invocations: invocations, BilledSeconds: billed, AchievedPerMinute: rate,
-			LogBytes: 60 * 1200, Usage: bench.Usage{WriteUnits: 60 * 5, Requests: map[string]int{"S3.GetObject": 60}}}
+			LogBytes: 60 * 1200, Usage: bench.Usage{WriteUnits: 60 * 1, Requests: map[string]int{"S3.GetObject": 60}}}
 	}
 	r := &results{Stack: stack{MemoryMB: 512, BatchSize: 5, Timeout: 2 * time.Minute, MonitorMinutes: 5},
-		RealRate: run(30, 60*0.45, 62), Throughput: run(600, 60*0.35, 30)}
+		RealRate: run(30, 60*0.3, 62), Throughput: run(600, 60*0.35, 30)}
 	md := string(r.markdown())
 	for _, want := range []string{
-		"| Billed Lambda time per image at the real rate (R=30/min, L=200ms) | 450 ms | <= 700 ms (L + 500ms) | PASS |",
+		"| Billed Lambda time per image at the real rate (R=30/min, L=200ms) | 300 ms | <= 700 ms (L + 500ms) | PASS |",
 		"| Cost per 1,000 images at 30/min |", "<= $0.015 AWS | PASS |",
 		"| Cost per 1,000 images at 600/min |",
 		"At 30/min: quantity | USD | At 600/min: quantity | USD |",
