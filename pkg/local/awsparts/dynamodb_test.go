@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +141,41 @@ func key(pk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		tableschema.PartitionKey: &types.AttributeValueMemberS{Value: pk},
 		tableschema.SortKey:      &types.AttributeValueMemberS{Value: "V#1"},
+	}
+}
+
+// TestStartDynamoDBKeepsItsTemporaryFilesToItself: sqlite4java unpacks its
+// native library (0.9 MB) into the JVM's temporary folder at every start
+// and, the JVM being killed, never removes it; in the shared /tmp one was
+// left per run. The run's own folder holds it, and Stop removes the folder.
+func TestStartDynamoDBKeepsItsTemporaryFilesToItself(t *testing.T) {
+	parent := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	db, err := awsparts.StartDynamoDB(ctx, func(o *awsparts.DynamoDBOptions) { o.TempDir = parent })
+	if err != nil {
+		t.Fatalf("StartDynamoDB: %v", err)
+	}
+	t.Cleanup(db.Stop)
+	if err := db.CreateTable(ctx, "results"); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	dirs, err := os.ReadDir(parent)
+	if err != nil || len(dirs) != 1 || !strings.HasPrefix(dirs[0].Name(), "dynamodb-local-") {
+		t.Fatalf("temporary folder %s holds %v (%v), want one dynamodb-local-* folder", parent, dirs, err)
+	}
+	var native []string
+	_ = filepath.WalkDir(filepath.Join(parent, dirs[0].Name()), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), "sqlite4java") {
+			native = append(native, d.Name())
+		}
+		return nil
+	})
+	if len(native) == 0 {
+		t.Errorf("no sqlite4java library in the run's temporary folder: the JVM wrote it elsewhere")
+	}
+	db.Stop()
+	if left, _ := os.ReadDir(parent); len(left) != 0 {
+		t.Errorf("after Stop, %s still holds %v", parent, left)
 	}
 }
