@@ -27,7 +27,7 @@ import (
 func runLocal(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("local", "")
 	var (
-		images      = fs.String("images", "testdata/images", "folder of images to upload, subfolders included (the key is the path below it); hidden files and folders and symbolic links are skipped and listed")
+		images      = fs.String("images", "", "folder of images to upload, subfolders included (the key is the path below it); hidden files and folders and symbolic links are skipped and listed (default: the sample images, testdata/images and a generated photo over the 10 MB limit, in a temporary copy removed at the end)")
 		prefix      = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
 		watch       = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
 		serve       = fs.Bool("serve", false, "start the local parts, upload the images without processing them, print the environment for invoking the functions by hand, and wait for Ctrl-C")
@@ -48,6 +48,32 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return usageError{errors.New("--map draws a run's records: --serve runs no function")}
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
+	if *watch && *images != "" && isCheckoutSamples(*images) {
+		return usageError{fmt.Errorf("--watch on %s would leave the files dropped there in the repository, where later runs upload them and tests read them: name another folder, or leave --images out to watch a temporary copy", *images)}
+	}
+	var dash *localDashboard
+	if *dashboard != "" {
+		if *serve {
+			return fmt.Errorf("--dashboard draws a run's metrics: --serve runs no function")
+		}
+		var err error
+		if dash, err = newLocalDashboard(*dashboard, *stackTmpl, time.Now()); err != nil {
+			return err
+		}
+	}
+	if *images == "" {
+		dir, remove, err := sampleImages()
+		if err != nil {
+			return err
+		}
+		defer remove()
+		*images = dir
+		how := "removed at the end; --images DIR (make run IMAGES=DIR) uploads your own"
+		if *watch {
+			how = "watched: drop photos there; removed at the end"
+		}
+		fmt.Fprintf(c.stderr, "images    %s: a temporary copy of testdata/images plus a generated photo over 10 MB (%s)\n", dir, how)
+	}
 
 	opts := pipeline.Options{
 		ImagesDir:   *images,
@@ -60,15 +86,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if *verbose {
 		opts.FunctionLogs = c.stderr
 	}
-	var dash *localDashboard
-	if *dashboard != "" {
-		if *serve {
-			return fmt.Errorf("--dashboard draws a run's metrics: --serve runs no function")
-		}
-		var err error
-		if dash, err = newLocalDashboard(*dashboard, *stackTmpl, time.Now()); err != nil {
-			return err
-		}
+	if dash != nil {
 		opts.Metrics = dash.metrics
 	}
 	if *serve {

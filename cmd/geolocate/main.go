@@ -46,9 +46,15 @@ var commands = map[string]command{
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 func main() {
+	var command string
+	if len(os.Args) > 1 {
+		command = os.Args[1]
+	}
+	release := takeForeground(command)
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 	stop()
+	release()
 	os.Exit(code)
 }
 
