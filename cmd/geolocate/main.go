@@ -114,6 +114,11 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		}
 		return exitUsage
 	default:
+		// A missing or expired AWS credential is said in one line with
+		// what to do, whichever call of the command met it.
+		if problem := credentialsProblem(err, c.getenv); problem != nil {
+			err = problem
+		}
 		c.printErr(fmt.Errorf("%s: %w", args[0], err))
 		return exitError
 	}

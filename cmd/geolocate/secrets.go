@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
@@ -19,7 +19,7 @@ type secretSource interface {
 type awsSecrets struct{}
 
 func (awsSecrets) SecretString(ctx context.Context, id string) (string, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := loadAWSConfig(ctx, os.Getenv)
 	if err != nil {
 		return "", err
 	}
