@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -442,7 +443,8 @@ func TestSimulate(t *testing.T) {
 			}
 		}
 	}
-	if !strings.HasPrefix(env[envvars.APIURL], "http://127.0.0.1:") || !strings.HasPrefix(env[envvars.APIKey], "geo_sim_") {
+	// The key is the same every time, so the README's export line pastes.
+	if !strings.HasPrefix(env[envvars.APIURL], "http://127.0.0.1:") || env[envvars.APIKey] != "geo_sim_demo" {
 		t.Fatalf("simulate printed %q", stdout.String())
 	}
 	r := runCLI(t, env, nil, "credits", "--json")
@@ -460,5 +462,17 @@ func TestSimulate(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `"endpoint":"/v1/credits/summary"`) {
 		t.Errorf("no call log on stderr: %q", stderr.String())
+	}
+	if !regexp.MustCompile(`(?m)^stopped after \S+, 1 call, 0 credits charged$`).MatchString(stdout.String()) {
+		t.Errorf("closing line: %q", stdout.String())
+	}
+}
+
+func TestSimulateKeyIsASimulatorKey(t *testing.T) {
+	for _, key := range []string{"geo_realkey", "geo_sim_", "demo"} {
+		r := runCLI(t, map[string]string{}, nil, "simulate", "--addr", "127.0.0.1:0", "--key", key)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "a simulator key starts with geo_sim_") {
+			t.Errorf("--key %q: exit %d, stderr %q", key, r.code, r.stderr)
+		}
 	}
 }
