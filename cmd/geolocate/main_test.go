@@ -9,9 +9,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strconv"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +111,34 @@ func TestUsage(t *testing.T) {
 		}
 		if r.stderr == "" || r.stdout != "" {
 			t.Errorf("%v: stdout %q, stderr %q: want the problem on stderr only", args, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestHelpSaysWhatEachCommandNeeds: the command list is grouped by what a
+// command needs (nothing, the service, AWS credentials), and each
+// command's -h says what it does and needs, before its flags.
+func TestHelpSaysWhatEachCommandNeeds(t *testing.T) {
+	r := runCLI(t, nil, nil, "-h")
+	if strings.Contains(r.stdout, "(required)") {
+		t.Errorf("help says a variable is required for every command:\n%s", r.stdout)
+	}
+	sections := strings.Split(r.stdout, "\n\n")
+	for name, cmd := range commands {
+		var in []string
+		for _, sec := range sections {
+			if regexp.MustCompile(`(?m)^  ` + name + ` `).MatchString(sec) {
+				in = append(in, sec)
+			}
+		}
+		want := map[requirement]string{needsLocal: "no AWS account, no key", needsService: "GEO_API_URL", needsAWS: "your AWS credentials", needsNothing: "other:"}[cmd.needs]
+		if len(in) != 1 || !strings.Contains(in[0], want) {
+			t.Errorf("%s is listed in %q, want once in the section that says %q", name, in, want)
+		}
+		h := runCLI(t, nil, nil, name, "-h")
+		summary := strings.ToUpper(cmd.summary[:1]) + cmd.summary[1:] + "."
+		if name != "doctor" && (!strings.Contains(h.stdout, "\n\n"+summary+"\n") || !strings.Contains(h.stdout, needsLine(cmd.needs)) || !strings.Contains(h.stdout, "\nflags:\n")) {
+			t.Errorf("%s -h does not say what it does and needs before its flags:\n%s", name, h.stdout)
 		}
 	}
 }
@@ -380,7 +408,14 @@ func TestModels(t *testing.T) {
 	if strings.Contains(r.stdout, geosim.ModelPropertyWL) {
 		t.Error("no-key list shows a whitelist model")
 	}
+	// A shorter list must not pass for models gone.
+	if !strings.Contains(r.stderr, "no API key, so public models only: the whitelist models granted to your organisation are listed with GEO_API_KEY") {
+		t.Errorf("no-key list does not say what it leaves out: stderr %q", r.stderr)
+	}
 	r = runCLI(t, simEnv(url, testKey), nil, "models", "--json")
+	if r.stderr != "" {
+		t.Errorf("keyed list: stderr %q", r.stderr)
+	}
 	var list []struct{ ID, Status, Access string }
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
 		t.Fatalf("stdout %q: %v", r.stdout, err)
