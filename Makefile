@@ -15,6 +15,7 @@ IMAGES      ?=
 WATCH       ?=
 UNVERSIONED ?=
 DASHBOARD   ?=
+DEMO        ?= dashboard-demo.html
 MAP         ?=
 STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -28,10 +29,10 @@ NODE_MIN         := 20
 NODE_RECOMMENDED := 22.22.2
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps build-cli run test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps build-cli run dashboard-demo test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
 # node_at_least V: exit 0 when the installed node is version V or later.
 node_at_least = node -e 'const [a, b] = [process.versions.node, process.argv[1]].map(v => v.split(".").map(Number)); process.exit((a[0] - b[0] || a[1] - b[1] || a[2] - b[2]) < 0 ? 1 : 0)' $(1) 2>/dev/null
@@ -70,6 +71,13 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map)
 	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) \
 		$(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)"))
+
+# dashboard-demo draws the stack's dashboard from a simulated busy day (the
+# scenario rig: the real functions on a simulated clock, a day of uploads
+# and a half-hour outage of the service, in about half a minute): a run of
+# seconds is one point per metric, this is the dashboard in operation.
+dashboard-demo: deps build-cli synth ## draw the dashboard from a simulated busy day into DEMO (default dashboard-demo.html)
+	$(GEOLOCATE) local --dashboard-demo "$(DEMO)" --template "$(STACK_TEMPLATE)"
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
 	$(GO) vet ./...

@@ -35,7 +35,8 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		verbose     = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
-		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard (make synth writes it)")
+		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard and --dashboard-demo (make synth writes it)")
+		demo        = fs.String("dashboard-demo", "", "instead of a run, write the stack's dashboard drawn from a simulated busy day (uploads all day and a half-hour outage of the service, played in seconds on a simulated clock) to this HTML file: what the dashboard looks like in operation")
 		asMap       = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -46,6 +47,12 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 	if *asMap.path != "" && *serve {
 		return usageError{errors.New("--map draws a run's records: --serve runs no function")}
+	}
+	if *demo != "" {
+		if *dashboard != "" || *serve || *watch || *asMap.path != "" || *images != "" {
+			return usageError{errors.New("--dashboard-demo draws a simulated day instead of a run: it takes --template only")}
+		}
+		return writeDashboardDemo(ctx, *demo, *stackTmpl, c.stderr)
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 	if *watch && *images != "" && isCheckoutSamples(*images) {
