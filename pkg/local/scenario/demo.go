@@ -47,7 +47,7 @@ const demoCredits = 25_000
 // dashboard looks like in operation, an incident included.
 func WriteDemoDashboard(ctx context.Context, path string, opts DemoOptions) error {
 	if opts.Start.IsZero() {
-		opts.Start = time.Now().UTC().Truncate(24*time.Hour).Add(-24 * time.Hour)
+		opts.Start = time.Now().UTC().Truncate(24 * time.Hour).Add(-24 * time.Hour)
 	}
 	if opts.Day <= 0 {
 		opts.Day = 24 * time.Hour
