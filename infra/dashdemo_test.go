@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,6 +47,16 @@ func TestDemoDashboardIsReadable(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A third of the day's photos carry a GPS position: the accuracy
+	// widgets are drawn, not "no local data".
+	if strings.Contains(string(page), "no local data for Geolocation/PredictionErrorKm") {
+		t.Errorf("the accuracy widgets have no data: the day's photos carry no position")
 	}
 
 	layout := browsertest.Layout(t, path, 1280, 1400, "TZ=Pacific/Auckland")

@@ -59,6 +59,9 @@ func WriteDemoDashboard(ctx context.Context, path string, opts DemoOptions) erro
 		Template: opts.Template, StackName: opts.StackName, Start: opts.Start,
 		S3: opts.S3, Bucket: opts.Bucket, DynamoDB: opts.DynamoDB, Table: opts.Table,
 		Simulator: []func(*geosim.Config){func(c *geosim.Config) { c.Allowance = demoCredits }},
+		// A third of the photos with a position, as from phones: the
+		// accuracy widgets then have something to show.
+		GPSEvery: 3,
 	})
 	if err != nil {
 		return fmt.Errorf("deploy the template on the local rig: %w", err)
