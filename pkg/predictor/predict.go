@@ -8,7 +8,6 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
-	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 )
 
 // predict spends, holding the claim: it reserves budget, waits for a rate
@@ -64,6 +63,13 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 			budget.settle(ctx, 0)
 			return inv.completeFromEXIF(ctx, obj, claim)
 		}
+		if detail, ok := inv.checkStrippable(obj, body.head); !ok {
+			body.Close()
+			fctx, cancel := finishContext(ctx)
+			defer cancel()
+			budget.settle(fctx, 0)
+			return inv.rejectClaimed(fctx, obj, claim, ReasonCannotStripMetadata, detail)
+		}
 	}
 	if err := sleepUntil(ctx, slot); err != nil {
 		body.closeIfOpened()
@@ -108,22 +114,15 @@ func (inv *invocation) openImage(ctx context.Context, obj *object, claim *ledger
 		obj.logger.Warn("S3 read failed: message returned for retry", "error", err)
 		return nil, inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, err.Error()), false
 	}
-	format, ok := imageformat.Detect(body.head)
-	if !ok {
+	v := examineHead(body.head, obj.Size, inv.h.cfg)
+	obj.contentType = v.format.MIME
+	if v.reason != "" {
 		body.Close()
 		fctx, cancel := finishContext(ctx)
 		defer cancel()
-		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonNotAnImage,
-			"the first bytes are not those of a supported image format"), false
+		return nil, inv.rejectClaimed(fctx, obj, claim, v.reason, v.detail), false
 	}
-	obj.contentType = format.MIME
-	if detail, ok := checkDeclaredPixels(body.head); !ok {
-		body.Close()
-		fctx, cancel := finishContext(ctx)
-		defer cancel()
-		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonTooManyPixels, detail), false
-	}
-	inv.readEXIF(obj, body.head)
+	inv.readEXIF(obj, body.head, v.exif, v.exifErr)
 	return body, outcome{}, true
 }
 
@@ -173,6 +172,8 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 	}
 	if d := obj.photo.downscaled; d != nil {
 		in.Image, in.Size, in.ContentType = geoapi.BytesSource(d.JPEG), d.Bytes, "image/jpeg"
+	} else {
+		in.Image = inv.uploadSource(obj, in.Image)
 	}
 	res := callResult{requestedModelID: cfg.ModelID}
 	if cfg.ModelID != "" {
@@ -340,6 +341,7 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 // unrecorded, failed.
 func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.Claim, res callResult) outcome {
 	rec := resultRecord(obj, res)
+	inv.logStripped(obj)
 	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
 	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)
 	if rec.ErrorKm != nil {
