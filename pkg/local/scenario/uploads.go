@@ -16,8 +16,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
-	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 )
 
 // Upload puts n new photos into the bucket; S3 notifies the queue of each,
