@@ -56,21 +56,7 @@ func startMakeRun(t *testing.T, cli, images string, tty *os.File) *cliProcess {
 	} else {
 		p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
 	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
+	p.start(t)
 	return p
 }
 
