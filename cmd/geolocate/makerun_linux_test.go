@@ -85,8 +85,9 @@ func openTerminal(t *testing.T) (master, tty *os.File) {
 }
 
 // readTerminal copies what the programs on the terminal print into p's
-// output, until the last of them closes it.
-func readTerminal(master *os.File, p *cliProcess) {
+// output until the last of them closes it, then closes done.
+func readTerminal(master *os.File, p *cliProcess, done chan<- struct{}) {
+	defer close(done)
 	buf := make([]byte, 4096)
 	for {
 		n, err := master.Read(buf)
@@ -106,7 +107,8 @@ func TestMakeRunCtrlCExitsZero(t *testing.T) {
 	master, tty := openTerminal(t)
 	run := startMakeRun(t, cli, imagesFolder(t), tty)
 	tty.Close() // the programs on the terminal hold it now
-	go readTerminal(master, run)
+	read := make(chan struct{})
+	go readTerminal(master, run, read)
 	run.waitFor(t, "watching  ", 2*time.Minute)
 	run.waitFor(t, "done      photo.jpg", time.Minute)
 	children := descendantsOf(t, run.cmd.Process.Pid)
@@ -115,6 +117,11 @@ func TestMakeRunCtrlCExitsZero(t *testing.T) {
 	}
 	if code := run.exitCode(t, 2*time.Minute); code != 0 {
 		t.Fatalf("make run exited %d after Ctrl-C, want 0:\n%s", code, run.output.String())
+	}
+	select { // what the run printed last may still be on its way from the terminal
+	case <-read:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the terminal was still open 10 s after make exited:\n%s", run.output.String())
 	}
 	if out := run.output.String(); !strings.Contains(out, "1 succeeded") {
 		t.Errorf("no report after Ctrl-C:\n%s", out)
