@@ -30,7 +30,7 @@ func sampleImages() (dir string, remove func(), err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("no --images given and no checkout here to take the sample images from (%v): pass --images DIR", err)
 	}
-	dir, err = os.MkdirTemp("", "geolocate-images-")
+	dir, err = awsparts.TempDir("", "geolocate-images")
 	if err != nil {
 		return "", nil, fmt.Errorf("sample images: %w", err)
 	}

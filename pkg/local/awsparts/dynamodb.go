@@ -91,7 +91,7 @@ func startDynamoDB(ctx context.Context, opts DynamoDBOptions) (*DynamoDB, error)
 		return nil, err
 	}
 	dir := filepath.Dir(opts.JarPath)
-	tmpDir, err := os.MkdirTemp(opts.TempDir, "dynamodb-local-")
+	tmpDir, err := TempDir(opts.TempDir, "dynamodb-local")
 	if err != nil {
 		return nil, fmt.Errorf("DynamoDB Local's temporary folder: %w", err)
 	}

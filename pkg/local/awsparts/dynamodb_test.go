@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,6 +151,19 @@ func key(pk string) map[string]types.AttributeValue {
 // left per run. The run's own folder holds it, and Stop removes the folder.
 func TestStartDynamoDBKeepsItsTemporaryFilesToItself(t *testing.T) {
 	parent := t.TempDir()
+	// A folder left by a run killed outright (its process is gone) is
+	// removed at the next start; one of a live process is not.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(parent, fmt.Sprintf("dynamodb-local-%d-1", dead.Process.Pid))
+	live := filepath.Join(parent, fmt.Sprintf("dynamodb-local-%d-2", os.Getppid()))
+	for _, d := range []string{stale, live} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	db, err := awsparts.StartDynamoDB(ctx, func(o *awsparts.DynamoDBOptions) { o.TempDir = parent })
@@ -160,9 +174,15 @@ func TestStartDynamoDBKeepsItsTemporaryFilesToItself(t *testing.T) {
 	if err := db.CreateTable(ctx, "results"); err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the folder of a process that is gone is still there (%v)", err)
+	}
+	if err := os.Remove(live); err != nil {
+		t.Errorf("the folder of a live process: %v", err)
+	}
 	dirs, err := os.ReadDir(parent)
-	if err != nil || len(dirs) != 1 || !strings.HasPrefix(dirs[0].Name(), "dynamodb-local-") {
-		t.Fatalf("temporary folder %s holds %v (%v), want one dynamodb-local-* folder", parent, dirs, err)
+	if err != nil || len(dirs) != 1 || !strings.HasPrefix(dirs[0].Name(), fmt.Sprintf("dynamodb-local-%d-", os.Getpid())) {
+		t.Fatalf("temporary folder %s holds %v (%v), want one dynamodb-local-<this process>-* folder", parent, dirs, err)
 	}
 	var native []string
 	_ = filepath.WalkDir(filepath.Join(parent, dirs[0].Name()), func(path string, d fs.DirEntry, err error) error {
