@@ -45,7 +45,7 @@ type alarmScenario struct {
 	monitorEnv   map[string]string
 	// startAt is the time of day of the deployment (default midnight).
 	startAt time.Duration
-	// causeAt is the minute the trouble starts, from which the README's
+	// causeAt is the minute the trouble starts, from which docs/operations.md's
 	// table counts the minutes to fire.
 	causeAt int
 	// minute runs at the start of every simulated minute (0 = deployment).
@@ -57,7 +57,7 @@ type alarmScenario struct {
 	check func(t *testing.T, r *scenario.Rig)
 }
 
-// scenarioResult is one row of the README's scenario table.
+// scenarioResult is one row of the scenario table in docs/operations.md.
 type scenarioResult struct {
 	Scenario string `json:"scenario"`
 	// Fired is, by alarm id, the minutes from the cause to ALARM.

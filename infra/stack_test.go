@@ -13,8 +13,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
-	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
@@ -599,7 +599,7 @@ func TestDependsOnNamesResources(t *testing.T) {
 	}
 }
 
-// TestOnlyManagedPolicyIsTheAutoDeleteHandlers backs the README's sentence
+// TestOnlyManagedPolicyIsTheAutoDeleteHandlers backs docs/security.md's sentence
 // on managed policies: the one AWS managed policy any stack attaches is
 // AWSLambdaBasicExecutionRole, on the role of CDK's auto-delete-objects
 // handler, which exists only when removeOnDestroy empties a bucket the

@@ -28,7 +28,7 @@ import (
 func runLocal(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("local", "")
 	var (
-		images      = fs.String("images", "testdata/images", "folder of images to upload, subfolders included (the key is the path below it); hidden files and folders and symbolic links are skipped and listed")
+		images      = fs.String("images", "", "folder of images to upload, subfolders included (the key is the path below it); hidden files and folders and symbolic links are skipped and listed (default: the sample images, testdata/images and a generated photo over the 10 MB limit, in a temporary copy removed at the end)")
 		prefix      = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
 		watch       = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
 		serve       = fs.Bool("serve", false, "start the local parts, upload the images without processing them, print the environment for invoking the functions by hand, and wait for Ctrl-C")
@@ -36,8 +36,9 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		verbose     = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
-		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard, and, when given, for the results pipe whose events the run prints (make synth writes it; default: the default configuration's pipe)")
+		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard and --dashboard-demo, and, when given, for the results pipe whose events the run prints (make synth writes it; default: the default configuration's pipe)")
 		eventsFile  = fs.String("events", "", "write each result event the stack's results pipe would publish (one per photo that reaches a final status) to this file, as JSON lines")
+		demo        = fs.String("dashboard-demo", "", "instead of a run, write the stack's dashboard drawn from a simulated busy day (uploads all day and a half-hour outage of the service, played in seconds on a simulated clock) to this HTML file: what the dashboard looks like in operation")
 		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
 		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
 		asMap       = registerMapFlags(fs)
@@ -55,9 +56,41 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if *asMap.path != "" && *serve {
 		return usageError{errors.New("--map draws a run's records: --serve runs no function")}
 	}
+	if *demo != "" {
+		if *dashboard != "" || *serve || *watch || *asMap.path != "" || *images != "" || *eventsFile != "" {
+			return usageError{errors.New("--dashboard-demo draws a simulated day instead of a run: it takes --template only")}
+		}
+		return writeDashboardDemo(ctx, *demo, *stackTmpl, c.stderr)
+	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
 		return usageError{fmt.Errorf("--notifications %q: want %s or %s", *notify, pipeline.NotificationsS3, pipeline.NotificationsEventBridge)}
+	}
+	if *watch && *images != "" && isCheckoutSamples(*images) {
+		return usageError{fmt.Errorf("--watch on %s would leave the files dropped there in the repository, where later runs upload them and tests read them: name another folder, or leave --images out to watch a temporary copy", *images)}
+	}
+	var dash *localDashboard
+	if *dashboard != "" {
+		if *serve {
+			return fmt.Errorf("--dashboard draws a run's metrics: --serve runs no function")
+		}
+		var err error
+		if dash, err = newLocalDashboard(*dashboard, *stackTmpl, time.Now()); err != nil {
+			return err
+		}
+	}
+	if *images == "" {
+		dir, remove, err := sampleImages()
+		if err != nil {
+			return err
+		}
+		defer remove()
+		*images = dir
+		how := "removed at the end; --images DIR (make run IMAGES=DIR) uploads your own"
+		if *watch {
+			how = "watched: drop photos there; removed at the end"
+		}
+		fmt.Fprintf(c.stderr, "images    %s: a temporary copy of testdata/images plus a generated photo over 10 MB (%s)\n", dir, how)
 	}
 
 	opts := pipeline.Options{
@@ -89,15 +122,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 	defer events.close()
 	opts.Events, opts.OnEvent = events.pipe, events.write
-	var dash *localDashboard
-	if *dashboard != "" {
-		if *serve {
-			return fmt.Errorf("--dashboard draws a run's metrics: --serve runs no function")
-		}
-		var err error
-		if dash, err = newLocalDashboard(*dashboard, *stackTmpl, time.Now()); err != nil {
-			return err
-		}
+	if dash != nil {
 		opts.Metrics = dash.metrics
 	}
 	if *serve {

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // runModels: geolocate models [--json]. The key is optional: without one
@@ -22,6 +23,11 @@ func runModels(ctx context.Context, c *cli, args []string) error {
 	client, err := conn.client(ctx, c, false)
 	if err != nil {
 		return err
+	}
+	if c.key == "" {
+		// Without a key the service lists its public models only: say so,
+		// or a shorter list reads as models gone.
+		fmt.Fprintf(c.stderr, "geolocate: models: no API key, so public models only: the whitelist models granted to your organisation are listed with %s (or --secret-id)\n", envvars.APIKey)
 	}
 	out, err := client.Models(ctx, &geoapi.ModelsInput{})
 	if err != nil {

@@ -267,7 +267,18 @@ func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 		}
 		fmt.Fprintln(tw, line)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The re-encoding's figures would widen the STATUS column past a
+	// terminal's width: they go below the table, one line each.
+	for _, r := range rows {
+		if r.Downscaled != "" {
+			how, figures, _ := strings.Cut(r.Downscaled, " ")
+			fmt.Fprintf(w, "%s %s: %s (over the service's size limit)\n", how, r.Key, figures)
+		}
+	}
+	return nil
 }
 
 // rowStatus is the status with its reason, and where the object waits for
@@ -278,7 +289,8 @@ func rowStatus(r resultRow) string {
 	case r.Source == ledger.SourceEXIF:
 		status += " (from EXIF, no call)"
 	case r.Downscaled != "":
-		status += " (" + r.Downscaled + ")"
+		how, _, _ := strings.Cut(r.Downscaled, " ") // the figures are below the table
+		status += " (" + how + ")"
 	case r.Reason != "" && r.DeadLetter:
 		status += " (" + r.Reason + ", in the dead-letter queue)"
 	case r.Reason != "":

@@ -85,9 +85,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	readingDone := make(chan struct{})
 	go func() { defer close(readingDone); published.readQueueEveryMinute(readingCtx) }()
 	// A first credit reading before any upload, as the scheduled monitor
-	// would have taken: with the one at the end the report shows a
-	// forecast (two readings are the fewest a burn rate is fitted on),
-	// instead of "not enough readings yet".
+	// would have taken: with the one at the end the report says what two
+	// readings give. Over a run of seconds that is no forecast (they span
+	// less than monitor.MinForecastSpan); a run of five minutes or more
+	// (WATCH=1) gets one.
 	say("monitor   first credit reading, before the uploads")
 	if _, err := published.runMonitor(ctx, mon); err != nil {
 		say("monitor   first reading failed (the report will have no forecast): %v", err)

@@ -63,6 +63,9 @@ type Options struct {
 	Key string
 	// Simulator adjusts the service simulator.
 	Simulator []func(*geosim.Config)
+	// GPSEvery makes every GPSEvery-th photo carry an EXIF GPS position,
+	// as phones write it (0: none), so the accuracy metrics have data.
+	GPSEvery int
 	// Logs receives the functions' log lines (default: discarded).
 	Logs io.Writer
 }
