@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 )
@@ -133,7 +134,7 @@ func TestSimRetirementAgreesWithClient(t *testing.T) {
 			if status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d: %s", status, body)
 			}
-			err := newAPIError("Predict", status, nil, body, testKey, geosim.ModelGlobalDefault)
+			err := newAPIError("Predict", status, nil, body, testKey, geosim.ModelGlobalDefault, time.Now())
 			var ve *ValidationError
 			if !errors.As(err, &ve) || ve.RetiredModelID != "" {
 				t.Errorf("err = %#v from %s; want a *ValidationError that is not a retirement", err, body)

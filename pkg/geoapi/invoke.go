@@ -79,7 +79,7 @@ func (c *Client) invoke(ctx context.Context, o *Options, base *url.URL, op *oper
 			log.Warn("geoapi call failed, no attempts left", slog.Int("attempt", attempt), slog.String("error", err.Error()))
 			return nil, withAttempts(err, attempt)
 		}
-		wait := backoff(o, attempt+1, serverDelay(err))
+		wait := backoff(o, attempt+1, errorDelay(err))
 		if exceedsDeadline(ctx, wait) {
 			log.Warn("geoapi retry would pass the deadline, giving up", slog.Int("attempt", attempt),
 				slog.Duration("wait", wait), slog.String("error", err.Error()))
@@ -157,7 +157,7 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", o.UserAgent)
 	if op.apiKey != "" {
-		req.Header.Set(KeyHeader, op.apiKey)
+		req.Header.Set(o.KeyHeader, op.apiKey)
 	}
 
 	start := time.Now()
@@ -181,7 +181,8 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		apiErr := newAPIError(op.name, resp.StatusCode, resp.Header, raw, op.apiKey, op.requestedModel)
+		apiErr := newAPIError(op.name, resp.StatusCode, resp.Header, raw, op.apiKey, op.requestedModel, time.Now())
+		o.capDelay(apiErr)
 		var se *ServerError
 		if errors.As(apiErr, &se) {
 			// Whether the whole upload had gone out when the 5xx came tells a
