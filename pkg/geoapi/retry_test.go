@@ -412,7 +412,7 @@ func TestEveryDelayFormIsCapped(t *testing.T) {
 	if got := sleeps.all(); len(got) != 1 || got[0] != time.Minute {
 		t.Errorf("with MaxServerDelay 1m waited %v", got)
 	}
-	c, sleeps = rec.client(t, func(o *Options) { o.MaxAttempts, o.MaxServerDelay = 2, 2 * time.Minute })
+	c, sleeps = rec.client(t, func(o *Options) { o.MaxAttempts, o.MaxServerDelay = 2, 2*time.Minute })
 	_, _ = c.Models(context.Background(), nil)
 	if got := sleeps.all(); len(got) != 1 || got[0] != 90*time.Second {
 		t.Errorf("a delay under the cap: waited %v, want 90s", got)
