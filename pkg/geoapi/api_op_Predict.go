@@ -122,7 +122,7 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 		query.Set("model_id", in.ModelID)
 	}
 	op := &operation{
-		name: opName, method: http.MethodPost, path: "/v1/prediction/predict",
+		name: opName, method: http.MethodPost, path: pathPredict,
 		query: query, apiKey: key, requestedModel: in.ModelID,
 		newBody: func(ctx context.Context, attempt int) (*uploadBody, error) {
 			img := first

@@ -26,7 +26,7 @@ import (
 //	*TransportError before the upload was sent in full  no             yes
 //	*RateLimitedError (429)                             no             yes
 //	401, 402, 413, 422, other 4xx, *InputError          no             no
-//	anything from Models or Credits                     no             as above
+//	anything from Models, Credits or CheckKey           no             as above
 //
 // Why:
 //   - The model needs the whole image, so nothing sent before the body was
@@ -43,7 +43,8 @@ import (
 //     not something the contract states.
 //   - A gateway's 502 or 504, or any other 5xx after the upload, may come
 //     after the model ran and charged: the answer was lost on the way.
-//   - Models and Credits send no body and are never charged.
+//   - Models and Credits send no body, and CheckKey no image: none is ever
+//     charged.
 //
 // A *DecodeError whose Operation is empty is counted as maybe charged, as
 // the cautious reading.
@@ -86,5 +87,5 @@ var unchargedServerCodes = []string{"EXTERNAL_SERVICE_ERROR", "PREDICTION_FAILED
 
 // freeOperation reports whether op never costs credits.
 func freeOperation(op string) bool {
-	return op == opModels || op == opCredits
+	return op == opModels || op == opCredits || op == opCheckKey
 }
