@@ -147,8 +147,8 @@ func TestSimTooLargeIsTooLargeError(t *testing.T) {
 	sim, c := newSim(t, func(cfg *geosim.Config) { cfg.MaxImageBytes = 1000 })
 	_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(5000))})
 	var tl *TooLargeError
-	if !errors.As(err, &tl) || tl.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Fatalf("err = %#v, want *TooLargeError 413", err)
+	if !errors.As(err, &tl) || tl.StatusCode != http.StatusBadRequest || tl.MessageCode != geosim.CodeTooLarge {
+		t.Fatalf("err = %#v, want *TooLargeError 400 FILE_TOO_LARGE", err)
 	}
 	if Retryable(err) || sim.CallCount() != 1 || sim.Charged(geosim.DefaultOrg) != 0 {
 		t.Errorf("calls %d, charged %d; want one free call", sim.CallCount(), sim.Charged(geosim.DefaultOrg))

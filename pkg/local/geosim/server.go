@@ -15,7 +15,8 @@ const (
 	PathCredits = "/v1/credits/summary"
 )
 
-// KeyHeader carries the API key.
+// KeyHeader carries the API key: the contract's header, the default of
+// Config.KeyHeader.
 const KeyHeader = "X-Service-Key"
 
 // Server simulates the geolocation service. It is an http.Handler and is safe
@@ -31,8 +32,10 @@ type Server struct {
 	keySeq        int
 	models        []Model
 	defaultModel  string
+	limiterKind   Limiter
 	ratePerMinute float64
 	rateBurst     int
+	limiters      map[string]rateLimiter // by rate key; nil entry: unlimited
 	faults        Faults
 	stormUntil    time.Time
 	rng           *rand.Rand // fault decisions; seeded
@@ -55,9 +58,14 @@ func New(optFns ...func(*Config)) *Server {
 		keys:          map[string]*apiKey{},
 		models:        defaultCatalogue(),
 		defaultModel:  ModelGlobalDefault,
+		limiterKind:   cfg.Limiter,
 		ratePerMinute: cfg.RatePerMinute,
 		rateBurst:     cfg.RateBurst,
+		limiters:      map[string]rateLimiter{},
 		rng:           newRand(cfg.Seed),
+	}
+	if cfg.backend() {
+		s.modelsLayout = ModelsLayoutBackend
 	}
 	demoKey := cfg.DemoKey
 	if demoKey == "" {

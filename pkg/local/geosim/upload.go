@@ -14,9 +14,11 @@ import (
 // upload is what the simulator keeps of a file: never the bytes themselves,
 // so memory stays flat however many clients upload at once.
 type upload struct {
-	size   int64
-	sha256 string
-	format string // "" when not an accepted image
+	size     int64
+	sha256   string
+	format   string // "" when not an accepted image
+	partType string // the file part's Content-Type
+	filename string
 }
 
 var (
@@ -58,9 +60,11 @@ func readUpload(r *http.Request, limit int64) (upload, error) {
 			continue
 		}
 		found = true
+		partType, filename := part.Header.Get("Content-Type"), part.FileName()
 		if up, err = readFilePart(part, limit); err != nil {
-			return upload{}, err
+			return upload{partType: partType, filename: filename}, err
 		}
+		up.partType, up.filename = partType, filename
 	}
 	// Reading to EOF lets net/http notice a client that disconnects while
 	// the prediction runs (the request context is then cancelled).
