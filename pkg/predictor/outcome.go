@@ -47,6 +47,10 @@ const (
 	ReasonEmptyObject    = "empty_object"
 	ReasonTooLarge       = "too_large"
 	ReasonNotAnImage     = "not_an_image"
+	// ReasonUnsupportedFormat: the service refused the file's type (the
+	// public backend's 400 INVALID_FILE_TYPE); the same bytes would be
+	// refused again.
+	ReasonUnsupportedFormat = "unsupported_format"
 	ReasonObjectNotFound = ledger.ReasonObjectNotFound
 )
 
