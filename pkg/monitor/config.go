@@ -28,6 +28,8 @@ type Config struct {
 	APIKey string
 	// APIURL is the service base URL.
 	APIURL string
+	// KeyHeader is the request header carrying the key.
+	KeyHeader string
 	// ModelID is the configured model; empty means the service's default
 	// model (the recommended path).
 	ModelID string
@@ -72,6 +74,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		SecretID:      secretID,
 		APIKey:        apiKey,
 		APIURL:        p.URL(envvars.APIURL),
+		KeyHeader:     p.KeyHeader(envvars.APIKeyHeader),
 		ModelID:       p.Str(envvars.ModelID),
 		CreditsPath:   p.Str(envvars.CreditsPath),
 		HistoryTTL:    time.Duration(p.IntRange(envvars.HistoryTTLDays, DefaultHistoryTTLDays, 1, 36500)) * 24 * time.Hour,
