@@ -56,7 +56,7 @@ func TestConfigFromEnvAll(t *testing.T) {
 	want := Config{
 		TableName: "results", SecretID: "geolocate/api-key", APIURL: "https://geo.example.test", KeyHeader: "X-Geo-Api-Key",
 		ModelID: "geo-global-v2", CreditsPath: "data.summary.total_available",
-		HistoryTTL: 3 * 24 * time.Hour, HistoryWindow: 24 * time.Hour,
+		HistoryTTL: 3 * 24 * time.Hour, HistoryWindow: 24 * time.Hour, RecordSettle: DefaultRecordSettle,
 		Namespace: "Geo/Test", PipelineName: "prod", LogLevel: "debug",
 	}
 	if c != want {

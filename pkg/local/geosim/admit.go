@@ -17,7 +17,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, call *Call, plan 
 	value := r.Header.Get(header)
 	var key *apiKey
 	switch {
-	case value != "" && *s.cfg.KeysOnlyOnPredict && call.Endpoint != PathPredict:
+	case value != "" && s.keysOnlyOnPredict.Load() && call.Endpoint != PathPredict:
 		// The key is not even looked at: the endpoint refuses keys.
 		s.reject(w, r, call, http.StatusUnauthorized, newError(CodeUnauthorized, "Authentication required",
 			map[string]any{"description": keysNotAllowedHereWords}))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,9 @@ type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
 	demoKey string
+	// keysOnlyOnPredict starts as Config.KeysOnlyOnPredict; see
+	// SetKeysOnlyOnPredict.
+	keysOnlyOnPredict atomic.Bool
 
 	mu            sync.Mutex // guards everything below
 	accounts      map[string]*account
@@ -67,6 +71,7 @@ func New(optFns ...func(*Config)) *Server {
 	if cfg.backend() {
 		s.modelsLayout = ModelsLayoutBackend
 	}
+	s.keysOnlyOnPredict.Store(*cfg.KeysOnlyOnPredict)
 	demoKey := cfg.DemoKey
 	if demoKey == "" {
 		demoKey = newKeyValue()
@@ -85,6 +90,10 @@ func New(optFns ...func(*Config)) *Server {
 	s.mux.HandleFunc("GET "+PathCredits, s.handleCredits)
 	return s
 }
+
+// SetKeysOnlyOnPredict switches the refusal of keys off predict at run
+// time, as a service changing its policy would.
+func (s *Server) SetKeysOnlyOnPredict(on bool) { s.keysOnlyOnPredict.Store(on) }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
