@@ -109,7 +109,7 @@ func TestEstimateFromDeclaredBalance(t *testing.T) {
 	record(t, store, &clock, t0.Add(10*time.Minute), "a.jpg", 1, "")
 	record(t, store, &clock, t0.Add(20*time.Minute), "b.jpg", 3, "")
 	record(t, store, &clock, t0.Add(30*time.Minute), "lost.jpg", 0, ledger.ErrorCodeOutcomeUnknown)
-	record(t, store, &clock, t0.Add(40*time.Minute), "bad.jpg", 0, "validation_error") // never charged
+	record(t, store, &clock, t0.Add(40*time.Minute), "bad.jpg", 0, "validation_error")  // never charged
 	record(t, store, &clock, t0.Add(59*time.Minute+30*time.Second), "young.jpg", 1, "") // within RecordSettle
 
 	h.now = t0.Add(time.Hour)
