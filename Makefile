@@ -14,6 +14,7 @@ IMAGES      ?= testdata/images
 WATCH       ?=
 UNVERSIONED ?=
 DASHBOARD   ?=
+PROFILE     ?=
 STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -48,13 +49,13 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 # With the default IMAGES (and no WATCH), the samples are testdata/images plus
 # a photo over the 10 MB limit (downscaled on the way) generated into a
 # temporary copy, removed afterwards: 10 MB of binary is not committed.
-run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page)
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, PROFILE=backend mirrors the service's public backend)
 	@images="$(IMAGES)"; \
 	if [ "$$images" = testdata/images ] && [ -z "$(WATCH)" ]; then \
 		images=$$(mktemp -d) && trap 'rm -rf "$$images"' EXIT && \
 		cp -R testdata/images/. "$$images/" && $(GO) run ./cmd/samplephotos -out "$$images" || exit 1; \
 	fi; \
-	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)")
+	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)")
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
 	$(GO) vet ./...

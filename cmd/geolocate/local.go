@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
@@ -36,9 +37,14 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard (make synth writes it)")
+		profile     = fs.String("profile", string(geosim.ProfileContract), "the simulator's profile: contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its own key header, 30 predictions a minute)")
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	simProfile, err := geosim.ParseProfile(*profile)
+	if err != nil {
+		return usageError{fmt.Errorf("--profile: %w", err)}
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 
@@ -47,6 +53,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		KeyPrefix:   *prefix,
 		Watch:       *watch,
 		Unversioned: *unversioned,
+		Profile:     simProfile,
 		Getenv:      c.getenv,
 		Progress:    c.stderr,
 	}
@@ -197,13 +204,20 @@ func writeMonitorReport(w io.Writer, rep *monitor.Report, failure string) {
 	}
 	fmt.Fprintf(tw, "monitor\t%s\n", health)
 	if cr := rep.Credits; cr != nil {
-		fmt.Fprintf(tw, "credits remaining\t%g\n", cr.Remaining)
+		fmt.Fprintf(tw, "credits remaining\t%g (%s)\n", cr.Remaining, cr.Source)
+	}
+	if rep.CreditNote != "" {
+		fmt.Fprintf(tw, "credit watch\t%s\n", rep.CreditNote)
 	}
 	if f := rep.Forecast; f != nil {
 		fmt.Fprintf(tw, "forecast\t%s\n", f.Describe())
 	}
 	if m := rep.Models; m != nil {
-		fmt.Fprintf(tw, "models\t%d ready, %d down, %d unknown\n", m.Ready, m.Down, m.Unknown)
+		public := ""
+		if m.PublicOnly {
+			public = " (the public list: the service lists models only without a key)"
+		}
+		fmt.Fprintf(tw, "models\t%d ready, %d down, %d unknown%s\n", m.Ready, m.Down, m.Unknown, public)
 		configured := "default model"
 		if m.ConfiguredModel != "" {
 			configured = m.ConfiguredModel
