@@ -196,3 +196,30 @@ func TestMaybeChargedCodesAreThePredictors(t *testing.T) {
 		}
 	}
 }
+
+// TestModelIDBreakingCloudWatchRules: a model id from the service that
+// CloudWatch would refuse as a dimension value goes out as a stand-in, and
+// is logged once, instead of silently losing the metric.
+func TestModelIDBreakingCloudWatchRules(t *testing.T) {
+	sim, url := newSim(t)
+	sim.AddModel(geosim.Model{ID: "glöbal\tv9", Type: geosim.TypeGlobal})
+	h := newHarness(t, url, testConfig(), nil)
+	for range 2 {
+		rep, pts := h.run(t)
+		if !rep.Healthy {
+			t.Fatalf("unhealthy: %v", rep.Reasons)
+		}
+		var standIn string
+		for _, p := range pts {
+			if p.Name == metricnames.ModelReady && strings.HasPrefix(p.Dims[metricnames.DimModelID], "gl__bal_v9~") {
+				standIn = p.Dims[metricnames.DimModelID]
+			}
+		}
+		if standIn == "" {
+			t.Errorf("no ModelReady for the bad id's stand-in: %+v", pts)
+		}
+	}
+	if n := strings.Count(h.logs.String(), "published as a stand-in"); n != 1 {
+		t.Errorf("logged %d times in two runs, want once", n)
+	}
+}

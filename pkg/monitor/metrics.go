@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"log/slog"
+
 	"github.com/geolocate-aws/geolocate/pkg/emf"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
@@ -71,8 +73,9 @@ func boolValue(b bool) float64 {
 
 // emit writes the Report's metrics as Embedded Metric Format lines, every
 // one with the Pipeline dimension.
-func (m *Monitor) emit(rep Report) error {
-	rec := emf.New(m.metrics, m.cfg.Namespace, map[string]string{metricnames.DimPipeline: m.cfg.PipelineName})
+func (m *Monitor) emit(rep Report, log *slog.Logger) error {
+	rec := emf.New(m.metrics, m.cfg.Namespace, map[string]string{metricnames.DimPipeline: m.cfg.PipelineName},
+		func(o *emf.Options) { o.Logger = log })
 	for _, mt := range metricsFor(rep) {
 		unit := emf.None
 		if mt.Count {

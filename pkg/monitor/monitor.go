@@ -117,7 +117,7 @@ func (m *Monitor) Handle(ctx context.Context, ev events.EventBridgeEvent) (Repor
 	}
 
 	rep := run.report()
-	if err := m.emit(rep); err != nil {
+	if err := m.emit(rep, log); err != nil {
 		log.Error("write metrics", "error", err.Error())
 		return rep, fmt.Errorf("write metrics: %w", err)
 	}
