@@ -6,7 +6,7 @@ SHELL := /bin/bash
 
 GO          ?= go
 GOARCH_LAMBDA := arm64
-FUNCTIONS   := predictor monitor
+FUNCTIONS   := predictor monitor mapwidget
 BUILD_DIR   := build
 BENCH_OUT   ?= cmd/benchreport/REPORT.md
 N           ?= 20000
@@ -15,6 +15,7 @@ WATCH       ?=
 UNVERSIONED ?=
 DASHBOARD   ?=
 PROFILE     ?=
+MAP         ?=
 STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -45,17 +46,18 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 # Ctrl-C, kill or make's own SIGTERM reaches the process that stops the
 # local parts, and a clean stop leaves make with status 0.
 # DASHBOARD=file.html synthesizes the stack first: the page is drawn from
-# the synthesized template's dashboard and alarms.
+# the synthesized template's dashboard and alarms (its map widget from the
+# run's records). MAP=file.html writes the run's records on a world map.
 # With the default IMAGES (and no WATCH), the samples are testdata/images plus
 # a photo over the 10 MB limit (downscaled on the way) generated into a
 # temporary copy, removed afterwards: 10 MB of binary is not committed.
-run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, PROFILE=backend mirrors the service's public backend)
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, PROFILE=backend mirrors the service's public backend)
 	@images="$(IMAGES)"; \
 	if [ "$$images" = testdata/images ] && [ -z "$(WATCH)" ]; then \
 		images=$$(mktemp -d) && trap 'rm -rf "$$images"' EXIT && \
 		cp -R testdata/images/. "$$images/" && $(GO) run ./cmd/samplephotos -out "$$images" || exit 1; \
 	fi; \
-	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)")
+	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)")
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
 	$(GO) vet ./...
@@ -93,15 +95,21 @@ lint: ## go vet, gofmt and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
 
-FUZZ_PKGS := ./pkg/geoapi ./pkg/photo/imageformat ./pkg/photo/downscale ./pkg/photo/photoexif
+FUZZTIME ?= 30s
 
-fuzz: ## fuzz each parser for FUZZTIME (default 30s each); the seed corpora also run in make test
-	@for pkg in $(FUZZ_PKGS); do \
-		for t in $$($(GO) test -list 'Fuzz.*' $$pkg | grep ^Fuzz); do \
-			echo "fuzz $$pkg $$t"; \
-			$(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$${FUZZTIME:-30s} $$pkg || exit 1; \
+# fuzz finds the packages with a Fuzz target by their test files, so a new
+# target is fuzzed without editing this list. A crasher the fuzzer finds is
+# written to that package's testdata/fuzz/<target>/: commit it, and it runs
+# as a seed in make test from then on.
+fuzz: ## fuzz every fuzz target of the repository for FUZZTIME each (default 30s); the seed corpora also run in make test
+	@dirs=$$(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git '^func Fuzz' . | xargs -n1 dirname | sort -u); \
+	[ -n "$$dirs" ] || { echo "make fuzz: no fuzz targets found" >&2; exit 1; }; \
+	n=0; for dir in $$dirs; do \
+		for t in $$($(GO) test -list '^Fuzz' $$dir | grep '^Fuzz'); do \
+			n=$$((n+1)); echo "fuzz $$dir $$t for $(FUZZTIME)"; \
+			$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$dir || exit 1; \
 		done; \
-	done
+	done; echo "make fuzz: $$n targets, $(FUZZTIME) each, no failure"
 
 clean: ## remove build output
 	rm -rf $(BUILD_DIR) cdk.out

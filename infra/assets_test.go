@@ -58,11 +58,13 @@ func TestFunctionAssetsBuiltDuringSynth(t *testing.T) {
 			}
 		}
 		first = synthBundled(t, checkoutA, filepath.Join(tmp, "out-a-1"))
-		for _, fn := range []string{predictorAssetDir, monitorAssetDir} {
+		seen := map[string]string{}
+		for _, fn := range functionAssetDirs {
 			checkLambdaBinary(t, fn, first.binaries[fn])
-		}
-		if first.codeKeys[predictorAssetDir] == first.codeKeys[monitorAssetDir] {
-			t.Errorf("both functions deploy the same asset %s", first.codeKeys[predictorAssetDir])
+			if other, ok := seen[first.codeKeys[fn]]; ok {
+				t.Errorf("%s and %s deploy the same asset %s", other, fn, first.codeKeys[fn])
+			}
+			seen[first.codeKeys[fn]] = fn
 		}
 	})
 	if first == nil {
@@ -90,7 +92,7 @@ type bundledSynth struct {
 	// manifest is the stack's assets manifest (<stack>.assets.json).
 	manifest map[string]any
 	// codeKeys and binaries are each function's S3 key and the path of its
-	// bundled bootstrap, by function (predictor, monitor).
+	// bundled bootstrap, by function (predictor, monitor, mapwidget).
 	codeKeys map[string]string
 	binaries map[string]string
 }
@@ -124,7 +126,7 @@ func synthBundled(t *testing.T, sourceDir, outDir string) *bundledSynth {
 	files, _ := s.manifest["files"].(map[string]any)
 
 	resources, _ := s.template["Resources"].(map[string]any)
-	for fn, prefix := range map[string]string{predictorAssetDir: "Predictor", monitorAssetDir: "Monitor"} {
+	for fn, prefix := range map[string]string{predictorAssetDir: "Predictor", monitorAssetDir: "Monitor", mapWidgetAssetDir: "MapWidget"} {
 		var ids []string
 		for id, r := range resources {
 			res := r.(map[string]any)
@@ -166,7 +168,7 @@ func synthBundled(t *testing.T, sourceDir, outDir string) *bundledSynth {
 // byte-identical function binaries.
 func compareSynths(t *testing.T, a, b *bundledSynth) {
 	t.Helper()
-	for _, fn := range []string{predictorAssetDir, monitorAssetDir} {
+	for _, fn := range functionAssetDirs {
 		if a.codeKeys[fn] != b.codeKeys[fn] {
 			t.Errorf("%s asset: %s, then %s", fn, a.codeKeys[fn], b.codeKeys[fn])
 		}

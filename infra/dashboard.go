@@ -149,6 +149,7 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			Alarms: sortedAlarms(alarms),
 		}),
 	)
+	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget))
 	dashboard.AddWidgets(awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
 		Title:         jsii.String("Latest predictions"),
 		Width:         jsii.Number(24),

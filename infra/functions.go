@@ -28,6 +28,10 @@ const (
 	monitorAssetDir   = "monitor"
 )
 
+// functionAssetDirs lists every function the stack deploys (mapwidget.go
+// adds the third).
+var functionAssetDirs = []string{predictorAssetDir, monitorAssetDir, mapWidgetAssetDir}
+
 // monitorTimeoutSeconds covers two service calls with their retries and a
 // few table writes; the monitor does no per-image work.
 const monitorTimeoutSeconds = 60
@@ -267,7 +271,7 @@ func grantDecryptVia(role awsiam.IRole, keyArn, service string) {
 	}))
 }
 
-// newGoFunction fills in what both Go functions share.
+// newGoFunction fills in what every Go function shares.
 func newGoFunction(stack awscdk.Stack, id string, props *awslambda.FunctionProps) awslambda.Function {
 	props.Runtime = awslambda.Runtime_PROVIDED_AL2023()
 	props.Architecture = awslambda.Architecture_ARM_64()

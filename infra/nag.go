@@ -50,7 +50,9 @@ func suppressJustifiedFindings(stack awscdk.Stack, p *pipeline) {
 		"Lambda supports on-failure destinations for stream and Kafka event sources, not for SQS; for SQS the queue's redrive policy (maxReceiveCount, then the dead-letter queue) is the failure destination, and it is configured.")
 	suppress(p.monitor, "Serverless-LambdaDLQ",
 		"The monitor's asynchronous invocations have an on-failure destination (the monitoring failures queue), which records the request and the error and is Lambda's recommended replacement for a function dead-letter queue.")
-	for _, fn := range []any{p.predictor, p.monitor} {
+	suppress(p.mapWidget, "Serverless-LambdaDLQ",
+		"The map widget is invoked synchronously by the CloudWatch console to draw a dashboard widget, never asynchronously, so a dead-letter queue would receive nothing; a failure shows in the widget and in the function's Errors metric.")
+	for _, fn := range []any{p.predictor, p.monitor, p.mapWidget} {
 		suppress(fn, "Serverless-LambdaTracing",
 			"The Go functions carry no X-Ray instrumentation, so active tracing would record only Lambda's own invoke segments, which the dashboard already shows as Lambda metrics; their work is followed through structured logs and EMF metrics. It would also need xray:PutTraceSegments on \"*\".")
 	}

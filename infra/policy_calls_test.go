@@ -16,6 +16,7 @@ import (
 var recordedCallLists = []struct{ principal, path string }{
 	{"predictor", "../testdata/aws-calls/predictor.json"},
 	{"monitor", "../testdata/aws-calls/monitor.json"},
+	{"mapwidget", "../testdata/aws-calls/mapwidget.json"},
 }
 
 // recordedResource reports whether arn, a row's resource in s, is of the

@@ -84,7 +84,7 @@ func synthPolicyTemplates(t *testing.T) []policyTemplate {
 	}
 	// The templates are read into memory; the cloud assembly is not needed after.
 	defer os.RemoveAll(dir)
-	for _, fn := range []string{predictorAssetDir, monitorAssetDir} {
+	for _, fn := range functionAssetDirs {
 		d := filepath.Join(dir, "assets", fn)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)

@@ -29,6 +29,7 @@ type policySystem struct {
 	model *policyModel
 
 	predictor, monitor, notifications, autoDelete policyPrincipal
+	mapWidget                                     policyPrincipal
 	// functions are the Lambda functions of the stack with their roles and
 	// log groups, for the AssumeRole and log rows.
 	functions []policyFunction
@@ -111,10 +112,13 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 		principals[id] = roleSession(id+" role", role, name)
 		s.functions = append(s.functions, policyFunction{id: id, arn: must(obj{"Fn::GetAtt": []any{id, "Arn"}}), logGroup: logGroup, principal: principals[id]})
 	}
-	var predictorID, monitorID string
+	var predictorID, monitorID, mapWidgetID string
 	for _, id := range ofType("AWS::Lambda::Function") {
 		env, _ := props(id)["Environment"].(map[string]any)
 		vars, _ := env["Variables"].(map[string]any)
+		if vars[envvars.MapMaxRecords] != nil {
+			mapWidgetID = id
+		}
 		switch {
 		case vars[envvars.ClaimLease] != nil:
 			predictorID = id
@@ -152,6 +156,10 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 		return p
 	}
 	s.predictor, s.monitor = label(predictorID, "predictor"), label(monitorID, "monitor")
+	if mapWidgetID == "" {
+		t.Fatalf("%s: map widget function not found", tpl.name)
+	}
+	s.mapWidget = label(mapWidgetID, "mapwidget")
 	s.monitorFunction = must(obj{"Fn::GetAtt": []any{monitorID, "Arn"}})
 
 	// The bucket, queue and object filters from the notification configuration.
@@ -320,6 +328,7 @@ func by(p func(s *policySystem) policyPrincipal) func(s *policySystem) []policyP
 var (
 	predictor = by(func(s *policySystem) policyPrincipal { return s.predictor })
 	monitor   = by(func(s *policySystem) policyPrincipal { return s.monitor })
+	mapWidget = by(func(s *policySystem) policyPrincipal { return s.mapWidget })
 	service   = func(name string) func(*policySystem) []policyPrincipal {
 		return func(*policySystem) []policyPrincipal { return []policyPrincipal{servicePrincipal(name)} }
 	}
@@ -408,6 +417,17 @@ var requiredAccesses = []policyAccess{
 			}
 			return one(s.failuresQueue)
 		}, "Allowed"},
+
+	// --- map widget (functions/mapwidget/main.go) ---
+	{"pkg/geomap/widget via pkg/ledger query.go Query (the by-status index)",
+		mapWidget, []string{"dynamodb:Query"}, func(s *policySystem) []policyTarget { return one(s.table + "/index/" + tableschema.StatusIndex) }, "Allowed"},
+	{"least privilege: the map widget reads the index only: no item reads or writes on the table, no scan",
+		mapWidget, []string{"dynamodb:Query", "dynamodb:GetItem", "dynamodb:Scan", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
+		func(s *policySystem) []policyTarget { return one(s.table) }, "Denied"},
+	{"least privilege: the map widget does not scan the index",
+		mapWidget, []string{"dynamodb:Scan"}, func(s *policySystem) []policyTarget { return one(s.table + "/index/" + tableschema.StatusIndex) }, "Denied"},
+	{"least privilege: the map widget never reads the API key",
+		mapWidget, []string{"secretsmanager:GetSecretValue"}, func(s *policySystem) []policyTarget { return one(s.secret) }, "Denied"},
 
 	// --- every function's logs (Lambda writes stdout/stderr, EMF metrics included) ---
 	{"Lambda writes each function's logs to the group in its LoggingConfig, with the function's role",
@@ -747,6 +767,10 @@ func TestPolicyCheckCatchesDefects(t *testing.T) {
 				}
 			}
 		}, []string{"predictor s3:GetObjectVersion"}},
+		{"map widget without its Query on the index", func(doc map[string]any) {
+			props, list := statements(doc, "AWS::IAM::Policy", "PolicyDocument", "MapWidgetRole")
+			setStatements(props, "PolicyDocument", without(list, func(st map[string]any) bool { return asJSON(st["Action"]) == `"dynamodb:Query"` }))
+		}, []string{"mapwidget dynamodb:Query"}},
 		{"no permission for the schedule to invoke the monitor", func(doc map[string]any) {
 			all := doc["Resources"].(map[string]any)
 			for id, res := range all {

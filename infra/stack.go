@@ -23,8 +23,8 @@ type GeolocationStackProps struct {
 	// SourceDir is the root of the module the functions are built from
 	// during synthesis; empty: the module containing the working directory.
 	SourceDir string
-	// AssetsDir, for tests, holds predictor/bootstrap and monitor/bootstrap,
-	// used as they are instead of building the functions.
+	// AssetsDir, for tests, holds <function>/bootstrap for each of
+	// functionAssetDirs, used as they are instead of building the functions.
 	AssetsDir string
 }
 
@@ -41,6 +41,7 @@ type pipeline struct {
 	predictorLogs awslogs.LogGroup
 	predictorRole awsiam.Role
 	monitor       awslambda.Function
+	mapWidget     awslambda.Function // the dashboard's map (custom widget)
 	// monitorSchedule runs the monitor; its AWS/Events metrics show the
 	// monitor was due, which MonitorHeartbeat compares with its reports.
 	monitorSchedule awsevents.Rule
@@ -53,7 +54,8 @@ type pipeline struct {
 
 // NewGeolocationStack provisions the whole pipeline: uploads bucket, queue
 // and dead-letter queue, results table, API key secret, predictor and
-// monitor functions, alarms to an SNS topic, and a dashboard.
+// monitor functions, alarms to an SNS topic, and a dashboard with a map
+// drawn by a third function.
 func NewGeolocationStack(scope constructs.Construct, id string, props *GeolocationStackProps) awscdk.Stack {
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
 	cfg := props.Config
@@ -70,6 +72,7 @@ func NewGeolocationStack(scope constructs.Construct, id string, props *Geolocati
 	assets := newFunctionAssets(props)
 	p.predictor, p.predictorLogs, p.predictorRole = newPredictor(stack, p, assets)
 	p.monitor = newMonitor(stack, p, assets)
+	p.mapWidget = newMapWidget(stack, p, assets)
 
 	p.topic = newAlarmTopic(stack, cfg, p.monitoringFailures)
 	alarms := newAlarms(stack, p)

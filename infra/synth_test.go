@@ -125,7 +125,7 @@ func buildTestApp(t *testing.T) (*testApp, error) {
 	if assetsDir, err = os.MkdirTemp("", "geolocate-infra-test-"); err != nil {
 		return nil, err
 	}
-	for _, fn := range []string{predictorAssetDir, monitorAssetDir} {
+	for _, fn := range functionAssetDirs {
 		dir := filepath.Join(assetsDir, "assets", fn)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err

@@ -73,6 +73,19 @@ func (r *results) headline() []row {
 			"none set", "info", ""})
 	}
 	for _, m := range r.Memory {
+		if m.Name != "" {
+			// A hostile photo: under 80% of the function's memory,
+			// whether it is downscaled or refused from its header.
+			peak, limit := mb(float64(m.MaxRSS)), 0.8*float64(r.Stack.MemoryMB)
+			why := ""
+			if peak >= limit {
+				why = "the downscale's estimate (docs/benchmarks.md) let through a photo that does not fit"
+			}
+			rows = append(rows, row{"Peak RSS, " + m.Name,
+				fmt.Sprintf("%.0f MB (%s)", peak, strings.TrimSuffix(m.Status+" "+m.Reason, " ")),
+				fmt.Sprintf("< %.0f MB (80%% of %d MB)", limit, r.Stack.MemoryMB), verdict(peak < limit), why})
+			continue
+		}
 		if m.ImageBytes < 10<<20 {
 			continue
 		}
@@ -195,13 +208,32 @@ func (r *results) memorySection(p func(string, ...any)) {
 		return
 	}
 	p("\n## Memory\n\n")
-	p("The predictor built for this host (same flags as `make build`) runs as a child process, `predictor -event FILE`, on an SQS event for one image, with the stack's environment pointing at the local endpoints; peak RSS is bracketed by two figures. The upper bound is the child's `maxrss` from wait4; since Linux folds the starting process's RSS into a vforked child's maxrss, a small launcher (the driver re-executed) starts the predictor instead of the driver, whose in-process S3 holds every image. The lower bound is the predictor's own VmHWM, polled every millisecond from /proc. GNU `time -f %M` agrees with both. The headline uses the upper bound. Each run checks the record is `succeeded`.\n\n")
+	p("The predictor built for this host (same flags as `make build`) runs as a child process, `predictor -event FILE`, on an SQS event for one image, with the stack's environment pointing at the local endpoints; peak RSS is bracketed by two figures. The upper bound is the child's `maxrss` from wait4; since Linux folds the starting process's RSS into a vforked child's maxrss, a small launcher (the driver re-executed) starts the predictor instead of the driver, whose in-process S3 holds every image. The lower bound is the predictor's own VmHWM, polled every millisecond from /proc. GNU `time -f %%M` agrees with both. The headline uses the upper bound. Each run checks the record is `succeeded`.\n\n")
 	p("| Image | Peak RSS, upper bound (wait4) | Peak RSS, lower bound (VmHWM) | Wall | CPU |\n|---|---|---|---|---|\n")
+	var hostile []rssResult
 	for _, m := range r.Memory {
+		if m.Name != "" {
+			hostile = append(hostile, m)
+			continue
+		}
 		p("| %.1f KiB | %.1f MB | %.1f MB | %.0f ms | %.0f ms |\n", float64(m.ImageBytes)/1024, mb(float64(m.MaxRSS)), mb(float64(m.OwnHWM)), bench.Ms(m.Wall), bench.Ms(m.CPU))
 	}
-	if len(r.Memory) == 2 {
+	if len(r.Memory)-len(hostile) == 2 {
 		p("\nA 10 MiB image changes the peak by %+.1f MB against a typical one (lower bounds): the image is streamed from S3 to the service, never held whole.\n", mb(float64(r.Memory[1].OwnHWM-r.Memory[0].OwnHWM)))
+	}
+	if len(hostile) == 0 {
+		return
+	}
+	p("\n### Photos built to exhaust memory\n\n")
+	p("Issue 23's worst inputs for memory, generated at bench time (cjpeg and jpegtran for the JPEGs, `pkg/photo/phototest` for CMYK and the PNGs), each alone in a fresh predictor process with the stack's memory (%d MB, `AWS_LAMBDA_FUNCTION_MEMORY_SIZE`) and `GOMEMLIMIT` at 90%% of it, as deployed. At 100 MP each kind is refused from its header (`over_memory_budget`, nothing decoded); the others are the largest of their kind the budget lets through (a binary search on the header estimate), downscaled and sent. Target: peak RSS under 80%% of the function's memory.\n\n", r.Stack.MemoryMB)
+	p("| Photo | Bytes | Record | Estimated downscale peak | Peak RSS, upper bound | Peak RSS, lower bound | Wall |\n|---|---|---|---|---|---|---|\n")
+	for _, m := range hostile {
+		est := "not decoded"
+		if m.Status != "rejected" {
+			est = fmt.Sprintf("%.0f MB", mb(float64(m.Estimate)))
+		}
+		p("| %s | %.1f MB | %s | %s | %.0f MB | %.0f MB | %.1f s |\n", m.Name, mb(float64(m.ImageBytes)),
+			strings.TrimSuffix(m.Status+" "+m.Reason, " "), est, mb(float64(m.MaxRSS)), mb(float64(m.OwnHWM)), m.Wall.Seconds())
 	}
 }
 

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
@@ -38,6 +38,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard (make synth writes it)")
 		profile     = fs.String("profile", string(geosim.ProfileContract), "the simulator's profile: contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its own key header, 30 predictions a minute)")
+		asMap       = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -45,6 +46,12 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	simProfile, err := geosim.ParseProfile(*profile)
 	if err != nil {
 		return usageError{fmt.Errorf("--profile: %w", err)}
+	}
+	if err := asMap.check(); err != nil {
+		return err
+	}
+	if *asMap.path != "" && *serve {
+		return usageError{errors.New("--map draws a run's records: --serve runs no function")}
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 
@@ -76,6 +83,9 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 	sum, runErr := pipeline.Run(ctx, opts)
 	if dash != nil {
+		if sum != nil {
+			dash.records = sum.Records()
+		}
 		// Also after a stop: the page shows what the run got to.
 		if err := dash.write(time.Now(), c.stderr); err != nil {
 			runErr = errors.Join(runErr, err)
@@ -101,7 +111,11 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if runErr != nil {
 		return runErr
 	}
-	return localVerdict(sum)
+	if err := localVerdict(sum); err != nil {
+		return err
+	}
+	return asMap.write(sum.Records(), "geolocate local: "+strconv.Itoa(len(sum.Results))+" upload(s)",
+		[]string{"Images from " + *images + ", service: " + sum.Service + ", in upload order."}, c.stderr)
 }
 
 // stoppedIsSuccess makes a stop the user asked for (Ctrl-C, SIGTERM,
@@ -175,13 +189,7 @@ func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
 		fmt.Fprintf(w, ", %d charged by the simulator in %d call(s)", sum.CreditsCharged, sum.PredictCalls)
 	}
 	fmt.Fprintf(w, "; %s\n", sum.Elapsed.Round(100*time.Millisecond))
-	var records []ledger.Record
-	for _, r := range sum.Results {
-		if r.Record != nil {
-			records = append(records, *r.Record)
-		}
-	}
-	if a, ok := measureAccuracy(records); ok {
+	if a, ok := measureAccuracy(sum.Records()); ok {
 		fmt.Fprintf(w, "accuracy: %s\n", a)
 	}
 	for _, d := range sum.DeadLetters {

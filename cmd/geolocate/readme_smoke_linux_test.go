@@ -232,6 +232,14 @@ var smokeSteps = map[string]func(s *smokeShell, command string){
 			s.t.Errorf("%s: %q (%v), want a FeatureCollection with the recorded photo", command, stdout, err)
 		}
 	},
+	"bin/geolocate results --stack Geolocation --since 7d --limit 5000 --map week.html": func(s *smokeShell, command string) {
+		page := filepath.Join(s.t.TempDir(), "week.html")
+		stdout, stderr, code := s.runSplit(s.cli, "results", "--stack", "Geolocation", "--since", "7d", "--limit", "5000", "--map", page)
+		s.wantExit(code, 0, command, stdout+stderr)
+		if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "harbour at dusk.jpg") || !strings.Contains(string(b), "<svg") {
+			s.t.Errorf("%s: no map page with the recorded photo (%v)", command, err)
+		}
+	},
 }
 
 // TestREADMESmoke runs the README's quick start, local invocations and

@@ -16,8 +16,8 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
-// runResults: geolocate results [--status S] [--since T] [--limit N]
-// [--json|--geojson] [--table NAME | --stack NAME].
+// runResults: geolocate results [--status S] [--since T] [--prefix P]
+// [--limit N] [--json|--geojson|--map FILE] [--table NAME | --stack NAME].
 func runResults(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("results", "")
 	var (
@@ -26,6 +26,8 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 		limit     = fs.Int("limit", 100, "at most this many records, newest first (0: no limit)")
 		asJSON    = fs.Bool("json", false, "print the records as a JSON array")
 		asGeoJSON = fs.Bool("geojson", false, "print the succeeded records as a GeoJSON FeatureCollection (opens on a map)")
+		prefix    = fs.String("prefix", "", "only records of objects whose key starts with this prefix")
+		asMap     = registerMapFlags(fs)
 		loc       stackLocator
 	)
 	loc.register(fs, true)
@@ -34,6 +36,12 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 	}
 	if *asJSON && *asGeoJSON {
 		return usageError{errors.New("--json and --geojson exclude each other")}
+	}
+	if *asMap.path != "" && (*asJSON || *asGeoJSON) {
+		return usageError{errors.New("--map writes a page instead of printing: it excludes --json and --geojson")}
+	}
+	if err := asMap.check(); err != nil {
+		return err
 	}
 	if *limit < 0 {
 		return usageError{fmt.Errorf("--limit %d is negative", *limit)}
@@ -54,11 +62,13 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	records, err := ledger.New(clients.tables, table).Query(ctx, ledger.QueryInput{Status: *status, Since: from, Limit: *limit})
+	records, err := ledger.New(clients.tables, table).Query(ctx, ledger.QueryInput{Status: *status, Since: from, KeyPrefix: *prefix, Limit: *limit})
 	if err != nil {
 		return fmt.Errorf("read table %s: %w", table, err)
 	}
 	switch {
+	case *asMap.path != "":
+		return asMap.write(records, "Predictions in "+table, resultsFilters(*status, from, *prefix, *limit, len(records)), c.stderr)
 	case *asGeoJSON:
 		return writeGeoJSON(c.stdout, records)
 	case *asJSON:
@@ -84,6 +94,22 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 		}
 		return nil
 	}
+}
+
+// resultsFilters describes a results query for the map page.
+func resultsFilters(status string, since time.Time, prefix string, limit, got int) []string {
+	what := "every status"
+	if status != "" {
+		what = "status " + status
+	}
+	line := fmt.Sprintf("%d record(s), %s, updated since %s UTC", got, what, since.UTC().Format("2006-01-02 15:04"))
+	if prefix != "" {
+		line += fmt.Sprintf(", keys starting %q", prefix)
+	}
+	if limit > 0 && got >= limit {
+		line += fmt.Sprintf(", the newest %d only (--limit)", limit)
+	}
+	return []string{line + "."}
 }
 
 func isStatus(s string) bool {

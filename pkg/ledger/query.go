@@ -45,6 +45,13 @@ type QueryInput struct {
 	// Since keeps records last updated at or after it; zero means the start
 	// of today (UTC). At most MaxQueryDays back.
 	Since time.Time
+	// Until keeps records last updated at or before it; zero means now.
+	// With Since it selects a time range (a dashboard's), newest first.
+	Until time.Time
+	// KeyPrefix keeps records whose object key starts with it; empty
+	// means every key. DynamoDB filters after reading, so a prefix saves
+	// transfer, not read capacity.
+	KeyPrefix string
 	// Limit caps the number of records; 0 means no cap.
 	Limit int
 }
@@ -64,16 +71,24 @@ func (s *Store) Query(ctx context.Context, in QueryInput) ([]Record, error) {
 	if in.Since.IsZero() {
 		since = now.Truncate(24 * time.Hour)
 	}
-	firstDay := since.Truncate(24 * time.Hour)
-	if now.Sub(firstDay) > MaxQueryDays*24*time.Hour {
-		return nil, fmt.Errorf("query: since %s is more than %d days ago", since.Format(time.RFC3339), MaxQueryDays)
+	until := in.Until.UTC()
+	if in.Until.IsZero() || until.After(now) {
+		until = now
 	}
+	if until.Before(since) {
+		return nil, fmt.Errorf("query: until %s is before since %s", until.Format(time.RFC3339), since.Format(time.RFC3339))
+	}
+	firstDay := since.Truncate(24 * time.Hour)
+	if until.Sub(firstDay) > MaxQueryDays*24*time.Hour {
+		return nil, fmt.Errorf("query: since %s is more than %d days before until %s", since.Format(time.RFC3339), MaxQueryDays, until.Format(time.RFC3339))
+	}
+	r := dayRange{since: since, until: until, keyPrefix: in.KeyPrefix}
 
 	var records []Record
-	for day := now.Truncate(24 * time.Hour); !day.Before(firstDay); day = day.Add(-24 * time.Hour) {
+	for day := until.Truncate(24 * time.Hour); !day.Before(firstDay); day = day.Add(-24 * time.Hour) {
 		var dayRecords []Record
 		for _, status := range statuses {
-			recs, err := s.queryDay(ctx, statusDay(status, day), since, remaining(in.Limit, len(records)))
+			recs, err := s.queryDay(ctx, statusDay(status, day), r, remaining(in.Limit, len(records)))
 			if err != nil {
 				return nil, fmt.Errorf("query %s on %s: %w", status, Day(day), err)
 			}
@@ -96,12 +111,24 @@ func remaining(limit, have int) int {
 	return limit - have
 }
 
+// dayRange is what a day's index query keeps: updated within [since,
+// until], with a key starting with keyPrefix.
+type dayRange struct {
+	since, until time.Time
+	keyPrefix    string
+}
+
 // queryDay reads one index partition newest first, at most limit records
-// (0: all).
-func (s *Store) queryDay(ctx context.Context, partition string, since time.Time, limit int) ([]Record, error) {
+// (0: all). A filter (the key prefix) may leave a page short or empty while
+// more remain: the loop follows LastEvaluatedKey until limit is reached.
+func (s *Store) queryDay(ctx context.Context, partition string, r dayRange, limit int) ([]Record, error) {
 	keyCond := expression.Key(tableschema.StatusIndexPartitionKey).Equal(expression.Value(partition)).
-		And(expression.Key(tableschema.StatusIndexSortKey).GreaterThanEqual(expression.Value(formatTimestamp(since))))
-	expr, err := expression.NewBuilder().WithKeyCondition(keyCond).Build()
+		And(expression.Key(tableschema.StatusIndexSortKey).Between(expression.Value(formatTimestamp(r.since)), expression.Value(formatTimestamp(r.until))))
+	builder := expression.NewBuilder().WithKeyCondition(keyCond)
+	if r.keyPrefix != "" {
+		builder = builder.WithFilter(expression.Name("key").BeginsWith(r.keyPrefix))
+	}
+	expr, err := builder.Build()
 	if err != nil {
 		return nil, fmt.Errorf("build expression: %w", err)
 	}
@@ -109,6 +136,7 @@ func (s *Store) queryDay(ctx context.Context, partition string, since time.Time,
 		TableName:                 aws.String(s.table),
 		IndexName:                 aws.String(tableschema.StatusIndex),
 		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward:          aws.Bool(false),

@@ -71,6 +71,28 @@ type Config struct {
 	Oversize string
 	// DownscaleMaxSide is the longest side, in pixels, of a downscaled photo.
 	DownscaleMaxSide int
+	// MemoryMB is the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE):
+	// a photo whose downscale would not fit in it with headroom is refused
+	// from its header (see downscale.MemoryBudget).
+	MemoryMB int
+}
+
+// DefaultMemoryMB is the stack's default predictor memory (cdk.json
+// predictorMemoryMb), for a process Lambda did not start.
+const DefaultMemoryMB = 1024
+
+// DownscaleOptions are the downscaler's limits under this configuration
+// (a zero MemoryMB is DefaultMemoryMB).
+func (c Config) DownscaleOptions() downscale.Options {
+	mb := c.MemoryMB
+	if mb <= 0 {
+		mb = DefaultMemoryMB
+	}
+	return downscale.Options{
+		MaxSide:      c.DownscaleMaxSide,
+		MaxBytes:     c.MaxImageBytes,
+		MemoryBudget: downscale.MemoryBudget(int64(mb) << 20),
+	}
 }
 
 // EXIF GPS modes (GEO_EXIF_GPS).
@@ -160,6 +182,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ExifGPS:          p.OneOf(envvars.ExifGPS, ExifGPSPredict, ExifGPSPredict, ExifGPSSkip, ExifGPSIgnore),
 		Oversize:         p.OneOf(envvars.Oversize, OversizeDownscale, OversizeDownscale, OversizeReject),
 		DownscaleMaxSide: p.IntRange(envvars.DownscaleMaxSide, DefaultDownscaleMaxSide, MinDownscaleMaxSide, 16384),
+		MemoryMB:         p.IntRange(envvars.FunctionMemorySize, DefaultMemoryMB, 128, 10240),
 	}
 	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("predictor configuration: %w", err)

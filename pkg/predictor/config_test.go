@@ -33,7 +33,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ModelFallback: true, RatePerMinute: 30, MaxConcurrency: 2, Pacing: PacingShared, ClaimLease: 15 * time.Minute,
 		MetricNamespace: metricnames.DefaultNamespace, PipelineName: "local", LogLevel: "info",
 		MaxImageBytes: 10_000_000, FinishReserve: DefaultFinishReserve,
-		ExifGPS: ExifGPSPredict, Oversize: OversizeDownscale, DownscaleMaxSide: 4096,
+		ExifGPS: ExifGPSPredict, Oversize: OversizeDownscale, DownscaleMaxSide: 4096, MemoryMB: DefaultMemoryMB,
 	}
 	if c != want {
 		t.Errorf("config = %+v\nwant     %+v", c, want)

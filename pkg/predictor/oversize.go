@@ -42,10 +42,7 @@ func (inv *invocation) prepareOversize(ctx context.Context, obj *object, claim *
 	}
 	start := inv.h.opts.Clock()
 	src := &readErrorTracker{r: body}
-	res, err := downscale.Downscale(dctx, src, downscale.Options{
-		MaxSide:  inv.h.cfg.DownscaleMaxSide,
-		MaxBytes: inv.h.cfg.MaxImageBytes,
-	})
+	res, err := downscale.Downscale(dctx, src, inv.h.cfg.DownscaleOptions())
 	if err != nil {
 		return inv.downscaleFailed(ctx, obj, claim, err, src.err), false
 	}
@@ -65,27 +62,44 @@ func (inv *invocation) prepareOversize(ctx context.Context, obj *object, claim *
 func (inv *invocation) downscaleFailed(ctx context.Context, obj *object, claim *ledger.Claim, err, readErr error) outcome {
 	fctx, cancel := finishContext(ctx)
 	defer cancel()
+	if readErr != nil {
+		// Checked first: a decoder reports a broken stream as corrupt data.
+		obj.logger.Warn("S3 read failed while downscaling: message returned for retry", "error", readErr)
+		return inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, "read object to downscale: "+readErr.Error())
+	}
+	if reason, detail := downscaleVerdict(err, readErr, obj.Size, inv.h.cfg); reason != "" {
+		return inv.rejectClaimed(fctx, obj, claim, reason, detail)
+	}
+	obj.logger.Warn("downscale stopped: message returned for retry", "error", err)
+	return inv.releaseAs(fctx, obj, claim, retryLater(retryDeadline), retryDeadline, "downscale: "+err.Error())
+}
+
+// downscaleVerdict is the final rejection a failed downscale of an object
+// of size bytes earns, or "" when the failure is not the photo's (a read
+// error of S3, the invocation running out of time) and it is retried: the
+// same bytes always fail the same way, so retrying them only burns
+// receives.
+func downscaleVerdict(err, readErr error, size int64, cfg Config) (reason, detail string) {
 	var (
 		dims        *downscale.DimensionsError
+		memory      *downscale.MemoryError
 		unsupported *downscale.UnsupportedFormatError
 		decodeErr   *downscale.DecodeError
 		fit         *downscale.FitError
 	)
 	switch {
 	case readErr != nil:
-		// Checked first: a decoder reports a broken stream as corrupt data.
-		obj.logger.Warn("S3 read failed while downscaling: message returned for retry", "error", readErr)
-		return inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, "read object to downscale: "+readErr.Error())
+		return "", ""
 	case errors.As(err, &dims):
-		return inv.rejectClaimed(fctx, obj, claim, ReasonTooManyPixels,
-			fmt.Sprintf("%d bytes is more than the service's limit and the photo cannot be downscaled: %v", obj.Size, err))
+		return ReasonTooManyPixels, fmt.Sprintf("%d bytes is more than the service's limit and the photo cannot be downscaled: %v", size, err)
+	case errors.As(err, &memory):
+		return ReasonOverMemory, fmt.Sprintf("%d bytes is more than the service's limit, and downscaling it would not fit in the function's %d MB, so it is refused before decoding: %v",
+			size, cfg.MemoryMB, err)
 	case errors.As(err, &unsupported), errors.As(err, &decodeErr), errors.As(err, &fit):
-		return inv.rejectClaimed(fctx, obj, claim, ReasonCannotDownscale,
-			fmt.Sprintf("%d bytes is more than the service's limit of %d bytes and the photo cannot be downscaled: %v",
-				obj.Size, inv.h.cfg.MaxImageBytes, err))
+		return ReasonCannotDownscale, fmt.Sprintf("%d bytes is more than the service's limit of %d bytes and the photo cannot be downscaled: %v",
+			size, cfg.MaxImageBytes, err)
 	}
-	obj.logger.Warn("downscale stopped: message returned for retry", "error", err)
-	return inv.releaseAs(fctx, obj, claim, retryLater(retryDeadline), retryDeadline, "downscale: "+err.Error())
+	return "", ""
 }
 
 // readErrorTracker remembers the first read error other than io.EOF, so a

@@ -10,6 +10,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/geodist"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
@@ -25,15 +26,53 @@ type photoFacts struct {
 	downscaled *downscale.Result
 }
 
-// readEXIF parses the EXIF block from head, the first bytes of the object
-// (photoexif.DefaultCaptureLimit of them, peeked before anything is
-// uploaded), so that the position is known before deciding to pay. Nothing
-// about EXIF ever stops the pipeline: damaged, truncated or absent EXIF, or a
-// block beyond the head, only means no position (and the reason is
-// recorded). exifGps=ignore still reads the capture time and camera but drops
-// the position.
-func (inv *invocation) readEXIF(obj *object, head []byte) {
-	meta, err := photoexif.ParseHead(head, obj.Size)
+// headVerdict is what an object's first bytes decide before anything is
+// uploaded or decoded.
+type headVerdict struct {
+	format imageformat.Format // zero when not an image
+	// reason and detail reject the object; reason is "" when it goes on.
+	reason, detail string
+	exif           photoexif.Meta
+	exifErr        error
+}
+
+// examineHead runs every check the predictor makes on an object's first
+// bytes (photoexif.DefaultCaptureLimit of them, peeked before anything is
+// uploaded), cheapest first: the format sniff, the dimensions the header
+// declares, EXIF, and, for a photo over the limit that will be downscaled,
+// the downscale's memory estimate. It does no I/O and keeps no state, so
+// that FuzzPhotoPath drives on arbitrary bytes exactly what the predictor
+// runs between the S3 GET and the upload; it must never panic, whatever
+// the bytes.
+func examineHead(head []byte, size int64, cfg Config) headVerdict {
+	format, ok := imageformat.Detect(head)
+	if !ok {
+		return headVerdict{reason: ReasonNotAnImage, detail: "the first bytes are not those of a supported image format"}
+	}
+	v := headVerdict{format: format}
+	if detail, ok := checkDeclaredPixels(head); !ok {
+		v.reason, v.detail = ReasonTooManyPixels, detail
+		return v
+	}
+	v.exif, v.exifErr = photoexif.ParseHead(head, size)
+	if size > cfg.MaxImageBytes && cfg.Oversize == OversizeDownscale {
+		// Downscale checks again on the stream (the head may end before a
+		// JPEG's frame header); refusing here spares the wait for the
+		// instance's downscaler.
+		if _, _, err := downscale.Estimate(head, cfg.DownscaleOptions()); err != nil {
+			v.reason, v.detail = downscaleVerdict(err, nil, size, cfg)
+		}
+	}
+	return v
+}
+
+// readEXIF keeps what examineHead read of the EXIF block, so that the
+// position is known before deciding to pay. Nothing about EXIF ever stops
+// the pipeline: damaged, truncated or absent EXIF, or a block beyond the
+// head, only means no position (and the reason is recorded).
+// exifGps=ignore still reads the capture time and camera but drops the
+// position.
+func (inv *invocation) readEXIF(obj *object, head []byte, meta photoexif.Meta, err error) {
 	if inv.h.cfg.ExifGPS == ExifGPSIgnore {
 		meta.GPS, meta.GPSProblem = nil, nil
 	}
@@ -160,6 +199,10 @@ const (
 	// ReasonCannotDownscale: over the limit and not downscalable (HEIC,
 	// HEIF, AVIF, GIF, TIFF, BMP; or data that does not decode).
 	ReasonCannotDownscale = "cannot_downscale"
+	// ReasonOverMemory: over the limit, and decoding and downscaling it
+	// would need more memory than the function can spare, as its header
+	// tells (a 100 MP progressive JPEG on a 1,024 MB function).
+	ReasonOverMemory = "over_memory_budget"
 )
 
 // checkDeclaredPixels refuses, from the head alone, an image whose header

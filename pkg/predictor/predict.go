@@ -8,7 +8,6 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
-	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 )
 
 // predict spends, holding the claim: it reserves budget, waits for a rate
@@ -116,22 +115,15 @@ func (inv *invocation) openImage(ctx context.Context, obj *object, claim *ledger
 		obj.logger.Warn("S3 read failed: message returned for retry", "error", err)
 		return nil, inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, err.Error()), false
 	}
-	format, ok := imageformat.Detect(body.head)
-	if !ok {
+	v := examineHead(body.head, obj.Size, inv.h.cfg)
+	obj.contentType = v.format.MIME
+	if v.reason != "" {
 		body.Close()
 		fctx, cancel := finishContext(ctx)
 		defer cancel()
-		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonNotAnImage,
-			"the first bytes are not those of a supported image format"), false
+		return nil, inv.rejectClaimed(fctx, obj, claim, v.reason, v.detail), false
 	}
-	obj.contentType = format.MIME
-	if detail, ok := checkDeclaredPixels(body.head); !ok {
-		body.Close()
-		fctx, cancel := finishContext(ctx)
-		defer cancel()
-		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonTooManyPixels, detail), false
-	}
-	inv.readEXIF(obj, body.head)
+	inv.readEXIF(obj, body.head, v.exif, v.exifErr)
 	return body, outcome{}, true
 }
 

@@ -20,7 +20,12 @@
 //   - singleValue widgets show each metric's latest value;
 //   - alarm widgets show each alarm's state over time;
 //   - log (Logs Insights) and text widgets show their query or text, with a
-//     note that they run in CloudWatch only.
+//     note that they run in CloudWatch only;
+//   - custom widgets show the HTML their function returns, when
+//     Options.CustomWidget answers for it (the local run answers the map
+//     widget with its own handler over the run's records), invoked with the
+//     event CloudWatch would send: the page's time range, the widget's size
+//     and params.
 //
 // A metric without local data is named as such rather than drawn as an
 // empty chart. The charts are built with go-echarts and drawn by Apache

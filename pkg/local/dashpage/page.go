@@ -39,6 +39,10 @@ type Options struct {
 	// give both the same, so a graph shows what its alarm evaluates.
 	ResolveDimension     func(d alarmeval.Dimension) (value string, ok bool)
 	MatchUnresolvedByKey bool
+	// CustomWidget, when set, answers a custom widget's invocation as its
+	// Lambda function would (endpoint is the widget's function, event the
+	// JSON CloudWatch sends): the page shows the HTML it returns.
+	CustomWidget func(endpoint string, event []byte) ([]byte, error)
 }
 
 // rowHeight is the height in pixels of one unit of the dashboard's grid.
@@ -53,6 +57,8 @@ type builder struct {
 	from, to    time.Time
 	opts        Options
 	charts      int
+	dashboard   string // the name of the dashboard being drawn
+	customs     int    // custom widgets drawn so far
 }
 
 func (b *builder) evalOptions() alarmeval.Options {
@@ -84,6 +90,7 @@ func Write(w io.Writer, src Source, optFns ...func(*Options)) error {
 	view := pageView{From: b.from.Format(time.RFC3339), To: b.to.Format(time.RFC3339), EChartsJS: template.JS(echartsJS)}
 	for _, d := range dashboards {
 		dv := dashboardView{Name: d.Name}
+		b.dashboard = d.Name
 		for i, wd := range d.Widgets {
 			wv, err := b.widget(wd)
 			if err != nil {
@@ -139,6 +146,7 @@ type widgetView struct {
 	Values  []valueView
 	Code    string
 	Notes   []string
+	HTML    template.HTML // a custom widget's answer
 }
 
 type valueView struct{ Label, Value string }
@@ -211,6 +219,10 @@ func (b *builder) widget(w widget) (widgetView, error) {
 		}
 		v.Title, v.Code = p.Title, p.Query
 		v.Notes = append(v.Notes, "A Logs Insights query: it runs in CloudWatch Logs only, not locally.")
+	case "custom":
+		if err := b.custom(&v, w); err != nil {
+			return v, err
+		}
 	case "text":
 		var p struct {
 			Markdown string `json:"markdown"`

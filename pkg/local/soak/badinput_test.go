@@ -284,7 +284,7 @@ func wantMessage(part string) func(*testing.T, *ledger.Record) {
 // the recorded outcome and that no credit is spent where the service would
 // refuse the input.
 func TestBadInputs(t *testing.T) {
-	cases := badInputs()
+	cases := append(badInputs(), hostileInputs()...)
 	if len(cases) < 30 {
 		t.Fatalf("%d cases: the issue asks for at least 30", len(cases))
 	}

@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -63,17 +64,20 @@ func eventKey(body string) (string, bool) {
 	return key, err == nil
 }
 
-// invokeOne runs the handler on a one-message SQS batch through the Lambda
-// runtime's adapter and reports whether the message was returned for retry.
-func (r *rig) invokeOne(body string) bool {
+// invokeBatch runs the handler on one SQS batch, as Lambda delivers it,
+// through the Lambda runtime's adapter, and returns the ids of the
+// messages returned for retry.
+func (r *rig) invokeBatch(bodies []string) []string {
 	r.t.Helper()
-	msg := events.SQSMessage{
-		MessageId: "msg-1", ReceiptHandle: "receipt-1", Body: body,
-		Attributes:     map[string]string{"ApproximateReceiveCount": "1"},
-		EventSource:    "aws:sqs",
-		EventSourceARN: "arn:aws:sqs:us-east-1:000000000000:geolocate-uploads", AWSRegion: "us-east-1",
+	var msgs []events.SQSMessage
+	for i, b := range bodies {
+		msgs = append(msgs, events.SQSMessage{
+			MessageId: fmt.Sprintf("msg-%d", i), ReceiptHandle: fmt.Sprintf("receipt-%d", i), Body: b,
+			Attributes:  map[string]string{"ApproximateReceiveCount": "1"},
+			EventSource: "aws:sqs", EventSourceARN: "arn:aws:sqs:us-east-1:000000000000:geolocate-uploads", AWSRegion: "us-east-1",
+		})
 	}
-	payload, err := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{msg}})
+	payload, err := json.Marshal(events.SQSEvent{Records: msgs})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -85,10 +89,16 @@ func (r *rig) invokeOne(body string) bool {
 	if err := json.Unmarshal(out, &resp); err != nil {
 		r.t.Fatalf("batch response %s: %v", out, err)
 	}
+	var retried []string
 	for _, f := range resp.BatchItemFailures {
-		if f.ItemIdentifier == msg.MessageId {
-			return true
-		}
+		retried = append(retried, f.ItemIdentifier)
 	}
-	return false
+	return retried
+}
+
+// invokeOne runs a one-message batch and reports whether the message was
+// returned for retry.
+func (r *rig) invokeOne(body string) bool {
+	r.t.Helper()
+	return len(r.invokeBatch([]string{body})) > 0
 }

@@ -10,6 +10,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"runtime"
 
 	"golang.org/x/image/webp"
 
@@ -52,10 +53,11 @@ type decoded struct {
 }
 
 // decode recognises the format from the first bytes, reads the header alone
-// to check the declared dimensions against maxPixels, and only then decodes.
-// The header bytes consumed by the check are replayed to the decoder, so r is
+// to check the declared dimensions against o.MaxPixels and the estimated
+// memory (see Cost) against o.MemoryBudget, and only then decodes. The
+// header bytes consumed by the check are replayed to the decoder, so r is
 // read once, as a stream, and never buffered whole.
-func decode(ctx context.Context, r io.Reader, maxPixels int64) (decoded, error) {
+func decode(ctx context.Context, r io.Reader, o Options) (decoded, error) {
 	br := bufio.NewReaderSize(ctxReader{ctx, r}, 64<<10)
 	head, err := br.Peek(imageformat.SniffBytes)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -84,7 +86,14 @@ func decode(ctx context.Context, r io.Reader, maxPixels int64) (decoded, error) 
 		}
 		return decoded{}, &DecodeError{Format: format.Name, Err: fmt.Errorf("header: %w", err)}
 	}
-	if err := checkDimensions(format, cfg.Width, cfg.Height, maxPixels); err != nil {
+	if err := checkDimensions(format, cfg.Width, cfg.Height, o.MaxPixels); err != nil {
+		return decoded{}, err
+	}
+	// What follows the header, as far as it is buffered: a PNG's chunks
+	// before IDAT say whether tRNS widens its pixels.
+	next, _ := br.Peek(br.Buffered())
+	head = append(bytes.Clone(header.Bytes()), next...)
+	if err := o.withinBudget(estimate(format, head, cfg.Width, cfg.Height, o, header.Len())); err != nil {
 		return decoded{}, err
 	}
 
@@ -98,9 +107,13 @@ func decode(ctx context.Context, r io.Reader, maxPixels int64) (decoded, error) 
 	// The decoder may size the image from another field than the header did
 	// (a WebP's VP8X canvas and its VP8 frame); check what it produced too.
 	b := img.Bounds()
-	if err := checkDimensions(format, b.Dx(), b.Dy(), maxPixels); err != nil {
+	if err := checkDimensions(format, b.Dx(), b.Dy(), o.MaxPixels); err != nil {
 		return decoded{}, err
 	}
+	// The decoder's working memory (a progressive JPEG's coefficients, an
+	// interlaced PNG's passes) is garbage now: collect it before the
+	// resize allocates, so that the two phases' peaks do not add up.
+	runtime.GC()
 	return decoded{img: img, format: format, width: cfg.Width, height: cfg.Height}, nil
 }
 

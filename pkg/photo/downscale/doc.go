@@ -23,20 +23,30 @@
 //     caller can record as the rejection reason.
 //
 // Untrusted input is checked before it costs memory: the image header is read
-// first, and an image declaring more than [Options.MaxPixels] pixels (a
-// decompression bomb: a tiny file declaring 100,000 x 100,000 pixels) is
-// refused with a [DimensionsError] before any pixel buffer is allocated.
+// first, and an image is refused before any pixel buffer is allocated when it
+// declares more than [Options.MaxPixels] pixels (a decompression bomb: a tiny
+// file declaring 100,000 x 100,000 pixels), with a [DimensionsError], or when
+// decoding and resizing it would hold more than [Options.MemoryBudget] bytes,
+// with a [MemoryError]. The byte budget is the rule; the pixel limit is a
+// second line.
 //
 // # Memory
 //
 // The caller streams the object into Downscale: only the header (a few KB,
 // up to the JPEG's SOF marker) is buffered, the rest is decoded as it is
-// read. Memory is dominated by the decoded image, kept in the decoder's
-// native form (a JPEG stays YCbCr, 1.5 bytes per pixel with 4:2:0 chroma,
-// never converted to 4-byte RGBA), plus an intermediate image of
-// newWidth x oldHeight RGBA and the RGBA result; see resize.go for why and
-// the package benchmark for the figures. Worst cases per decoded pixel:
-// baseline JPEG 4:2:0 1.5 bytes, JPEG 4:4:4 3, progressive JPEG adds about
-// 2 bytes per sample for its coefficients, PNG 8-bit RGB(A) 4, PNG 16-bit 8,
-// lossless WebP 4.
+// read. [Cost] prices the decode from the header with the decoders' real
+// per-sample costs, measured (TestEstimateMatchesDecoders checks them within
+// a few percent), per pixel of a 4:4:4 image unless said: baseline JPEG 4:2:0
+// 1.5 bytes, 4:4:4 3; a progressive JPEG adds 4 bytes per sample for its
+// int32 coefficients, kept to the last scan (15 bytes per pixel at 4:4:4,
+// 7.5 at 4:2:0: a 100 MP progressive 4:4:4 JPEG needs 1.5 GB); a CMYK JPEG
+// 8, progressive 24; a 3-component JPEG without JFIF is priced with the
+// 4-byte RGBA conversion image/jpeg makes of RGB; PNG 8-bit grey 1, RGB(A) 4,
+// 16-bit RGB(A) 8 (800 MB at 100 MP), a tRNS chunk widens grey and RGB, and
+// interlacing doubles it (the seven passes); lossy WebP 1.5 plus its
+// compressed partitions (up to 128 MiB), lossless WebP 8. The resize then
+// holds the decoded image and a newWidth x oldHeight RGBA intermediate, then
+// the intermediate and the RGBA result (see resize.go); the garbage of each
+// phase is collected before the next allocates. [MemoryBudget] turns a
+// process's memory limit into a budget: 80% of it less [ProcessReserve].
 package downscale

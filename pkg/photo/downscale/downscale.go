@@ -42,9 +42,10 @@ func (r Result) Resized() bool {
 //
 // r is read once, as a stream, to its end or to the image's end: pass the
 // S3 object body itself rather than a copy of it in memory. Only the header
-// is checked before decoding; an image with an empty side or more than
-// opts.MaxPixels pixels is refused with a *DimensionsError before its pixels
-// are allocated.
+// is checked before decoding: an image with an empty side or more than
+// opts.MaxPixels pixels is refused with a *DimensionsError, and one whose
+// decode and resize would hold more than opts.MemoryBudget bytes (see Cost)
+// with a *MemoryError, before its pixels are allocated.
 //
 // The image is shrunk (keeping its aspect ratio) only if a side exceeds
 // opts.MaxSide, then encoded at opts.Quality; while it is too large the
@@ -53,18 +54,21 @@ func (r Result) Resized() bool {
 // encoded again at the floor, until it fits.
 //
 // Errors: *UnsupportedFormatError (HEIC, HEIF, AVIF, other formats, not an
-// image), *DimensionsError, *DecodeError (corrupt or truncated data),
+// image), *DimensionsError, *MemoryError, *DecodeError (corrupt or truncated data),
 // *FitError (never with the default limits), or an error wrapping ctx.Err()
 // or a read error of r. Cancelling ctx stops the decode at the next read.
 func Downscale(ctx context.Context, r io.Reader, opts Options) (Result, error) {
 	o := opts.withDefaults()
-	d, err := decode(ctx, r, o.MaxPixels)
+	d, err := decode(ctx, r, o)
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{SourceFormat: d.format, SourceWidth: d.width, SourceHeight: d.height}
 
+	// From here img is the only reference to the decoded image, so that
+	// resize can let it go after its first pass.
 	img := d.img
+	d.img = nil
 	b := img.Bounds()
 	if w, h := fitWithin(b.Dx(), b.Dy(), o.MaxSide); w != b.Dx() || h != b.Dy() {
 		img = flatten(resize(img, w, h))

@@ -45,6 +45,25 @@ func megapixels(pixels int64) string {
 	return b.String()
 }
 
+// MemoryError reports an image refused from its header alone: decoding and
+// downscaling it would hold more memory than the budget allows (see Cost
+// for what is counted). Nothing was decoded. A caller records Error() as
+// the rejection reason.
+type MemoryError struct {
+	Cost Cost
+	// Budget is the limit in force (Options.MemoryBudget).
+	Budget int64
+}
+
+func (e *MemoryError) Error() string {
+	c := e.Cost
+	return fmt.Sprintf("%s declares %d x %d pixels (%s): decoding and downscaling it would hold about %d MiB at its peak, more than the %d MiB this function can spare",
+		c.Format, c.Width, c.Height, c.Kind, mib(c.Peak), mib(e.Budget))
+}
+
+// mib rounds a byte count up to whole MiB.
+func mib(b int64) int64 { return (b + 1<<20 - 1) >> 20 }
+
 // UnsupportedFormatError reports input Downscale cannot decode: HEIC, HEIF
 // and AVIF (no pure-Go decoder), other image formats the service limit path
 // does not cover, and data that is not an image at all.

@@ -18,12 +18,18 @@ const (
 	// for a 50 MP sensor, 8660 x 5773 for a 3:2 one) and 61 MP full-frame
 	// cameras (9504 x 6336 = 60.2 MP) pass too; medium-format 100 MP backs
 	// (11648 x 8736 = 101.8 MP) do not. Decoding 100 MP costs about 150 MB
-	// for a baseline 4:2:0 JPEG and 400 MB for 8-bit RGBA PNG.
+	// for a baseline 4:2:0 JPEG, 400 MB for 8-bit RGBA PNG and 1.5 GB for a
+	// progressive 4:4:4 JPEG: the memory budget (MemoryBudget), not this
+	// limit, decides what fits.
 	DefaultMaxPixels int64 = 100_000_000
 
 	// DefaultQuality is the JPEG quality tried first. At 90 the artefacts are
 	// invisible and a 4096 px photo is typically 2-5 MB.
 	DefaultQuality = 90
+
+	// DefaultMemoryBudget is the budget of the predictor's default
+	// function, 1,024 MB: MemoryBudget(1024 MiB), about 691 MiB.
+	DefaultMemoryBudget = 1024<<20*budgetShare/100 - ProcessReserve
 
 	// DefaultMinQuality is the lowest JPEG quality tried before the image is
 	// shrunk further. Below 60 blocking starts to wipe out the fine detail
@@ -63,6 +69,13 @@ type Options struct {
 	// below MaxSide, 1 to Quality. Zero means DefaultMinQuality (or Quality
 	// if that is lower).
 	MinQuality int
+
+	// MemoryBudget is the most memory, in bytes, the decode and resize may
+	// hold at their peak, as estimated from the header (see Cost); a larger
+	// image is refused with a *MemoryError before decoding. Zero means
+	// DefaultMemoryBudget; MemoryBudget(limit) gives it for a process's
+	// memory limit.
+	MemoryBudget int64
 }
 
 // withDefaults returns o with every zero or out-of-range field replaced by
@@ -82,6 +95,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinQuality <= 0 {
 		o.MinQuality = DefaultMinQuality
+	}
+	if o.MemoryBudget <= 0 {
+		o.MemoryBudget = DefaultMemoryBudget
 	}
 	o.MinQuality = min(o.MinQuality, o.Quality)
 	return o

@@ -68,7 +68,11 @@ func resize(src image.Image, dw, dh int) *image.RGBA {
 			s.Scale(mid, image.Rect(0, y, dw, y+h),
 				src, image.Rect(sb.Min.X, sb.Min.Y+y, sb.Max.X, sb.Min.Y+y+h), draw.Src, nil)
 		})
-	src = nil // the source is dead from here on: the GC may free it during pass 2
+	// The source is dead from here on (the caller holds no other
+	// reference): collect it before the result is allocated, so that the
+	// peak is the larger of the two passes, not their sum (see Cost).
+	src = nil
+	runtime.GC()
 
 	dst := image.NewRGBA(image.Rect(0, 0, dw, dh))
 	inBands(dw, bandSize(sh),

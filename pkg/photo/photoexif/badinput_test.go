@@ -114,6 +114,9 @@ func TestBadInput(t *testing.T) {
 		}), "", ""},
 		{"png declaring 100,000 x 100,000 pixels", exiftest.PNGBomb(harbour, 100_000, 100_000), "", ""},
 		{"jpeg segment length below 2", []byte("\xff\xd8\xff\xe1\x00\x01" + string(make([]byte, 40))), ReasonMalformed, ReasonMalformed},
+		// Issue 23: the APP1 length (4) is shorter than the Exif header
+		// behind it; the block was sliced backwards and the process died.
+		{"APP1 Exif segment shorter than its header", []byte("\xff\xd8\xff\xe1\x00\x04Exif\x00\x00" + string(make([]byte, 20))), ReasonMalformed, ReasonMalformed},
 
 		// Absurd rationals.
 		{"latitude with zero denominator", withGPS(func(g *exiftest.GPS) { g.LatRationals = rationals(53, 0, 32, 1, 38, 1) }), "", ReasonZeroDenominator},

@@ -13,7 +13,10 @@ func (r rat) float() float64 { return float64(r.num) / float64(r.den) }
 
 // gpsTags is the GPS IFD as written.
 type gpsTags struct {
-	types            map[uint16]uint16 // every GPS tag present, with its type
+	// present and types say which of the GPS tags read (all below 0x12)
+	// the IFD has, and with which TIFF type.
+	present          [gpsImgDirection + 1]bool
+	types            [gpsImgDirection + 1]uint16
 	latRef, lonRef   string
 	lat, lon         []rat
 	altRef           []byte
@@ -23,6 +26,13 @@ type gpsTags struct {
 	dir              []rat
 	latBad, lonBad   string // why a present coordinate could not be read
 	latRefBad, lonRB string
+}
+
+// seen notes that tag id, one of those read, is present with type typ.
+func (g *gpsTags) seen(id, typ uint16) {
+	if int(id) < len(g.present) {
+		g.present[id], g.types[id] = true, typ
+	}
 }
 
 func (g *gpsTags) bad(id uint16, why string) {
@@ -83,7 +93,7 @@ func gpsFrom(g *gpsTags) (*GPS, *Problem) {
 		{gpsLatitude, "GPSLatitude", g.lat, g.latBad, g.latRefBad},
 		{gpsLongitude, "GPSLongitude", g.lon, g.lonBad, g.lonRB},
 	} {
-		typ, present := g.types[c.tag]
+		typ, present := g.types[c.tag], g.present[c.tag]
 		switch {
 		case c.bad != "":
 			return nil, problemf(ReasonGPSMalformed, "%s %s", c.name, c.bad)

@@ -47,7 +47,6 @@ func readEXIF(m *Meta, block []byte, lim limits) error {
 		m.GPSProblem = problemf(ReasonNoGPS, "EXIF has no GPS block")
 		return nil
 	}
-	tags.gps.types = layout.gpsTypes
 	m.GPS, m.GPSProblem = gpsFrom(&tags.gps)
 	return nil
 }
@@ -60,8 +59,24 @@ type layout struct {
 	// them (0: none), whether or not they passed the check.
 	exifAt, gpsAt uint32
 	hasGPS        bool
-	gpsTypes      map[uint16]uint16 // GPS tag -> TIFF type, as written
 }
+
+// Bounds on the work one block can ask for. An IFD's entries are walked
+// once and only the tags in tags are decoded, each at most at the size its
+// meaning allows, so parsing a head costs time and memory proportional to
+// the head, never to what its counts declare (issue 23: a 250 KiB block
+// whose GPS entries were RATIONAL arrays spanning the block cost 11 GB of
+// allocation when every entry was decoded in full).
+const (
+	// maxIFDEntries is the most entries an IFD may declare. Cameras write
+	// a few dozen per IFD (the GPS IFD defines 32 tags); maker notes, the
+	// long ones, live in their own IFD, which is never read.
+	maxIFDEntries = 1024
+	// maxTextBytes is the most of an ASCII value kept. Makes, models,
+	// times and offsets are under 40 bytes; anything longer is cut here,
+	// so that no hostile string reaches a record or a log line whole.
+	maxTextBytes = 128
+)
 
 // checkLayout validates the TIFF header, IFD0 and the Exif and GPS IFDs it
 // points to: every offset inside the block and every entry table within it,
@@ -81,16 +96,14 @@ func checkLayout(b []byte, lim limits) (layout, error) {
 		return l, err
 	}
 	l.ifd0 = ifd0
-	n := int(order.Uint16(b[ifd0:]))
-	for i := range n {
-		e := b[int(ifd0)+2+12*i:]
+	eachEntry(b, order, ifd0, func(e []byte) {
 		switch order.Uint16(e) {
 		case tagExifIFD:
 			l.exifAt = order.Uint32(e[8:])
 		case tagGPSIFD:
 			l.gpsAt, l.hasGPS = order.Uint32(e[8:]), true
 		}
-	}
+	})
 	if l.exifAt != 0 {
 		if err := checkIFD(b, order, l.exifAt, "Exif IFD", lim); err != nil {
 			return l, err
@@ -99,12 +112,6 @@ func checkLayout(b []byte, lim limits) (layout, error) {
 	if l.hasGPS {
 		if err := checkIFD(b, order, l.gpsAt, "GPS IFD", lim); err != nil {
 			return l, err
-		}
-		l.gpsTypes = map[uint16]uint16{}
-		n := int(order.Uint16(b[l.gpsAt:]))
-		for i := range n {
-			e := b[int(l.gpsAt)+2+12*i:]
-			l.gpsTypes[order.Uint16(e)] = order.Uint16(e[2:])
 		}
 	}
 	return l, nil
@@ -116,12 +123,31 @@ func checkIFD(b []byte, order binary.ByteOrder, at uint32, name string, lim limi
 			fmt.Sprintf("%s at byte %d, outside the %d-byte EXIF block", name, at, len(b)))
 	}
 	n := uint64(order.Uint16(b[at:]))
+	if n > maxIFDEntries {
+		return problemf(ReasonIFDCount, "%s declares %d entries, more than the %d read", name, n, maxIFDEntries)
+	}
 	size := 2 + 12*n + 4
 	if uint64(at)+size > uint64(len(b)) {
 		return lim.outside(ReasonIFDCount, int64(at)+int64(size),
 			fmt.Sprintf("%s declares %d entries (%d bytes) at byte %d, but the EXIF block holds %d bytes", name, n, size, at, len(b)))
 	}
 	return nil
+}
+
+// eachEntry calls fn with each 12-byte entry of the IFD at at, if the
+// whole table lies within b and declares at most maxIFDEntries; otherwise
+// with none (checkIFD says why).
+func eachEntry(b []byte, order binary.ByteOrder, at uint32, fn func(e []byte)) {
+	if at < 8 || uint64(at)+2 > uint64(len(b)) {
+		return
+	}
+	n := uint64(order.Uint16(b[at:]))
+	if n > maxIFDEntries || uint64(at)+2+12*n > uint64(len(b)) {
+		return
+	}
+	for i := range n {
+		fn(b[uint64(at)+2+12*i:][:12])
+	}
 }
 
 // tags holds the raw values the pipeline uses, as written.
@@ -154,47 +180,50 @@ var typeSize = map[uint16]uint64{1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2,
 // doubled the predictor's binary (11.8 MB to 21.2 MB, mostly unused AWS SDK
 // methods). Every offset and count is checked against the block before it
 // is read; an IFD that checkLayout refused is skipped. l.ifd0 must be set.
+//
+// Only the wanted tags are decoded, each bounded by wanted's maximum
+// count: IFD0 and the Exif IFD also hold large values (XMP, maker notes),
+// and a hostile GPS IFD can repeat huge arrays, none of which the pipeline
+// reads. A tag written twice keeps its last value.
 func visit(block []byte, l layout) (t tags) {
 	order := l.order
-	entries := func(at uint32) [][]byte {
-		if at < 8 || uint64(at)+2 > uint64(len(block)) {
-			return nil
-		}
-		n := uint64(order.Uint16(block[at:]))
-		if uint64(at)+2+12*n > uint64(len(block)) {
-			return nil
-		}
-		out := make([][]byte, n)
-		for i := range out {
-			out[i] = block[uint64(at)+2+12*uint64(i):][:12]
-		}
-		return out
-	}
-	// Only the wanted tags are decoded: IFD0 and the Exif IFD also hold
-	// large values (XMP, maker notes) the pipeline never reads.
-	text := func(entries [][]byte, into map[uint16]*string) {
-		for _, e := range entries {
+	text := func(at uint32, into map[uint16]*string) {
+		eachEntry(block, order, at, func(e []byte) {
 			if dst, ok := into[order.Uint16(e)]; ok {
-				if v, err := value(block, order, e); err == nil {
+				if v, err := value(block, order, e, maxTextBytes); err == nil {
 					*dst = ascii(v)
 				}
 			}
-		}
+		})
 	}
-	text(entries(l.ifd0), map[uint16]*string{tagMake: &t.make, tagModel: &t.model})
-	text(entries(l.exifAt), map[uint16]*string{
+	text(l.ifd0, map[uint16]*string{tagMake: &t.make, tagModel: &t.model})
+	text(l.exifAt, map[uint16]*string{
 		tagDateTimeOriginal: &t.dateTimeOriginal, tagOffsetTimeOriginal: &t.offsetTimeOriginal, tagSubSecTimeOriginal: &t.subSec,
 	})
-	for _, e := range entries(l.gpsAt) {
+	eachEntry(block, order, l.gpsAt, func(e []byte) {
 		id := order.Uint16(e)
-		v, err := value(block, order, e)
+		most, wanted := gpsMaxCount[id]
+		if !wanted {
+			return
+		}
+		t.gps.seen(id, order.Uint16(e[2:]))
+		v, err := value(block, order, e, most)
 		if err != nil {
 			t.gps.bad(id, err.Error())
-			continue
+			return
 		}
 		t.gps.set(id, v)
-	}
+	})
 	return t
+}
+
+// gpsMaxCount is, for each GPS tag read, the most values it is decoded
+// with: three rationals for a coordinate, one for altitude and direction,
+// and a letter and its NUL for a reference or status. A coordinate with
+// more is refused undecoded; a longer text is cut (see value).
+var gpsMaxCount = map[uint16]uint64{
+	gpsLatitudeRef: 2, gpsLatitude: 3, gpsLongitudeRef: 2, gpsLongitude: 3,
+	gpsAltitudeRef: 1, gpsAltitude: 1, gpsStatus: 2, gpsImgDirectionRef: 2, gpsImgDirection: 1,
 }
 
 // byteOrder reads the TIFF header's byte order.
@@ -216,7 +245,11 @@ func byteOrder(b []byte) (binary.ByteOrder, bool) {
 // as rationals kept as written. Values of up to four bytes sit in the entry
 // itself, larger ones at an offset that must lie within the block. Other
 // types decode to nil.
-func value(block []byte, order binary.ByteOrder, e []byte) (any, error) {
+//
+// most bounds the work: an ASCII value is cut to its first most bytes,
+// any other with more than most values is refused undecoded. So one entry
+// never costs more than most values, whatever its count declares.
+func value(block []byte, order binary.ByteOrder, e []byte, most uint64) (any, error) {
 	typ, count := order.Uint16(e[2:]), uint64(order.Uint32(e[4:]))
 	size, ok := typeSize[typ]
 	if !ok {
@@ -225,6 +258,9 @@ func value(block []byte, order binary.ByteOrder, e []byte) (any, error) {
 	n := size * count
 	if n > uint64(len(block)) {
 		return nil, fmt.Errorf("declares %d values, more than the EXIF block holds", count)
+	}
+	if count > most && typ != typeASCII {
+		return nil, fmt.Errorf("declares %d values, more than the %d it can have", count, most)
 	}
 	data := e[8 : 8+min(n, 4)]
 	if n > 4 {
@@ -236,6 +272,7 @@ func value(block []byte, order binary.ByteOrder, e []byte) (any, error) {
 	}
 	switch typ {
 	case typeASCII:
+		data = data[:min(uint64(len(data)), most)]
 		if i := bytes.IndexByte(data, 0); i >= 0 {
 			data = data[:i]
 		}

@@ -39,6 +39,12 @@ func locateJPEG(data []byte) ([]byte, error) {
 		}
 		end := pos + 2 + n
 		if marker == 0xE1 && pos+4+len(exifHeader) <= len(data) && bytes.Equal(data[pos+4:pos+4+len(exifHeader)], exifHeader) {
+			// The segment's own length bounds the block, not the bytes
+			// that follow: a length shorter than the Exif header would
+			// slice backwards.
+			if n < 2+len(exifHeader) {
+				return nil, problemf(ReasonMalformed, "JPEG: APP1 segment of %d bytes at byte %d is shorter than its Exif header", n, pos)
+			}
 			if end > len(data) {
 				return nil, need(len(data), "the APP1 Exif segment")
 			}

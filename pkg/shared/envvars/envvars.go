@@ -27,7 +27,13 @@ const (
 	DownscaleMaxSide = "GEO_DOWNSCALE_MAX_SIDE"  // longest side in pixels of a downscaled photo; default 4096
 	CreditsPath      = "GEO_CREDITS_PATH"        // monitor: optional JSON path of "remaining credits"
 	HistoryTTLDays   = "HISTORY_TTL_DAYS"        // monitor: how long credit readings are kept
+	MapMaxRecords    = "MAP_MAX_RECORDS"         // map widget: most records read per drawing, newest first; default 10,000
 	MetricNamespace  = "METRIC_NAMESPACE"
 	PipelineName     = "PIPELINE_NAME" // value of the Pipeline metric dimension
 	LogLevel         = "LOG_LEVEL"
+
+	// FunctionMemorySize is the function's memory in MB, which Lambda sets
+	// itself (the stack cannot: the name is reserved). Locally the rig
+	// passes it through; unset means the stack's default, 1024.
+	FunctionMemorySize = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 )

@@ -6,7 +6,9 @@ package browsertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"html"
 	"image"
 	"image/png"
 	"net/url"
@@ -44,6 +46,15 @@ const virtualTime = "--virtual-time-budget=10000"
 func DOM(t testing.TB, page string) string {
 	t.Helper()
 	out := run(t, "--dump-dom", fileURL(t, page))
+	return string(out)
+}
+
+// DOMSized is DOM with the window at width x height pixels, the size a
+// Screenshot of the same page takes: the layout, and so the positions a
+// page's script reads, are the same in both.
+func DOMSized(t testing.TB, page string, width, height int) string {
+	t.Helper()
+	out := run(t, "--dump-dom", "--window-size="+itoa(width)+","+itoa(height), "--hide-scrollbars", fileURL(t, page))
 	return string(out)
 }
 
@@ -140,5 +151,73 @@ func AssertDashboardRendered(t *testing.T, path string, charts int) {
 	}
 	if n := CountNear(shot, 0x1d, 0x81, 0x02, 12); n < 200 {
 		t.Errorf("%d pixels in OK green in the screenshot, want a band", n)
+	}
+}
+
+// Box is an element's bounding box in CSS pixels of the window.
+type Box struct{ Left, Top, Width, Height float64 }
+
+// ShotWithBoxes screenshots page at width x height and returns, from the
+// same layout, the boxes of the elements matching selector, so a test can
+// look at the pixels where it drew something. It loads a copy of the page
+// with a script appended that records the boxes (the page itself needs no
+// script: a map's SVG is checked as drawn).
+func ShotWithBoxes(t testing.TB, page, selector string, width, height int) (image.Image, []Box) {
+	t.Helper()
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := fmt.Sprintf(`<script>document.documentElement.setAttribute("data-boxes", JSON.stringify(Array.from(document.querySelectorAll(%q)).map(function (e) { var r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })));</script>`, selector)
+	copyPath := filepath.Join(t.TempDir(), filepath.Base(page))
+	if err := os.WriteFile(copyPath, append(raw, probe...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := DOMSized(t, copyPath, width, height)
+	m := regexp.MustCompile(`data-boxes="([^"]*)"`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the probe found no boxes for %s", selector)
+	}
+	var raws [][4]float64
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &raws); err != nil {
+		t.Fatalf("boxes %q: %v", m[1], err)
+	}
+	boxes := make([]Box, len(raws))
+	for i, r := range raws {
+		boxes[i] = Box{r[0], r[1], r[2], r[3]}
+	}
+	return Screenshot(t, copyPath, width, height), boxes
+}
+
+// ColorNear reports whether the pixel at x, y (CSS pixels, rounded) is
+// within tolerance of the colour #rrggbb on every channel, and the colour
+// it has, for the failure message.
+func ColorNear(img image.Image, x, y float64, hex string, tolerance int) (bool, string) {
+	var r, g, b uint8
+	fmt.Sscanf(strings.TrimPrefix(hex, "#"), "%02x%02x%02x", &r, &g, &b)
+	pr, pg, pb, _ := img.At(int(x+0.5), int(y+0.5)).RGBA()
+	got := fmt.Sprintf("#%02X%02X%02X", pr>>8, pg>>8, pb>>8)
+	return near(pr>>8, r, tolerance) && near(pg>>8, g, tolerance) && near(pb>>8, b, tolerance), got
+}
+
+// Place is a position on a map and the colour a person should see there.
+type Place struct {
+	What     string
+	Lat, Lon float64
+	Color    string // #rrggbb
+}
+
+// CheckMap fails the test for each place whose pixel in shot is not its
+// colour: box holds a map drawn width pixels wide (scaled to the box), and
+// pixel is the map's own projection (geomap.Pixel).
+func CheckMap(t testing.TB, shot image.Image, box Box, width int, pixel func(width int, lat, lon float64) (x, y float64), places []Place) {
+	t.Helper()
+	scale := box.Width / float64(width)
+	for _, p := range places {
+		x, y := pixel(width, p.Lat, p.Lon)
+		sx, sy := box.Left+x*scale, box.Top+y*scale
+		if ok, got := ColorNear(shot, sx, sy, p.Color, 24); !ok {
+			t.Errorf("%s (%g, %g) at pixel %.0f,%.0f is %s, want %s", p.What, p.Lat, p.Lon, sx, sy, got, p.Color)
+		}
 	}
 }
