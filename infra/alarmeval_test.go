@@ -46,7 +46,7 @@ func TestAlarmEvaluatorUnderstandsEveryAlarm(t *testing.T) {
 					continue
 				}
 				// The settings read back as the template has them.
-				if a.Name != props["AlarmName"] || !strings.HasPrefix(a.Name, s.cfg.StackName+"-") {
+				if a.Name != props["AlarmName"] || !strings.HasPrefix(a.Name, alarmName(s.cfg.StackName, "")) {
 					t.Errorf("%s: name read as %q, template has %v", a.LogicalID, a.Name, props["AlarmName"])
 				}
 				for field, got := range map[string]any{

@@ -35,10 +35,16 @@ func minutes(n float64) awscdk.Duration { return awscdk.Duration_Minutes(jsii.Nu
 // after its retries (e.g. a rejecting mail server), so an alarm is not lost
 // without a trace.
 func newAlarmTopic(stack awscdk.Stack, cfg Config, failures awssqs.IQueue) awssns.Topic {
+	// The key encrypts only notifications in transit through the topic,
+	// which goes with the stack: nothing retained is encrypted with it, so
+	// it is always scheduled for deletion with the stack, after KMS's
+	// shortest waiting period (a key pending deletion is not billed), instead
+	// of costing a month's key fee forever.
 	key := awskms.NewKey(stack, jsii.String("AlarmTopicKey"), &awskms.KeyProps{
 		Description:       jsii.String("Encrypts the alarm topic of " + *stack.StackName()),
 		EnableKeyRotation: jsii.Bool(true),
-		RemovalPolicy:     cfg.removalPolicy(),
+		RemovalPolicy:     awscdk.RemovalPolicy_DESTROY,
+		PendingWindow:     awscdk.Duration_Days(jsii.Number(minKeyPendingWindowDays)),
 	})
 	// CloudWatch publishes an alarm's notification itself, as the service
 	// principal: it needs the key (SNS encrypts the message with a data key)
@@ -47,11 +53,14 @@ func newAlarmTopic(stack awscdk.Stack, cfg Config, failures awssqs.IQueue) awssn
 	// alarm ARN. The ARN is a pattern on the alarm names (<stack>-<id>), not
 	// the list of the stack's alarm ARNs: the key policy cannot name the
 	// alarms (alarm -> topic -> key -> alarm would be a dependency cycle),
-	// and a pattern keeps covering alarms added or renamed later.
+	// and a pattern keeps covering alarms added or renamed later. The
+	// separator after the stack name cannot occur in a stack name, so the
+	// pattern of stack Geolocation does not also match the alarms of a
+	// stack named Geolocation-dev.
 	alarmArns := stack.FormatArn(&awscdk.ArnComponents{
 		Service:      jsii.String("cloudwatch"),
 		Resource:     jsii.String("alarm"),
-		ResourceName: jsii.String(*stack.StackName() + "-*"),
+		ResourceName: jsii.String(alarmName(*stack.StackName(), "*")),
 		ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
 	})
 	fromOurAlarms := &map[string]any{
@@ -86,6 +95,18 @@ func newAlarmTopic(stack awscdk.Stack, cfg Config, failures awssqs.IQueue) awssn
 	}
 	return topic
 }
+
+// minKeyPendingWindowDays is the shortest wait KMS allows before it deletes
+// a key scheduled for deletion.
+const minKeyPendingWindowDays = 7
+
+// alarmNameSeparator joins the stack name and an alarm's id. Stack names
+// hold only letters, digits and hyphens, so no other stack's alarms share
+// the prefix <stack>/.
+const alarmNameSeparator = "/"
+
+// alarmName is the name of the alarm id of stack stackName.
+func alarmName(stackName, id string) string { return stackName + alarmNameSeparator + id }
 
 // alarmSpec describes one alarm; every field is chosen per alarm, including
 // what missing data means.
@@ -202,6 +223,16 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
 		{
+			id: "DeadLetterAge",
+			description: fmt.Sprintf("An upload has waited %s in the dead-letter queue: redrive it (or delete it) before it expires. "+
+				"SQS counts a dead letter's expiry from its upload, so the oldest can expire %d days after it arrived.",
+				shortDays(deadLetterAgeAlarm), deadLetterGraceDays),
+			metric:      p.deadLetters.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: flow, Statistic: jsii.String("Maximum")}),
+			comparison:  awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			threshold:   deadLetterAgeAlarm.Seconds(),
+			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
+		},
+		{
 			id: "QueueBacklogAge",
 			// SQS leaves messages received three or more times out of this
 			// metric, so it cannot see retry loops: QueueStalled does.
@@ -257,7 +288,7 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 	alarms := make(map[string]awscloudwatch.Alarm, len(specs))
 	for _, s := range specs {
 		alarm := awscloudwatch.NewAlarm(stack, jsii.String(s.id+"Alarm"), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String(*stack.StackName() + "-" + s.id),
+			AlarmName:          jsii.String(alarmName(*stack.StackName(), s.id)),
 			AlarmDescription:   jsii.String(s.description),
 			Metric:             s.metric,
 			ComparisonOperator: s.comparison,
@@ -288,6 +319,15 @@ func creditsKnown(m pipelineMetrics, period awscdk.Duration) awscloudwatch.IMetr
 		Label:  jsii.String("Credits remaining (read from the service, else estimated)"),
 		Period: period,
 	})
+}
+
+// shortDays is a whole number of days ("2 days").
+func shortDays(d time.Duration) string {
+	n := int(d / (24 * time.Hour))
+	if n == 1 {
+		return "1 day"
+	}
+	return fmt.Sprintf("%d days", n)
 }
 
 // failedPredictionRate is ImagesFailed as a percentage of all images

@@ -18,7 +18,7 @@ func TestAlarms(t *testing.T) {
 			topicID, _ := s.onlyResource(t, "AWS::SNS::Topic", nil)
 			predictorID, _ := s.onlyResource(t, "AWS::Lambda::Function", isPredictor)
 			queueID, dlqID := s.uploadQueueIDs(t)
-			ruleID, _ := s.onlyResource(t, "AWS::Events::Rule", nil)
+			ruleID, _ := s.onlyResource(t, "AWS::Events::Rule", isMonitorSchedule)
 			monitorPeriod := cfg.MonitorSchedule.Seconds()
 			pipeline := []any{obj{"Name": metricnames.DimPipeline, "Value": cfg.StackName}}
 
@@ -55,6 +55,10 @@ func TestAlarms(t *testing.T) {
 					"GreaterThanOrEqualToThreshold", 1, redeliveryPeriods(cfg), "notBreaching", 1},
 				{"DeadLetters", obj{"MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{dlqID, "QueueName"}}}}},
 					"GreaterThanOrEqualToThreshold", 1, 1, "notBreaching", 0},
+				// A second page before the oldest dead letter can expire:
+				// half the grace the retentions leave it.
+				{"DeadLetterAge", obj{"MetricName": "ApproximateAgeOfOldestMessage", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{dlqID, "QueueName"}}}}, "Statistic": "Maximum"},
+					"GreaterThanOrEqualToThreshold", 2 * 24 * 3600, 1, "notBreaching", 0},
 				{"QueueBacklogAge", obj{"MetricName": "ApproximateAgeOfOldestMessage", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}},
 					"GreaterThanOrEqualToThreshold", cfg.QueueAgeAlarm.Seconds(), 1, "notBreaching", 0},
 				// One 402 per visibility timeout must keep it in ALARM.
@@ -88,7 +92,7 @@ func TestAlarms(t *testing.T) {
 					tt.datapoints = tt.periods
 				}
 				props := obj{
-					"AlarmName":          cfg.StackName + "-" + tt.id,
+					"AlarmName":          cfg.StackName + "/" + tt.id,
 					"ComparisonOperator": tt.operator,
 					"Threshold":          tt.threshold,
 					"EvaluationPeriods":  tt.periods,
@@ -123,7 +127,7 @@ func TestAlarmTopicIsEncryptedTLSOnlyAndSubscribed(t *testing.T) {
 			// topic (whose policy replaces SNS's default one), or alarms
 			// never arrive; only for this stack's alarms.
 			alarmArns := obj{"Fn::Join": []any{"", []any{
-				"arn:", obj{"Ref": "AWS::Partition"}, ":cloudwatch:", obj{"Ref": "AWS::Region"}, ":", obj{"Ref": "AWS::AccountId"}, ":alarm:" + s.cfg.StackName + "-*",
+				"arn:", obj{"Ref": "AWS::Partition"}, ":cloudwatch:", obj{"Ref": "AWS::Region"}, ":", obj{"Ref": "AWS::AccountId"}, ":alarm:" + s.cfg.StackName + "/*",
 			}}}
 			fromOurAlarms := obj{
 				"StringEquals": obj{"aws:SourceAccount": obj{"Ref": "AWS::AccountId"}},
@@ -157,8 +161,8 @@ func TestAlarmTopicIsEncryptedTLSOnlyAndSubscribed(t *testing.T) {
 			// Every alarm's name matches the pattern, or its notifications
 			// are refused.
 			for id, alarm := range s.resources("AWS::CloudWatch::Alarm") {
-				if name, _ := alarm["Properties"].(obj)["AlarmName"].(string); !strings.HasPrefix(name, s.cfg.StackName+"-") {
-					t.Errorf("alarm %s is named %q, outside the policies' %s-* pattern", id, name, s.cfg.StackName)
+				if name, _ := alarm["Properties"].(obj)["AlarmName"].(string); !strings.HasPrefix(name, s.cfg.StackName+"/") {
+					t.Errorf("alarm %s is named %q, outside the policies' %s/* pattern", id, name, s.cfg.StackName)
 				}
 			}
 			check(t, "TLS only", func() {

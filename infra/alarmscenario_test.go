@@ -356,6 +356,13 @@ func alarmScenarios() []alarmScenario {
 	}
 }
 
+// provenElsewhere names, by alarm id, the test that fires an alarm whose
+// cause takes days to show: the rig plays every minute of a scenario with
+// the monitor and DynamoDB Local, which for days is minutes of test time.
+var provenElsewhere = map[string]string{
+	"DeadLetterAge": "TestDeadLetterAgeAlarm",
+}
+
 func TestAlarmScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("alarm scenarios run DynamoDB Local for simulated days")
@@ -385,8 +392,8 @@ func TestAlarmScenarios(t *testing.T) {
 	for id, res := range s.resources("AWS::CloudWatch::Alarm") {
 		props, _ := res["Properties"].(map[string]any)
 		name, _ := props["AlarmName"].(string)
-		name = strings.TrimPrefix(name, s.cfg.StackName+"-")
-		if !exercised[name] {
+		name = strings.TrimPrefix(name, alarmName(s.cfg.StackName, ""))
+		if !exercised[name] && provenElsewhere[name] == "" {
 			t.Errorf("alarm %s (%s) fires in no scenario", name, id)
 		}
 	}
@@ -429,7 +436,7 @@ func runAlarmScenario(t *testing.T, stackName string, template []byte, sc alarmS
 	}
 
 	minute := func(at time.Time) int { return int(at.Sub(start) / time.Minute) }
-	prefix := stackName + "-"
+	prefix := alarmName(stackName, "")
 	res := scenarioResult{Scenario: sc.name, Fired: map[string]int{}, Uploads: rig.Uploads()}
 	episodes := map[string][]episode{}
 	for _, n := range rig.Notifications() {

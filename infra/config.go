@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/keyheader"
 )
 
@@ -57,6 +58,9 @@ const (
 	keyExifGPS                       = "exifGps"
 	keyOversize                      = "oversize"
 	keyDownscaleMaxSidePx            = "downscaleMaxSidePx"
+	keyUploadMetadata                = "uploadMetadata"
+	keyAccountConcurrencyLimit       = "accountConcurrencyLimit"
+	keyNotifications                 = "notifications" // optional
 )
 
 // Config is the validated deployment configuration read from CDK context.
@@ -142,6 +146,22 @@ type Config struct {
 	Oversize string
 	// DownscaleMaxSidePx is the longest side of a downscaled photo.
 	DownscaleMaxSidePx int
+	// UploadMetadata is what of a photo's metadata the service receives:
+	// "strip" (blanked on the way, without re-encoding) or "keep" (sent as
+	// stored). Only the predictor gets it: the monitor sends no image.
+	UploadMetadata string
+
+	// AccountConcurrencyLimit is the account's Lambda concurrency quota in
+	// the stack's region; maxConcurrency must leave the rest of the
+	// account its share (configrules.MaxConcurrencyFor).
+	AccountConcurrencyLimit int
+
+	// Notifications is how uploads reach the queue: notificationsS3 (the
+	// bucket's own notification configuration) or notificationsEventBridge
+	// (the bucket sends every event to EventBridge; a rule picks the
+	// uploads). Unset: EventBridge for an existing bucket, S3 for the
+	// stack's own.
+	Notifications string
 }
 
 // ContextLookup returns the raw context value of key, or nil when unset.
@@ -205,8 +225,8 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		CreditsPath:                   r.str(keyCreditsPath),
 		HistoryTTLDays:                r.intIn(keyHistoryTTLDays, 1, 3650),
 		FailedPredictionRateThreshold: r.floatIn(keyFailedPredictionRateThreshold, 0, 100),
-		// Up to SQS's longest retention (14 days): an older message is gone.
-		QueueAgeAlarm: time.Duration(r.intIn(keyQueueAgeAlarmSeconds, 60, 1_209_600)) * time.Second,
+		// Up to the upload queue's retention: an older message is gone.
+		QueueAgeAlarm: time.Duration(r.intIn(keyQueueAgeAlarmSeconds, 60, uploadQueueRetentionDays*24*3600)) * time.Second,
 		AlarmEmail:    r.email(keyAlarmEmail),
 
 		DailyCreditBudget: r.intIn(keyDailyCreditBudget, 0, 1_000_000_000),
@@ -221,7 +241,12 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		ExifGPS:            r.choice(keyExifGPS, exifGPSPredict, exifGPSSkip, exifGPSIgnore),
 		Oversize:           r.choice(keyOversize, oversizeDownscale, oversizeReject),
 		DownscaleMaxSidePx: r.intIn(keyDownscaleMaxSidePx, minDownscaleMaxSidePx, maxDownscaleMaxSidePx),
+		UploadMetadata:     r.choice(keyUploadMetadata, uploadMetadataStrip, uploadMetadataKeep),
+
+		// New accounts may start at 10; Service Quotas raises it.
+		AccountConcurrencyLimit: r.intIn(keyAccountConcurrencyLimit, 10, 1_000_000),
 	}
+	cfg.Notifications = r.notifications(keyNotifications, cfg.ExistingBucketName != "")
 	// A reserve of half the timeout or more would leave the prediction itself
 	// less time than the bookkeeping after it. Checked only when both parsed.
 	if cfg.FinishReserve > 0 && cfg.PredictorTimeout > 0 && 2*cfg.FinishReserve >= cfg.PredictorTimeout {
@@ -240,10 +265,56 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 	if cfg.ExistingSecretKmsKeyArn != "" && cfg.ExistingSecretName == "" && cfg.ExistingSecretArn == "" {
 		r.fail(keyExistingSecretKmsKeyArn, "is set but %s and %s are empty; the key is only for an existing secret", keyExistingSecretName, keyExistingSecretArn)
 	}
+	r.checkRules(cfg)
 	if len(r.errs) > 0 {
 		return Config{}, fmt.Errorf("invalid CDK context (fix cdk.json or the -c overrides):\n%w", errors.Join(r.errs...))
 	}
 	return cfg, nil
+}
+
+// ruleNames are the context keys of the settings configrules judges.
+var ruleNames = configrules.Names{
+	configrules.RatePerMinute:      keyRatePerMinute,
+	configrules.MaxConcurrency:     keyMaxConcurrency,
+	configrules.BatchSize:          keyBatchSize,
+	configrules.FunctionTimeout:    keyPredictorTimeoutSeconds,
+	configrules.FinishReserve:      keyFinishReserveSeconds,
+	configrules.Pacing:             keyPacing,
+	configrules.MemoryMB:           keyPredictorMemoryMB,
+	configrules.Oversize:           keyOversize,
+	configrules.MaxReceiveCount:    keyDLQMaxReceiveCount,
+	configrules.AccountConcurrency: keyAccountConcurrencyLimit,
+}
+
+// ruleSettings is what configrules judges of this configuration: every
+// setting it reads is known to the CDK app.
+func (c Config) ruleSettings() configrules.Settings {
+	return configrules.Settings{
+		RatePerMinute:      float64(c.RatePerMinute),
+		MaxConcurrency:     c.MaxConcurrency,
+		BatchSize:          c.BatchSize,
+		FunctionTimeout:    c.PredictorTimeout,
+		FinishReserve:      c.FinishReserve,
+		Pacing:             c.Pacing,
+		MemoryMB:           c.PredictorMemoryMB,
+		Oversize:           c.Oversize,
+		MaxReceiveCount:    c.DLQMaxReceiveCount,
+		AccountConcurrency: c.AccountConcurrencyLimit,
+	}
+}
+
+// checkRules refuses the combinations that cannot work (configrules), each
+// reported on the key to change first. Only when every key it reads
+// parsed: a key already reported bad would be judged as zero.
+func (r *contextReader) checkRules(cfg Config) {
+	for _, key := range ruleNames {
+		if r.failed[key] {
+			return
+		}
+	}
+	for _, v := range configrules.Check(cfg.ruleSettings(), ruleNames) {
+		r.fail(ruleNames[v.Settings[0]], "%s", v.Message)
+	}
 }
 
 // ClaimLease is how long the predictor's claim on an object blocks other
@@ -264,9 +335,14 @@ func (c Config) QueueVisibilityTimeout() time.Duration {
 type contextReader struct {
 	lookup ContextLookup
 	errs   []error
+	failed map[string]bool // keys with an error
 }
 
 func (r *contextReader) fail(key, format string, args ...any) {
+	if r.failed == nil {
+		r.failed = map[string]bool{}
+	}
+	r.failed[key] = true
 	r.errs = append(r.errs, fmt.Errorf("context key %q: %s", key, fmt.Sprintf(format, args...)))
 }
 
@@ -468,10 +544,13 @@ func (r *contextReader) pacing(key string) string {
 	return ""
 }
 
-// The predictor's EXIF GPS and oversize modes and downscale bounds
-// (predictor.ExifGPS*, Oversize*, MinDownscaleMaxSide; config_test.go checks
-// they agree), kept here so the CDK app does not link the predictor.
+// The predictor's EXIF GPS, oversize and upload metadata modes and
+// downscale bounds (predictor.ExifGPS*, Oversize*, UploadMetadata*,
+// MinDownscaleMaxSide; config_test.go checks they agree), kept here so the
+// CDK app does not link the predictor.
 const (
+	uploadMetadataStrip   = "strip"
+	uploadMetadataKeep    = "keep"
 	exifGPSPredict        = "predict"
 	exifGPSSkip           = "skip"
 	exifGPSIgnore         = "ignore"
@@ -480,6 +559,23 @@ const (
 	minDownscaleMaxSidePx = 512
 	maxDownscaleMaxSidePx = 16384
 )
+
+// How uploads reach the queue (Config.Notifications).
+const (
+	notificationsS3          = configrules.NotificationsS3
+	notificationsEventBridge = configrules.NotificationsEventBridge
+)
+
+// notifications accepts s3 or eventbridge; unset, the mode for the bucket
+// (configrules.Notifications: EventBridge for an existing bucket).
+func (r *contextReader) notifications(key string, existingBucket bool) string {
+	s := strings.ToLower(r.str(key))
+	mode, ok := configrules.Notifications(s, existingBucket)
+	if !ok {
+		r.fail(key, "%q is not allowed; want empty (eventbridge for an existing bucket, s3 for the stack's own), s3 or eventbridge", s)
+	}
+	return mode
+}
 
 // choice accepts one of allowed (case-insensitive); the first is the
 // default when the key is unset or empty.

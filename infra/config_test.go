@@ -84,51 +84,65 @@ func TestLoadConfigRequiresAPIURL(t *testing.T) {
 }
 
 func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
+	// Lambda's largest event source concurrency needs a raised account quota,
+	// and a rate that paces a round of 1000 batches within the timeout.
+	largest := map[string]any{keyAccountConcurrencyLimit: "2000", keyRatePerMinute: "60000", keyPacing: "instance", keyBatchSize: "1"}
 	tests := []struct {
 		key   string
 		value any
 		check func(Config) bool
+		with  map[string]any // other keys the value needs
 	}{
-		{keyBatchSize, "10", func(c Config) bool { return c.BatchSize == 10 }}, // -c values arrive as strings
-		{keyBatchSize, 1.0, func(c Config) bool { return c.BatchSize == 1 }},
-		{keyMaxConcurrency, "2", func(c Config) bool { return c.MaxConcurrency == 2 }},
-		{keyMaxConcurrency, 1000.0, func(c Config) bool { return c.MaxConcurrency == 1000 }},
-		{keyTopN, "", func(c Config) bool { return c.TopN == 0 }},
-		{keyTopN, "15", func(c Config) bool { return c.TopN == 15 }},
-		{keyTopN, 1.0, func(c Config) bool { return c.TopN == 1 }},
-		{keyPredictorTimeoutSeconds, "900", func(c Config) bool { return c.PredictorTimeout == 15*time.Minute }},
-		{keyPredictorMemoryMB, "10240", func(c Config) bool { return c.PredictorMemoryMB == 10240 }},
-		{keyMonitorScheduleMinutes, "1440", func(c Config) bool { return c.MonitorSchedule == 24*time.Hour }},
-		{keyLogRetentionDays, "3653", func(c Config) bool { return c.LogRetentionDays == 3653 }},
-		{keyLogLevel, "debug", func(c Config) bool { return c.LogLevel == "DEBUG" }},
-		{keyModelFallback, "false", func(c Config) bool { return !c.ModelFallback }},
-		{keyRemoveOnDestroy, true, func(c Config) bool { return c.RemoveOnDestroy }},
-		{keyAPIURL, "https://geo.test.invalid/", func(c Config) bool { return c.APIURL == "https://geo.test.invalid" }},
-		{keyAPIKeyHeader, "X-Geo-Api-Key", func(c Config) bool { return c.APIKeyHeader == "X-Geo-Api-Key" }},
-		{keyAPIKeyHeader, "", func(c Config) bool { return c.APIKeyHeader == "X-Service-Key" }},
-		{keyAlarmEmail, "ops@example.com", func(c Config) bool { return c.AlarmEmail == "ops@example.com" }},
-		{keyExistingBucketName, "my.upload-bucket-1", func(c Config) bool { return c.ExistingBucketName == "my.upload-bucket-1" }},
-		{keyExistingSecretArn, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", func(c Config) bool { return c.ExistingSecretArn != "" }},
-		{keyExistingBucketKmsKeyArn, "", func(c Config) bool { return c.ExistingBucketKmsKeyArn == "" }},
-		{keyFailedPredictionRateThreshold, "0.5", func(c Config) bool { return c.FailedPredictionRateThreshold == 0.5 }},
-		{keyQueueAgeAlarmSeconds, "60", func(c Config) bool { return c.QueueAgeAlarm == time.Minute }},
-		{keyNoncurrentVersionDays, "1", func(c Config) bool { return c.NoncurrentVersionDays == 1 }},
-		{keyNoncurrentVersionDays, 3650.0, func(c Config) bool { return c.NoncurrentVersionDays == 3650 }},
-		{keyMaxImageBytes, "1", func(c Config) bool { return c.MaxImageBytes == 1 }},
-		{keyMaxImageBytes, "104857600", func(c Config) bool { return c.MaxImageBytes == 104857600 }},
-		{keyFinishReserveSeconds, "2", func(c Config) bool { return c.FinishReserve == 2*time.Second }},
-		{keyFinishReserveSeconds, 59.0, func(c Config) bool { return c.FinishReserve == 59*time.Second }}, // under half of the default 120 s
-		{keyExifGPS, "skip", func(c Config) bool { return c.ExifGPS == "skip" }},
-		{keyExifGPS, "IGNORE", func(c Config) bool { return c.ExifGPS == "ignore" }},
-		{keyExifGPS, "", func(c Config) bool { return c.ExifGPS == "predict" }},
-		{keyOversize, "reject", func(c Config) bool { return c.Oversize == "reject" }},
-		{keyOversize, "", func(c Config) bool { return c.Oversize == "downscale" }},
-		{keyDownscaleMaxSidePx, "512", func(c Config) bool { return c.DownscaleMaxSidePx == 512 }},
-		{keyDownscaleMaxSidePx, 16384.0, func(c Config) bool { return c.DownscaleMaxSidePx == 16384 }},
+		{keyBatchSize, "10", func(c Config) bool { return c.BatchSize == 10 }, nil}, // -c values arrive as strings
+		{keyBatchSize, 1.0, func(c Config) bool { return c.BatchSize == 1 }, nil},
+		{keyMaxConcurrency, "2", func(c Config) bool { return c.MaxConcurrency == 2 }, nil},
+		{keyMaxConcurrency, 1000.0, func(c Config) bool { return c.MaxConcurrency == 1000 }, largest},
+		{keyAccountConcurrencyLimit, "10", func(c Config) bool { return c.AccountConcurrencyLimit == 10 }, nil},
+		{keyNotifications, "EventBridge", func(c Config) bool { return c.Notifications == notificationsEventBridge }, nil},
+		{keyNotifications, "", func(c Config) bool { return c.Notifications == notificationsS3 }, nil},
+		{keyNotifications, "s3", func(c Config) bool { return c.Notifications == notificationsS3 },
+			map[string]any{keyExistingBucketName: "shared-bucket"}},
+		{keyExistingBucketName, "shared-bucket", func(c Config) bool { return c.Notifications == notificationsEventBridge }, nil},
+		{keyDLQMaxReceiveCount, "5", func(c Config) bool { return c.DLQMaxReceiveCount == 5 }, nil},
+		{keyTopN, "", func(c Config) bool { return c.TopN == 0 }, nil},
+		{keyTopN, "15", func(c Config) bool { return c.TopN == 15 }, nil},
+		{keyTopN, 1.0, func(c Config) bool { return c.TopN == 1 }, nil},
+		{keyPredictorTimeoutSeconds, "900", func(c Config) bool { return c.PredictorTimeout == 15*time.Minute }, nil},
+		{keyPredictorMemoryMB, "10240", func(c Config) bool { return c.PredictorMemoryMB == 10240 }, nil},
+		{keyMonitorScheduleMinutes, "1440", func(c Config) bool { return c.MonitorSchedule == 24*time.Hour }, nil},
+		{keyLogRetentionDays, "3653", func(c Config) bool { return c.LogRetentionDays == 3653 }, nil},
+		{keyLogLevel, "debug", func(c Config) bool { return c.LogLevel == "DEBUG" }, nil},
+		{keyModelFallback, "false", func(c Config) bool { return !c.ModelFallback }, nil},
+		{keyRemoveOnDestroy, true, func(c Config) bool { return c.RemoveOnDestroy }, nil},
+		{keyAPIURL, "https://geo.test.invalid/", func(c Config) bool { return c.APIURL == "https://geo.test.invalid" }, nil},
+		{keyAPIKeyHeader, "X-Geo-Api-Key", func(c Config) bool { return c.APIKeyHeader == "X-Geo-Api-Key" }, nil},
+		{keyAPIKeyHeader, "", func(c Config) bool { return c.APIKeyHeader == "X-Service-Key" }, nil},
+		{keyAlarmEmail, "ops@example.com", func(c Config) bool { return c.AlarmEmail == "ops@example.com" }, nil},
+		{keyExistingBucketName, "my.upload-bucket-1", func(c Config) bool { return c.ExistingBucketName == "my.upload-bucket-1" }, nil},
+		{keyExistingSecretArn, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", func(c Config) bool { return c.ExistingSecretArn != "" }, nil},
+		{keyExistingBucketKmsKeyArn, "", func(c Config) bool { return c.ExistingBucketKmsKeyArn == "" }, nil},
+		{keyFailedPredictionRateThreshold, "0.5", func(c Config) bool { return c.FailedPredictionRateThreshold == 0.5 }, nil},
+		{keyQueueAgeAlarmSeconds, "60", func(c Config) bool { return c.QueueAgeAlarm == time.Minute }, nil},
+		{keyNoncurrentVersionDays, "1", func(c Config) bool { return c.NoncurrentVersionDays == 1 }, nil},
+		{keyNoncurrentVersionDays, 3650.0, func(c Config) bool { return c.NoncurrentVersionDays == 3650 }, nil},
+		{keyMaxImageBytes, "1", func(c Config) bool { return c.MaxImageBytes == 1 }, nil},
+		{keyMaxImageBytes, "104857600", func(c Config) bool { return c.MaxImageBytes == 104857600 }, nil},
+		{keyFinishReserveSeconds, "2", func(c Config) bool { return c.FinishReserve == 2*time.Second }, nil},
+		{keyFinishReserveSeconds, 59.0, func(c Config) bool { return c.FinishReserve == 59*time.Second }, nil}, // under half of the default 120 s
+		{keyExifGPS, "skip", func(c Config) bool { return c.ExifGPS == "skip" }, nil},
+		{keyExifGPS, "IGNORE", func(c Config) bool { return c.ExifGPS == "ignore" }, nil},
+		{keyExifGPS, "", func(c Config) bool { return c.ExifGPS == "predict" }, nil},
+		{keyOversize, "reject", func(c Config) bool { return c.Oversize == "reject" }, nil},
+		{keyOversize, "", func(c Config) bool { return c.Oversize == "downscale" }, nil},
+		{keyUploadMetadata, "Keep", func(c Config) bool { return c.UploadMetadata == "keep" }, nil},
+		{keyUploadMetadata, "", func(c Config) bool { return c.UploadMetadata == "strip" }, nil},
+		{keyDownscaleMaxSidePx, "512", func(c Config) bool { return c.DownscaleMaxSidePx == 512 }, nil},
+		{keyDownscaleMaxSidePx, 16384.0, func(c Config) bool { return c.DownscaleMaxSidePx == 16384 }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
 			ctx := defaultContext(t)
+			maps.Copy(ctx, tt.with)
 			ctx[tt.key] = tt.value
 			cfg, err := LoadConfig(lookupIn(ctx))
 			if err != nil {
@@ -138,6 +152,67 @@ func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 				t.Errorf("value not carried into Config: %+v", cfg)
 			}
 		})
+	}
+}
+
+// Each combination that cannot work is refused by the app with a message
+// naming the keys and the limit (the rules themselves: configrules), and
+// the nearest one that works is accepted.
+func TestLoadConfigRefusesCombinationsThatCannotWork(t *testing.T) {
+	tests := []struct {
+		name              string
+		refused, accepted map[string]any
+		key               string   // the key the error is reported on
+		mentions          []string // other keys and the limit
+	}{
+		{"maxConcurrency x batchSize x 60 / ratePerMinute above the usable timeout",
+			map[string]any{keyMaxConcurrency: "20"}, map[string]any{keyMaxConcurrency: "10"},
+			keyMaxConcurrency, []string{keyBatchSize, keyRatePerMinute, keyPredictorTimeoutSeconds, keyFinishReserveSeconds, "200 s", "105 s"}},
+		{"ratePerMinute above the shared pacer's write ceiling",
+			map[string]any{keyRatePerMinute: "1000000", keyBatchSize: "1"},
+			map[string]any{keyRatePerMinute: "1000000", keyBatchSize: "1", keyPacing: "instance"},
+			keyRatePerMinute, []string{keyPacing, "30000 a minute"}},
+		{"predictorMemoryMb too small for oversize=downscale",
+			map[string]any{keyPredictorMemoryMB: "128"}, map[string]any{keyPredictorMemoryMB: "128", keyOversize: "reject"},
+			keyPredictorMemoryMB, []string{keyOversize, "at least 328"}},
+		{"dlqMaxReceiveCount below 5",
+			map[string]any{keyDLQMaxReceiveCount: "1"}, map[string]any{keyDLQMaxReceiveCount: "5"},
+			keyDLQMaxReceiveCount, []string{"at least 5"}},
+		{"maxConcurrency above what the account's default quota leaves one function",
+			map[string]any{keyMaxConcurrency: "901", keyBatchSize: "1", keyRatePerMinute: "60000", keyPacing: "instance"},
+			map[string]any{keyMaxConcurrency: "901", keyBatchSize: "1", keyRatePerMinute: "60000", keyPacing: "instance", keyAccountConcurrencyLimit: "1001"},
+			keyMaxConcurrency, []string{keyAccountConcurrencyLimit, "at most 900"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := defaultContext(t)
+			maps.Copy(ctx, tt.refused)
+			_, err := LoadConfig(lookupIn(ctx))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), `context key "`+tt.key+`"`) {
+				t.Errorf("error %q is not reported on %q", err, tt.key)
+			}
+			for _, m := range tt.mentions {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not mention %q", err, m)
+				}
+			}
+			ctx = defaultContext(t)
+			maps.Copy(ctx, tt.accepted)
+			if _, err := LoadConfig(lookupIn(ctx)); err != nil {
+				t.Errorf("the nearest working configuration is refused: %v", err)
+			}
+		})
+	}
+	// A key already reported bad is not judged again as zero by the rules.
+	ctx := defaultContext(t)
+	ctx[keyBatchSize] = "eleven"
+	ctx[keyMaxConcurrency] = "1000"
+	_, err := LoadConfig(lookupIn(ctx))
+	if err == nil || strings.Count(err.Error(), "context key") != 1 {
+		t.Errorf("err = %v, want only the batchSize error", err)
 	}
 }
 
@@ -162,6 +237,8 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyMonitorScheduleMinutes, "0", "from 1 to 1440"},
 		{keyMonitorScheduleMinutes, "1441", "from 1 to 1440"},
 		{keyDLQMaxReceiveCount, "0", "from 1 to 1000"},
+		{keyAccountConcurrencyLimit, "9", "from 10 to"},
+		{keyNotifications, "sns", "s3 or eventbridge"},
 		{keyLogRetentionDays, "2", "one of 1, 3, 5, 7, 14"},
 		{keyLogRetentionDays, "", "one of 1, 3"},
 		{keyLogLevel, "verbose", "DEBUG, INFO, WARN or ERROR"},
@@ -171,7 +248,8 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyFailedPredictionRateThreshold, "101", "from 0 to 100"},
 		{keyCreditsLowThreshold, "-1", "from 0 to"},
 		{keyCreditsForecastDays, "0", "from 1 to 365"},
-		{keyQueueAgeAlarmSeconds, "59", "from 60 to 1209600"},
+		{keyQueueAgeAlarmSeconds, "59", "from 60 to 864000"},
+		{keyQueueAgeAlarmSeconds, "864001", "from 60 to 864000"},
 		{keyDailyCreditBudget, "-5", "from 0 to"},
 		{keyRecordTTLDays, "-1", "from 0 to"},
 		{keyAPIURL, "http://geo.test.invalid", "https://"},
@@ -203,6 +281,7 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyFinishReserveSeconds, "60", "less than half of predictorTimeoutSeconds (120), so at most 59"},
 		{keyExifGPS, "trust", "one of predict, skip, ignore"},
 		{keyOversize, "crop", "one of downscale, reject"},
+		{keyUploadMetadata, "ignore", "one of strip, keep"},
 		{keyDownscaleMaxSidePx, "511", "from 512 to 16384"},
 		{keyDownscaleMaxSidePx, "16385", "from 512 to 16384"},
 		{keyDownscaleMaxSidePx, "4k", "from 512 to 16384"},
@@ -249,6 +328,7 @@ func TestLoadConfigFinishReserveUnderHalfTheTimeout(t *testing.T) {
 			ctx := defaultContext(t)
 			ctx[keyPredictorTimeoutSeconds] = tt.timeout
 			ctx[keyFinishReserveSeconds] = tt.reserve
+			ctx[keyBatchSize] = "1" // a round of 4 s of slots fits the shortest timeout's wait
 			cfg, err := LoadConfig(lookupIn(ctx))
 			switch {
 			case tt.ok && err != nil:
@@ -358,6 +438,9 @@ func TestLoadConfigDefaultsOfPhotoOptionsAndMemory(t *testing.T) {
 	if cfg.ExifGPS != "predict" || cfg.Oversize != "downscale" || cfg.DownscaleMaxSidePx != 4096 {
 		t.Errorf("exifGps %q oversize %q downscaleMaxSidePx %d; want predict, downscale, 4096", cfg.ExifGPS, cfg.Oversize, cfg.DownscaleMaxSidePx)
 	}
+	if cfg.UploadMetadata != "strip" {
+		t.Errorf("uploadMetadata %q; want strip: photos leave without their owner's metadata unless the operator says otherwise", cfg.UploadMetadata)
+	}
 	// The 50 MP downscale benchmark peaks near 262 MB of RSS (pkg/photo/downscale,
 	// make bench); 1024 MB leaves room for the batch's other workers, their
 	// heads and downscaled JPEGs, and the runtime.
@@ -369,6 +452,7 @@ func TestLoadConfigDefaultsOfPhotoOptionsAndMemory(t *testing.T) {
 func TestPhotoOptionsAreThePredictors(t *testing.T) {
 	if exifGPSPredict != predictorpkg.ExifGPSPredict || exifGPSSkip != predictorpkg.ExifGPSSkip || exifGPSIgnore != predictorpkg.ExifGPSIgnore ||
 		oversizeDownscale != predictorpkg.OversizeDownscale || oversizeReject != predictorpkg.OversizeReject ||
+		uploadMetadataStrip != predictorpkg.UploadMetadataStrip || uploadMetadataKeep != predictorpkg.UploadMetadataKeep ||
 		minDownscaleMaxSidePx != predictorpkg.MinDownscaleMaxSide {
 		t.Error("infra's exifGps/oversize values or downscale bound differ from the predictor's")
 	}

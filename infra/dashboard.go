@@ -106,12 +106,17 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			m.labelled(metricnames.ConfiguredModelAvailable, "Minimum", "Configured model available", monitorPeriod),
 			m.labelled(metricnames.MonitorHealthy, "Minimum", "Monitor healthy", monitorPeriod),
 		}),
+		// The monitoring failures queue holds what monitoring itself could
+		// not do (undelivered schedules, failed monitor runs, undeliverable
+		// alarm e-mails): shown beside the dead letters so it is seen.
 		graph("Queue", []awscloudwatch.IMetric{
 			p.queue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Waiting"), Statistic: jsii.String("Maximum"), Period: flow}),
 			p.queue.MetricApproximateNumberOfMessagesNotVisible(&awscloudwatch.MetricOptions{Label: jsii.String("In flight"), Statistic: jsii.String("Maximum"), Period: flow}),
 			p.deadLetters.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Dead letters"), Statistic: jsii.String("Maximum"), Period: flow}),
+			p.monitoringFailures.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Monitoring failures"), Statistic: jsii.String("Maximum"), Period: flow}),
 		}, []awscloudwatch.IMetric{
 			p.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("Oldest message age (s)"), Statistic: jsii.String("Maximum"), Period: flow}),
+			p.deadLetters.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("Oldest dead letter age (s)"), Statistic: jsii.String("Maximum"), Period: flow}),
 		}),
 	)
 	// The predictor also counts failures, rejections and dead letters by
@@ -128,13 +133,15 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	)
 	// Accuracy against the photos' own EXIF positions, over an hour: a
 	// handful of photos per five minutes would make the percentiles jump.
+	// Only uploads that did not carry the position count (the predictor
+	// publishes none for the others), and the title says so.
 	accuracy := minutes(accuracyPeriodMinutes)
 	dashboard.AddWidgets(
-		graph("Prediction error vs EXIF position (km)", []awscloudwatch.IMetric{
+		graph("Prediction error vs EXIF position, photos sent without it (km)", []awscloudwatch.IMetric{
 			m.labelled(metricnames.PredictionErrorKm, "p50", "p50", accuracy),
 			m.labelled(metricnames.PredictionErrorKm, "p90", "p90", accuracy),
 		}, []awscloudwatch.IMetric{
-			m.labelled(metricnames.PredictionErrorKm, "SampleCount", "Photos with both", accuracy),
+			m.labelled(metricnames.PredictionErrorKm, "SampleCount", "Photos sent without their position", accuracy),
 		}),
 		graph("Share of predictions within (%)", m.withinShares(accuracy), none),
 		graph("Prediction error p50 by model (km)", []awscloudwatch.IMetric{

@@ -58,7 +58,11 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("dashboard has no %s latency", stat)
 		}
 	}
-	// Accuracy: p50 and p90 of the error, and one share per threshold.
+	// Accuracy: p50 and p90 of the error, and one share per threshold, over
+	// the photos whose upload did not carry the position, as the title says.
+	if !strings.Contains(body, "photos sent without it") {
+		t.Error("the accuracy graph does not say it counts only photos sent without their position")
+	}
 	stats := map[string]bool{}
 	series := `\"` + metricnames.PredictionErrorKm + `\",\"` + metricnames.DimPipeline + `\",\"` + s.cfg.StackName + `\",{`
 	for rest := body; strings.Contains(rest, series); {
@@ -90,6 +94,15 @@ func TestDashboard(t *testing.T) {
 	for id := range s.resources("AWS::CloudWatch::Alarm") {
 		if !strings.Contains(body, getAtt(id, "Arn")) {
 			t.Errorf("alarm status widget lacks %s", id)
+		}
+	}
+
+	// Every queue is graphed: the uploads, their dead letters and the
+	// monitoring failures, which nothing else surfaces.
+	queueID, dlqID := s.uploadQueueIDs(t)
+	for _, id := range []string{queueID, dlqID, monitoringFailuresID(t, s)} {
+		if !strings.Contains(body, getAtt(id, "QueueName")) {
+			t.Errorf("dashboard does not graph queue %s", id)
 		}
 	}
 

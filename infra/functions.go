@@ -84,9 +84,12 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awsla
 		envvars.MaxImageBytes:    jsii.String(strconv.Itoa(cfg.MaxImageBytes)),
 		envvars.MaxReceiveCount:  jsii.String(strconv.Itoa(redriveMaxReceiveCount(p.queue))),
 		envvars.FinishReserve:    jsii.String(cfg.FinishReserve.String()),
+		envvars.BatchSize:        jsii.String(strconv.Itoa(cfg.BatchSize)),
+		envvars.FunctionTimeout:  jsii.String(cfg.PredictorTimeout.String()),
 		envvars.ExifGPS:          jsii.String(cfg.ExifGPS),
 		envvars.Oversize:         jsii.String(cfg.Oversize),
 		envvars.DownscaleMaxSide: jsii.String(strconv.Itoa(cfg.DownscaleMaxSidePx)),
+		envvars.UploadMetadata:   jsii.String(cfg.UploadMetadata),
 		envGoMemLimit:            jsii.String(goMemLimit(cfg.PredictorMemoryMB)),
 	}
 	// Unset means "service default"; an empty value might not.

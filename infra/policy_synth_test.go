@@ -31,7 +31,7 @@ const (
 // variants only the policy check needs.
 var policyConfigurations = []policyConfiguration{
 	{"created", "new bucket (prefix/suffix filters), new secret, alarmEmail, retained data", createdContext},
-	{"imported", "existing bucket with SSE-KMS key, existing secret by name with KMS key, removeOnDestroy", importedContext},
+	{"imported", "existing bucket through EventBridge (prefix and suffix), SSE-KMS key, existing secret by name with KMS key, removeOnDestroy", importedContext},
 	{"disposable", "new bucket and secret, removeOnDestroy (auto-delete objects)", disposableContext},
 	{"secretArn", "new bucket, existing secret by ARN with a KMS key, alarmEmail", func(t testing.TB) map[string]any {
 		ctx := defaultContext(t)
@@ -41,7 +41,16 @@ var policyConfigurations = []policyConfiguration{
 		ctx[keyAlarmEmail] = "ops@example.com"
 		return ctx
 	}},
-	{"importedPlain", "existing bucket (no KMS key, prefix filter), existing secret by ARN (AWS managed key)", func(t testing.TB) map[string]any {
+	{"importedS3", "existing bucket notifying the queue itself (notifications=s3, prefix and suffix), new secret", func(t testing.TB) map[string]any {
+		ctx := defaultContext(t)
+		ctx[keyStackName] = "GeoImportedS3"
+		ctx[keyExistingBucketName] = "geo-s3-notified-bucket"
+		ctx[keyNotifications] = notificationsS3
+		ctx[keyUploadPrefix] = "in/"
+		ctx[keyUploadSuffix] = ".jpeg"
+		return ctx
+	}},
+	{"importedPlain", "existing bucket through EventBridge (no KMS key, prefix filter), existing secret by ARN (AWS managed key)", func(t testing.TB) map[string]any {
 		ctx := defaultContext(t)
 		ctx[keyStackName] = "GeoImportedPlain"
 		ctx[keyExistingBucketName] = "geo-plain-existing-bucket"

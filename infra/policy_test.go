@@ -34,16 +34,19 @@ type policySystem struct {
 	// log groups, for the AssumeRole and log rows.
 	functions []policyFunction
 
-	bucket, object   string // the upload bucket's ARN, an object S3 would notify about
-	queue, table     string
-	failuresQueue    string // the monitor's failure destination and the schedule's DLQ, if any
-	secret           string // the API key secret's ARN (a stand-in suffix for a name)
-	topic, topicKey  string
-	alarms           []string // ARNs of the alarms that notify the topic
-	monitorFunction  string
-	rule             string // the monitor's schedule
-	accessLogs       string // the access log bucket's ARN, if created
-	autoDeleteBucket []string
+	bucket, object string // the upload bucket's ARN, an object S3 would notify about
+	queue, table   string
+	// uploadRule and uploadRuleDLQ are, in eventbridge mode, the rule that
+	// sends the uploads to the queue and its target's dead-letter queue.
+	uploadRule, uploadRuleDLQ string
+	failuresQueue             string // the monitor's failure destination and the schedule's DLQ, if any
+	secret                    string // the API key secret's ARN (a stand-in suffix for a name)
+	topic, topicKey           string
+	alarms                    []string // ARNs of the alarms that notify the topic
+	monitorFunction           string
+	rule                      string // the monitor's schedule
+	accessLogs                string // the access log bucket's ARN, if created
+	autoDeleteBucket          []string
 }
 
 type policyFunction struct {
@@ -162,7 +165,8 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 	s.mapWidget = label(mapWidgetID, "mapwidget")
 	s.monitorFunction = must(obj{"Fn::GetAtt": []any{monitorID, "Arn"}})
 
-	// The bucket, queue and object filters from the notification configuration.
+	// The bucket, queue and object filters: from the notification
+	// configuration (s3 mode) or from the uploads rule (eventbridge mode).
 	notes := ofType("Custom::S3BucketNotifications")
 	if len(notes) != 1 {
 		t.Fatalf("%s: want one bucket notification configuration, found %v", tpl.name, notes)
@@ -171,23 +175,61 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 	s.bucket = "arn:aws:s3:::" + must(np["BucketName"])
 	s.notifications = label(fnByRef(np["ServiceToken"]), "notifications handler")
 	nc, _ := np["NotificationConfiguration"].(map[string]any)
-	qcs := asList(nc["QueueConfigurations"])
-	if len(qcs) != 1 {
-		t.Fatalf("%s: want one queue notification, found %s", tpl.name, asJSON(qcs))
+	var qcs []any
+	if nc["QueueConfigurations"] != nil {
+		qcs = asList(nc["QueueConfigurations"])
 	}
-	qc := qcs[0].(map[string]any)
-	s.queue = must(qc["QueueArn"])
 	prefix, suffix := "", ".jpg"
-	if f, _ := qc["Filter"].(map[string]any); f != nil {
-		for _, rule := range asList(f["Key"].(map[string]any)["FilterRules"]) {
-			rule := rule.(map[string]any)
-			switch strings.ToLower(rule["Name"].(string)) {
-			case "prefix":
-				prefix = rule["Value"].(string)
-			case "suffix":
-				suffix = rule["Value"].(string)
+	switch {
+	case len(qcs) == 1 && nc["EventBridgeConfiguration"] == nil:
+		qc := qcs[0].(map[string]any)
+		s.queue = must(qc["QueueArn"])
+		if f, _ := qc["Filter"].(map[string]any); f != nil {
+			for _, rule := range asList(f["Key"].(map[string]any)["FilterRules"]) {
+				rule := rule.(map[string]any)
+				switch strings.ToLower(rule["Name"].(string)) {
+				case "prefix":
+					prefix = rule["Value"].(string)
+				case "suffix":
+					suffix = rule["Value"].(string)
+				}
 			}
 		}
+	case len(qcs) == 0 && nc["EventBridgeConfiguration"] != nil:
+		for _, id := range ofType("AWS::Events::Rule") {
+			pattern, _ := props(id)["EventPattern"].(map[string]any)
+			if asJSON(pattern["source"]) != `["aws.s3"]` {
+				continue
+			}
+			targets := asList(props(id)["Targets"])
+			if s.uploadRule != "" || len(targets) != 1 {
+				t.Fatalf("%s: want one uploads rule with one target, found %s", tpl.name, asJSON(props(id)))
+			}
+			s.uploadRule = must(obj{"Fn::GetAtt": []any{id, "Arn"}})
+			target := targets[0].(map[string]any)
+			s.queue = must(target["Arn"])
+			if dl, _ := target["DeadLetterConfig"].(map[string]any); dl != nil {
+				s.uploadRuleDLQ = must(dl["Arn"])
+			}
+			detail, _ := pattern["detail"].(map[string]any)
+			object, _ := detail["object"].(map[string]any)
+			for _, m := range asList(object["key"]) {
+				m, _ := m.(map[string]any)
+				switch {
+				case m["prefix"] != nil:
+					prefix = m["prefix"].(string)
+				case m["suffix"] != nil:
+					suffix = m["suffix"].(string)
+				case m["wildcard"] != nil:
+					prefix, suffix = splitWildcard(m["wildcard"].(string))
+				}
+			}
+		}
+		if s.uploadRule == "" {
+			t.Fatalf("%s: the bucket sends its events to EventBridge but no rule picks the uploads", tpl.name)
+		}
+	default:
+		t.Fatalf("%s: want one queue notification or EventBridge, found %s", tpl.name, asJSON(nc))
 	}
 	s.object = s.bucket + "/" + prefix + "2025/06/photo-0001" + suffix
 
@@ -272,6 +314,25 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 		s.autoDeleteBucket = append(s.autoDeleteBucket, "arn:aws:s3:::"+must(p["BucketName"]))
 	}
 	return s
+}
+
+// splitWildcard splits an uploads rule's key wildcard at its one unescaped
+// asterisk into the literal prefix and suffix.
+func splitWildcard(w string) (prefix, suffix string) {
+	var parts [2]strings.Builder
+	part := 0
+	for i := 0; i < len(w); i++ {
+		switch {
+		case w[i] == '\\' && i+1 < len(w):
+			i++
+			parts[part].WriteByte(w[i])
+		case w[i] == '*' && part == 0:
+			part = 1
+		default:
+			parts[part].WriteByte(w[i])
+		}
+	}
+	return parts[0].String(), parts[1].String()
 }
 
 // externalKeyPolicy stands for the key policy of a key the stack does not
@@ -482,11 +543,46 @@ var requiredAccesses = []policyAccess{
 			}
 			return out
 		}, "Allowed"},
-	{"S3 event notifications (and the test event at configuration) to the upload queue",
+	{"S3 event notifications (and the test event at configuration) to the upload queue (notifications=s3)",
 		service("s3.amazonaws.com"), []string{"sqs:SendMessage"},
 		func(s *policySystem) []policyTarget {
+			if s.uploadRule != "" {
+				return none()
+			}
 			return []policyTarget{{arn: s.queue, ctx: fromService(s.bucket, fakeAccount)}}
 		}, "Allowed"},
+	{"S3 sends no event to the queue itself when EventBridge carries them (notifications=eventbridge)",
+		service("s3.amazonaws.com"), []string{"sqs:SendMessage"},
+		func(s *policySystem) []policyTarget {
+			if s.uploadRule == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.queue, ctx: fromService(s.bucket, fakeAccount)}}
+		}, "Denied"},
+	{"EventBridge's uploads rule sends the bucket's Object Created events to the upload queue (notifications=eventbridge)",
+		service("events.amazonaws.com"), []string{"sqs:SendMessage"},
+		func(s *policySystem) []policyTarget {
+			if s.uploadRule == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.queue, ctx: fromService(s.uploadRule, fakeAccount)}}
+		}, "Allowed"},
+	{"EventBridge sends an upload it could not deliver to the upload queue to the dead-letter queue",
+		service("events.amazonaws.com"), []string{"sqs:SendMessage"},
+		func(s *policySystem) []policyTarget {
+			if s.uploadRuleDLQ == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.uploadRuleDLQ, ctx: fromService(s.uploadRule, fakeAccount)}}
+		}, "Allowed"},
+	{"confused deputy: EventBridge for another rule of this account, on the upload queue",
+		service("events.amazonaws.com"), []string{"sqs:SendMessage"},
+		func(s *policySystem) []policyTarget {
+			if s.uploadRule == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.queue, ctx: fromService(fmt.Sprintf("arn:aws:events:%s:%s:rule/somebody-elses", fakeRegion, fakeAccount), fakeAccount)}}
+		}, "Denied"},
 	{"confused deputy: S3 for a bucket of that name in another account",
 		service("s3.amazonaws.com"), []string{"sqs:SendMessage"},
 		func(s *policySystem) []policyTarget {
@@ -533,6 +629,19 @@ var requiredAccesses = []policyAccess{
 		func(s *policySystem) []policyTarget {
 			return []policyTarget{{arn: s.topic, ctx: fromService(foreignAlarm(s), otherAccount)}}
 		}, "Denied"},
+	{"confused deputy: CloudWatch for an alarm of a sibling stack in this account whose name extends this one's (<stack>-dev)",
+		service("cloudwatch.amazonaws.com"), []string{"sns:Publish"},
+		func(s *policySystem) []policyTarget {
+			return []policyTarget{{arn: s.topic, ctx: fromService(siblingAlarm(s), fakeAccount)}}
+		}, "Denied"},
+	{"confused deputy: CloudWatch for an alarm of a sibling stack in this account, on the topic key",
+		service("cloudwatch.amazonaws.com"), []string{"kms:GenerateDataKey"},
+		func(s *policySystem) []policyTarget {
+			if s.topicKey == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.topicKey, ctx: fromService(siblingAlarm(s), fakeAccount)}}
+		}, "Denied"},
 	{"confused deputy: CloudWatch for an alarm of the same name in another account, on the topic key",
 		service("cloudwatch.amazonaws.com"), []string{"kms:GenerateDataKey"},
 		func(s *policySystem) []policyTarget {
@@ -561,9 +670,15 @@ var requiredAccesses = []policyAccess{
 		}, "Allowed"},
 }
 
+// siblingAlarm is an alarm of another stack of this account whose name
+// starts with this stack's name.
+func siblingAlarm(s *policySystem) string {
+	return fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:%s", fakeRegion, fakeAccount, alarmName(s.tpl.cfg.StackName+"-dev", "CreditsLow"))
+}
+
 // foreignAlarm is an alarm named like this stack's, in another account.
 func foreignAlarm(s *policySystem) string {
-	return fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:%s-CreditsLow", fakeRegion, otherAccount, s.tpl.cfg.StackName)
+	return fmt.Sprintf("arn:aws:cloudwatch:%s:%s:alarm:%s", fakeRegion, otherAccount, alarmName(s.tpl.cfg.StackName, "CreditsLow"))
 }
 
 // policyRow is one evaluated request of the report.

@@ -7,9 +7,19 @@ import (
 )
 
 // apiKeySecret imports the configured secret or creates one for the geo_
-// key. A new secret starts with a random placeholder, which the service
-// rejects with 401 (no credit spent) until the user puts the real key in.
-// created is the new secret, or nil when one is imported.
+// key. created is the new secret, or nil when one is imported.
+//
+// A created secret has no value in the template at all, neither a
+// SecretString nor a GenerateSecretString: CloudFormation writes a new
+// version whenever either property changes, so a template that carried an
+// initial value could, on some later update, overwrite the key the operator
+// put in. Without one the stack creates an empty secret (no version), and
+// only the operator's put-secret-value ever gives it a value. Until then
+// the functions find no key (key_unavailable) and spend nothing.
+//
+// The secret holds a credential, not data: it is deleted with the stack
+// (Secrets Manager keeps it for its recovery window), whether or not
+// removeOnDestroy keeps the data, so no live key outlives the pipeline.
 func apiKeySecret(stack awscdk.Stack, cfg Config) (secret awssecretsmanager.ISecret, created awssecretsmanager.Secret) {
 	switch {
 	case cfg.ExistingSecretArn != "":
@@ -18,12 +28,12 @@ func apiKeySecret(stack awscdk.Stack, cfg Config) (secret awssecretsmanager.ISec
 		return awssecretsmanager.Secret_FromSecretNameV2(stack, jsii.String("ApiKeySecret"), jsii.String(cfg.ExistingSecretName)), nil
 	}
 	created = awssecretsmanager.NewSecret(stack, jsii.String("ApiKeySecret"), &awssecretsmanager.SecretProps{
-		Description: jsii.String("API key (geo_...) of the image geolocation service. Set it with: aws secretsmanager put-secret-value --secret-id <SecretArn output> --secret-string <key>"),
-		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
-			ExcludePunctuation: jsii.Bool(true),
-		},
-		RemovalPolicy: cfg.removalPolicy(),
+		Description:   jsii.String("API key (geo_...) of the image geolocation service. Set it with: aws secretsmanager put-secret-value --secret-id <SecretArn output> --secret-string <key>"),
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
+	// CDK fills in a GenerateSecretString when no value is given.
+	cfn := created.Node().DefaultChild().(awssecretsmanager.CfnSecret)
+	cfn.AddPropertyDeletionOverride(jsii.String("GenerateSecretString"))
 	return created, created
 }
 

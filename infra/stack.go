@@ -30,10 +30,13 @@ type GeolocationStackProps struct {
 
 // pipeline holds the resources the alarms, dashboard and outputs refer to.
 type pipeline struct {
-	cfg           Config
-	bucket        awss3.IBucket
-	queue         awssqs.Queue
-	deadLetters   awssqs.Queue
+	cfg         Config
+	bucket      awss3.IBucket
+	queue       awssqs.Queue
+	deadLetters awssqs.Queue
+	// uploadRule routes the bucket's EventBridge events to the queue; nil
+	// when the bucket notifies the queue itself (notifications=s3).
+	uploadRule    awsevents.Rule
 	table         awsdynamodb.Table
 	secret        awssecretsmanager.ISecret
 	createdSecret awssecretsmanager.Secret // nil when the secret is imported
@@ -64,7 +67,7 @@ func NewGeolocationStack(scope constructs.Construct, id string, props *Geolocati
 	handlerRole, immutableHandlerRole := newNotificationsHandlerRole(stack)
 	p.bucket = newUploadBucket(stack, cfg, immutableHandlerRole)
 	p.queue, p.deadLetters = newUploadQueues(stack, cfg)
-	subscribeQueueToUploads(stack, p.bucket, p.queue, cfg)
+	p.uploadRule = subscribeQueueToUploads(stack, p.bucket, p.queue, p.deadLetters, cfg)
 	configureNotificationsHandler(stack, cfg, p.bucket, handlerRole)
 	routeAutoDeleteLogs(stack, cfg)
 	p.table = newResultsTable(stack, cfg)

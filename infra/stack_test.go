@@ -141,29 +141,63 @@ func TestUploadsNotifyTheQueue(t *testing.T) {
 			)}),
 		})
 	})
-	check(t, "imported bucket's queue policy pins the account too", func() {
-		importedQueueID, _ := a.imported.uploadQueueIDs(t)
+	// An existing bucket defaults to EventBridge: the bucket's own
+	// notification configuration gets only the EventBridge switch (nothing
+	// S3 could find overlapping), and a rule picks the uploads.
+	if a.imported.cfg.Notifications != notificationsEventBridge {
+		t.Fatalf("an existing bucket defaults to %q, want eventbridge", a.imported.cfg.Notifications)
+	}
+	check(t, "imported bucket sends its events to EventBridge and keeps its other notifications", func() {
+		a.imported.template.HasResourceProperties(jsii.String("Custom::S3BucketNotifications"), obj{
+			"BucketName":                a.imported.cfg.ExistingBucketName,
+			"Managed":                   false,
+			"NotificationConfiguration": obj{"EventBridgeConfiguration": obj{}},
+		})
+	})
+	importedQueueID, importedDLQID := a.imported.uploadQueueIDs(t)
+	ruleID, rule := a.imported.onlyResource(t, "AWS::Events::Rule", func(p obj) bool { return !isMonitorSchedule(p) })
+	check(t, "the uploads rule: this bucket's Object Created events under the prefix and suffix, to the queue, undeliverable ones to the dead-letter queue", func() {
+		a.imported.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
+			"EventPattern": obj{
+				"source":      []any{"aws.s3"},
+				"detail-type": []any{"Object Created"},
+				"detail": obj{
+					"bucket": obj{"name": []any{a.imported.cfg.ExistingBucketName}},
+					// Prefix and suffix together: one wildcard.
+					"object": obj{"key": []any{obj{"wildcard": "photos/*.jpg"}}},
+				},
+			},
+			"Targets": []any{like(obj{
+				"Arn":              obj{"Fn::GetAtt": []any{importedQueueID, "Arn"}},
+				"DeadLetterConfig": obj{"Arn": obj{"Fn::GetAtt": []any{importedDLQID, "Arn"}}},
+				"RetryPolicy":      obj{"MaximumEventAgeInSeconds": 86400, "MaximumRetryAttempts": 185},
+			})},
+		})
+	})
+	check(t, "only that rule may send to the queue", func() {
 		a.imported.template.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), obj{
 			"Queues": []any{obj{"Ref": importedQueueID}},
 			"PolicyDocument": like(obj{"Statement": arrayWith(like(obj{
-				"Principal": obj{"Service": "s3.amazonaws.com"},
-				"Condition": obj{
-					"ArnLike":      obj{"aws:SourceArn": obj{"Fn::Join": []any{"", []any{"arn:", obj{"Ref": "AWS::Partition"}, ":s3:::" + a.imported.cfg.ExistingBucketName}}}},
-					"StringEquals": obj{"aws:SourceAccount": obj{"Ref": "AWS::AccountId"}},
-				},
+				"Principal": obj{"Service": "events.amazonaws.com"},
+				// A rule ARN names the account: no aws:SourceAccount needed.
+				"Condition": obj{"ArnEquals": obj{"aws:SourceArn": obj{"Fn::GetAtt": []any{ruleID, "Arn"}}}},
 			}))}),
 		})
 	})
-	check(t, "imported bucket keeps its other notifications and is not filtered", func() {
-		a.imported.template.HasResourceProperties(jsii.String("Custom::S3BucketNotifications"), obj{
-			"BucketName": a.imported.cfg.ExistingBucketName,
-			"Managed":    false,
-			"NotificationConfiguration": obj{"QueueConfigurations": []any{obj{
-				"Events": []any{"s3:ObjectCreated:*"},
-				"Filter": assertions.Match_Absent(),
-			}}},
-		})
-	})
+	if strings.Contains(asJSON(rule), "s3.amazonaws.com") || strings.Contains(asJSON(a.imported.doc), `"QueueConfigurations"`) {
+		t.Error("the EventBridge path also notifies the queue from S3")
+	}
+	for _, tt := range []struct{ prefix, suffix, want string }{
+		{"", "", "null"},
+		{"a/", "", `[{"prefix":"a/"}]`},
+		{"", ".jpg", `[{"suffix":".jpg"}]`},
+		// A literal asterisk and backslash are escaped in a wildcard.
+		{`we*ird\`, ".jpg", `[{"wildcard":"we\\*ird\\\\*.jpg"}]`},
+	} {
+		if got := asJSON(uploadKeyMatcher(tt.prefix, tt.suffix)); got != tt.want {
+			t.Errorf("key matcher of %q and %q = %s, want %s", tt.prefix, tt.suffix, got, tt.want)
+		}
+	}
 	if n := len(a.imported.resources("AWS::S3::Bucket")); n != 0 {
 		t.Errorf("imported scenario created %d buckets, want none", n)
 	}
@@ -196,14 +230,18 @@ func TestQueuesRetryThenKeepFailures(t *testing.T) {
 					},
 				})
 			})
-			for _, id := range []string{queueID, dlqID, monitoringFailuresID(t, s)} {
+			// SQS keeps the upload's enqueue time in the dead-letter queue:
+			// the dead-letter queue keeps messages longer than the upload
+			// queue (AWS's guidance), so a late dead letter still waits days
+			// there; the failures queue, SQS's maximum too.
+			retention := map[string]float64{queueID: 10 * 24 * 3600, dlqID: 14 * 24 * 3600, monitoringFailuresID(t, s): 14 * 24 * 3600}
+			for id, want := range retention {
 				q := s.resources("AWS::SQS::Queue")[id]["Properties"].(obj)
 				if q["SqsManagedSseEnabled"] != true {
 					t.Errorf("%s is not encrypted: %v", id, q)
 				}
-				// Fourteen days, SQS's maximum: nothing expires unseen.
-				if q["MessageRetentionPeriod"] != float64(14*24*3600) {
-					t.Errorf("%s retention = %v", id, q["MessageRetentionPeriod"])
+				if q["MessageRetentionPeriod"] != want {
+					t.Errorf("%s retention = %v s, want %v s", id, q["MessageRetentionPeriod"], want)
 				}
 				check(t, id+" TLS only", func() {
 					s.template.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), obj{
@@ -260,6 +298,21 @@ func TestSecret(t *testing.T) {
 	if n := len(a.imported.resources("AWS::SecretsManager::Secret")); n != 0 {
 		t.Errorf("imported scenario created %d secrets, want none", n)
 	}
+	// No value in the template: CloudFormation writes a new version when
+	// SecretString or GenerateSecretString changes, which would overwrite
+	// the key the operator put in.
+	for id, secret := range a.created.resources("AWS::SecretsManager::Secret") {
+		props := secret["Properties"].(obj)
+		for _, value := range []string{"SecretString", "GenerateSecretString"} {
+			if v, ok := props[value]; ok {
+				t.Errorf("secret %s has an initial %s %v that a later update could write over the key", id, value, v)
+			}
+		}
+		// A credential, not data: it goes with the stack.
+		if secret["DeletionPolicy"] != "Delete" || secret["UpdateReplacePolicy"] != "Delete" {
+			t.Errorf("secret %s DeletionPolicy %v, UpdateReplacePolicy %v: want Delete (no live key left behind)", id, secret["DeletionPolicy"], secret["UpdateReplacePolicy"])
+		}
+	}
 	_, predictor := a.imported.onlyResource(t, "AWS::Lambda::Function", isPredictor)
 	if got := environment(predictor)[envvars.SecretID]; got != a.imported.cfg.ExistingSecretName {
 		t.Errorf("imported %s = %v, want the secret name %q", envvars.SecretID, got, a.imported.cfg.ExistingSecretName)
@@ -268,6 +321,10 @@ func TestSecret(t *testing.T) {
 
 func isPredictor(p obj) bool { _, ok := environment(p)[envvars.ClaimLease]; return ok }
 func isMonitor(p obj) bool   { _, ok := environment(p)[envvars.HistoryTTLDays]; return ok }
+
+// isMonitorSchedule tells the monitor's schedule from the uploads rule of
+// the EventBridge notifications mode.
+func isMonitorSchedule(p obj) bool { _, ok := p["ScheduleExpression"]; return ok }
 
 func environment(fn obj) obj {
 	env, _ := fn["Environment"].(obj)
@@ -319,9 +376,12 @@ func TestFunctions(t *testing.T) {
 				envvars.LogLevel:         cfg.LogLevel,
 				envvars.MaxImageBytes:    strconv.Itoa(cfg.MaxImageBytes),
 				envvars.FinishReserve:    cfg.FinishReserve.String(),
+				envvars.BatchSize:        strconv.Itoa(cfg.BatchSize),
+				envvars.FunctionTimeout:  cfg.PredictorTimeout.String(),
 				envvars.ExifGPS:          cfg.ExifGPS,
 				envvars.Oversize:         cfg.Oversize,
 				envvars.DownscaleMaxSide: strconv.Itoa(cfg.DownscaleMaxSidePx),
+				envvars.UploadMetadata:   cfg.UploadMetadata,
 				envGoMemLimit:            goMemLimit(cfg.PredictorMemoryMB),
 			}
 			if cfg.TopN != 0 {
@@ -502,6 +562,16 @@ func TestRemoveOnDestroyLeavesNothingBehind(t *testing.T) {
 	logGroup, _ := provider["Properties"].(obj)["LoggingConfig"].(obj)["LogGroup"].(obj)["Ref"].(string)
 	if group, ok := s.resources("AWS::Logs::LogGroup")[logGroup]; !ok || group["DeletionPolicy"] != "Delete" || group["Properties"].(obj)["RetentionInDays"] != float64(s.cfg.LogRetentionDays) {
 		t.Errorf("auto-delete handler logs to %v, want a log group of the stack with retention, deleted with it", provider["Properties"].(obj)["LoggingConfig"])
+	}
+	// Retained or not, nothing is left that keeps costing: the alarm topic's
+	// key (it encrypts nothing that outlives the topic) is scheduled for
+	// deletion after KMS's shortest wait.
+	for name, sc := range a.scenarios() {
+		for id, key := range sc.resources("AWS::KMS::Key") {
+			if key["DeletionPolicy"] != "Delete" || key["Properties"].(obj)["PendingWindowInDays"] != float64(7) {
+				t.Errorf("%s: key %s DeletionPolicy %v, PendingWindowInDays %v: want Delete after 7 days", name, id, key["DeletionPolicy"], key["Properties"].(obj)["PendingWindowInDays"])
+			}
+		}
 	}
 	// Retained stacks keep their data: nothing empties their buckets.
 	if n := len(a.created.resources("Custom::S3AutoDeleteObjects")); n != 0 {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
@@ -87,10 +91,50 @@ func newUploadBucket(stack awscdk.Stack, cfg Config, handlerRole awsiam.IRole) a
 	})
 }
 
-// subscribeQueueToUploads sends ObjectCreated events for keys matching the
-// configured prefix and suffix to the queue. For an imported bucket CDK's
-// notification handler adds this configuration and keeps existing ones.
-func subscribeQueueToUploads(stack awscdk.Stack, bucket awss3.IBucket, queue awssqs.IQueue, cfg Config) {
+// subscribeQueueToUploads routes the new objects matching the configured
+// prefix and suffix to the queue, as cfg.Notifications says:
+//
+//   - s3: a queue configuration in the bucket's own notification
+//     configuration. S3 refuses a configuration whose event types and
+//     prefix/suffix overlap another's, so on a shared bucket that already
+//     notifies someone of every new object the deployment fails.
+//   - eventbridge: the bucket sends its events to EventBridge (a switch of
+//     the bucket that overlaps nothing; AWS service events on the default
+//     bus cost nothing) and a rule of this stack picks the uploads and sends
+//     them to the queue. An event EventBridge cannot deliver after its
+//     retries goes to the dead-letter queue, as an EventBridge event the
+//     predictor reads once redriven.
+//
+// For an imported bucket CDK's notification handler adds this stack's
+// configuration and keeps every existing one. It returns the uploads rule,
+// nil in s3 mode.
+func subscribeQueueToUploads(stack awscdk.Stack, bucket awss3.IBucket, queue, deadLetters awssqs.IQueue, cfg Config) awsevents.Rule {
+	if cfg.Notifications == notificationsEventBridge {
+		bucket.EnableEventBridgeNotification()
+		object := map[string]any{}
+		if key := uploadKeyMatcher(cfg.UploadPrefix, cfg.UploadSuffix); key != nil {
+			object["key"] = key
+		}
+		detail := map[string]any{"bucket": map[string]any{"name": []any{bucket.BucketName()}}}
+		if len(object) > 0 {
+			detail["object"] = object
+		}
+		return awsevents.NewRule(stack, jsii.String("UploadRule"), &awsevents.RuleProps{
+			Description: jsii.String("Sends the uploads (Object Created events of the upload bucket under the upload prefix and suffix) to the upload queue"),
+			EventPattern: &awsevents.EventPattern{
+				Source:     jsii.Strings("aws.s3"),
+				DetailType: jsii.Strings(s3ObjectCreatedDetailType),
+				Detail:     &detail,
+			},
+			Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(queue, &awseventstargets.SqsQueueProps{
+				DeadLetterQueue: deadLetters,
+				// EventBridge's longest retry window: an upload is never
+				// dropped while the queue is briefly unreachable.
+				MaxEventAge:   awscdk.Duration_Hours(jsii.Number(24)),
+				RetryAttempts: jsii.Number(185),
+			})},
+		})
+	}
 	// CDK rejects an empty filter, so one is passed only when it filters.
 	var filters []*awss3.NotificationKeyFilter
 	if cfg.UploadPrefix != "" || cfg.UploadSuffix != "" {
@@ -104,6 +148,33 @@ func subscribeQueueToUploads(stack awscdk.Stack, bucket awss3.IBucket, queue aws
 		filters = append(filters, filter)
 	}
 	bucket.AddEventNotification(awss3.EventType_OBJECT_CREATED, &queueDestination{queue: queue, account: stack.Account()}, filters...)
+	return nil
+}
+
+// s3ObjectCreatedDetailType is the detail-type of S3's EventBridge event for
+// a new object (any way it was created: put, post, copy, multipart).
+const s3ObjectCreatedDetailType = "Object Created"
+
+// uploadKeyMatcher is the event pattern of an object key with prefix and
+// suffix (nil: any key). EventBridge ANDs fields but ORs the matchers of one
+// field, so both together are one wildcard, its literal parts escaped
+// ("\*" is a literal asterisk, "\\" a backslash). Unlike S3's filter pair
+// it needs the key to hold both whole: with prefix "ab" and suffix "bc" the
+// key "abc" is not matched.
+func uploadKeyMatcher(prefix, suffix string) []any {
+	switch {
+	case prefix != "" && suffix != "":
+		return []any{map[string]any{"wildcard": escapeWildcard(prefix) + "*" + escapeWildcard(suffix)}}
+	case prefix != "":
+		return []any{map[string]any{"prefix": prefix}}
+	case suffix != "":
+		return []any{map[string]any{"suffix": suffix}}
+	}
+	return nil
+}
+
+func escapeWildcard(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`).Replace(s)
 }
 
 // queueDestination is awss3notifications.SqsDestination with the confused

@@ -67,7 +67,7 @@ func createdContext(t testing.TB) map[string]any {
 	ctx[keyNoncurrentVersionDays] = "45"
 	ctx[keyMaxImageBytes] = "5000000"
 	ctx[keyFinishReserveSeconds] = "15"
-	ctx[keyDLQMaxReceiveCount] = "4"
+	ctx[keyDLQMaxReceiveCount] = "5"
 	return ctx
 }
 
@@ -75,6 +75,8 @@ func importedContext(t testing.TB) map[string]any {
 	ctx := defaultContext(t)
 	ctx[keyStackName] = "GeoImported"
 	ctx[keyExistingBucketName] = "geo-test-existing-bucket"
+	ctx[keyUploadPrefix] = "photos/"
+	ctx[keyUploadSuffix] = ".jpg"
 	ctx[keyExistingSecretName] = "geo/test/api-key"
 	ctx[keyExistingBucketKmsKeyArn] = testBucketKeyArn
 	ctx[keyExistingSecretKmsKeyArn] = testSecretKeyArn

@@ -29,6 +29,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
+	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
@@ -254,10 +255,21 @@ func batchFailures(out []byte) ([]events.SQSBatchItemFailure, error) {
 	return resp.BatchItemFailures, nil
 }
 
-// fakeJPEG returns size random bytes behind a JPEG/JFIF header: the
-// pipeline and the simulator only sniff the header, and random bytes make
-// every image (and its simulated answer) distinct.
+// fakeJPEG returns a JPEG of exactly size bytes as a phone writes it (JFIF,
+// an EXIF block with a GPS position and camera, XMP) whose scan is random
+// entropy-coded data (every 0xFF stuffed, as in a real scan) ending in EOI:
+// the pipeline strips its metadata and streams the scan as it would a
+// photo's, the simulator only sniffs it, and random data makes every image
+// (and its simulated answer) distinct.
 func fakeJPEG(size int, seed uint64) []byte {
+	seg := func(marker byte, payload []byte) []byte {
+		return append([]byte{0xFF, marker, byte((len(payload) + 2) >> 8), byte(len(payload) + 2)}, payload...)
+	}
+	head := []byte{0xFF, 0xD8}
+	head = append(head, seg(0xE0, []byte("JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"))...)
+	head = append(head, seg(0xE1, append([]byte("Exif\x00\x00"), exiftest.Harbour().Bytes()...))...)
+	head = append(head, seg(0xE1, []byte("http://ns.adobe.com/xap/1.0/\x00<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"/>"))...)
+	head = append(head, seg(0xDA, []byte{1, 1, 0, 0, 63, 0})...)
 	b := make([]byte, size)
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	for i := 0; i+8 <= size; i += 8 {
@@ -266,7 +278,13 @@ func fakeJPEG(size int, seed uint64) []byte {
 			b[i+j] = byte(v >> (8 * j))
 		}
 	}
-	copy(b, []byte{0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00, 0x01, 0x01, 0x00})
+	for i := len(head); i < size-2; i++ {
+		if b[i] == 0xFF {
+			b[i+1] = 0x00 // stuffed
+		}
+	}
+	copy(b, head)
+	b[size-2], b[size-1] = 0xFF, 0xD9
 	return b
 }
 

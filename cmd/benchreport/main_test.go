@@ -12,6 +12,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
@@ -74,6 +75,13 @@ func TestFakeJPEGIsAnImageAndDistinct(t *testing.T) {
 	}
 	if len(a) != 1000 || string(a) == string(b) || string(a) != string(fakeJPEG(1000, 1)) {
 		t.Errorf("fakeJPEG must have the asked size, differ by seed and repeat for a seed")
+	}
+	// The predictor strips it as a photo: a well-formed JPEG with an EXIF
+	// block, its scan streamed to the end.
+	big := fakeJPEG(300<<10, 3)
+	rep, err := metastrip.Check(big, int64(len(big)))
+	if err != nil || rep.Truncated || rep.ByKind()[metastrip.KindEXIF] == 0 || rep.ByKind()[metastrip.KindJunk] != 0 {
+		t.Errorf("fakeJPEG does not strip as a photo: %v %+v", err, rep)
 	}
 }
 

@@ -25,7 +25,9 @@ type rssResult struct {
 	// Name says what the image is; "" for the typical and 10 MiB ones.
 	Name       string
 	ImageBytes int
-	MaxRSS     int64
+	// Metadata is the run's uploadMetadata: strip (the default) or keep.
+	Metadata string
+	MaxRSS   int64
 	// MaxRSS (wait4) is an upper bound of the predictor's peak RSS, OwnHWM
 	// (its polled VmHWM) a lower bound: see rsschild.go.
 	OwnHWM int64
@@ -64,14 +66,14 @@ func childEnv(e *localEnv, st stack) []string {
 
 // measureRSS runs `predictor -event FILE` on one image of size bytes and
 // reads the child's peak resident set size.
-func measureRSS(ctx context.Context, e *localEnv, st stack, bin, tmp string, size int, name string) (*rssResult, error) {
-	return measureRSSOf(ctx, e, st, bin, tmp, "memory/"+name+".jpg", fakeJPEG(size, uint64(size)), ledger.StatusSucceeded)
+func measureRSS(ctx context.Context, e *localEnv, st stack, bin, tmp string, size int, name, metadata string) (*rssResult, error) {
+	return measureRSSOf(ctx, e, st, bin, tmp, "memory/"+name+".jpg", fakeJPEG(size, uint64(size)), ledger.StatusSucceeded, metadata)
 }
 
-// measureRSSOf runs `predictor -event FILE` on body, stored under key, and
-// reads the child's peak resident set size; the object's record must end
-// in wantStatus.
-func measureRSSOf(ctx context.Context, e *localEnv, st stack, bin, tmp, key string, body []byte, wantStatus string) (*rssResult, error) {
+// measureRSSOf runs `predictor -event FILE` on body, stored under key, with
+// the given uploadMetadata, and reads the child's peak resident set size;
+// the object's record must end in wantStatus.
+func measureRSSOf(ctx context.Context, e *localEnv, st stack, bin, tmp, key string, body []byte, wantStatus, metadata string) (*rssResult, error) {
 	size := len(body)
 	name := strings.NewReplacer("/", "-", ".", "-").Replace(key)
 	obj, err := e.put(ctx, key, body)
@@ -92,7 +94,7 @@ func measureRSSOf(ctx context.Context, e *localEnv, st stack, bin, tmp, key stri
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, self, rssLauncherArg, bin, "-event", eventFile, "-timeout", st.Timeout.String())
-	cmd.Env = childEnv(e, st)
+	cmd.Env = append(childEnv(e, st), envvars.UploadMetadata+"="+metadata)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("predictor -event on %d bytes: %w\n%s", size, err, tail(stderr.Bytes()))
@@ -108,19 +110,30 @@ func measureRSSOf(ctx context.Context, e *localEnv, st stack, bin, tmp, key stri
 	if err != nil || rec == nil || rec.Status != wantStatus {
 		return nil, fmt.Errorf("record of the %d byte image %s, want %s: %+v %v", size, key, wantStatus, rec, err)
 	}
-	return &rssResult{ImageBytes: size, MaxRSS: maxRSS, OwnHWM: hwm, Wall: wall, CPU: cpu,
+	if wantStatus == ledger.StatusSucceeded && rec.UploadMetadata != metadata {
+		return nil, fmt.Errorf("record of the %d byte image says upload_metadata %q, want %q", size, rec.UploadMetadata, metadata)
+	}
+	return &rssResult{ImageBytes: size, Metadata: metadata, MaxRSS: maxRSS, OwnHWM: hwm, Wall: wall, CPU: cpu,
 		Status: rec.Status, Reason: rec.ErrorCode}, nil
 }
 
-// measureMemory runs the binary on a typical image, on one of the
-// service's maximum size, and on the hostile photos (measureHostile).
+// measureMemory runs the binary on a typical image and on one of the
+// service's maximum size, both stripped of their metadata on the way (the
+// default), then on the maximum size sent as stored (uploadMetadata=keep):
+// stripping must keep the stream flat. Then on the hostile photos
+// (measureHostile).
 func measureMemory(ctx context.Context, e *localEnv, st stack, bin, tmp string) ([]rssResult, error) {
 	var out []rssResult
 	for _, c := range []struct {
-		name string
-		size int
-	}{{"typical", 300 << 10}, {"max", int(imageformat.DefaultMaxImageBytes)}} {
-		r, err := measureRSS(ctx, e, st, bin, tmp, c.size, c.name)
+		name     string
+		size     int
+		metadata string
+	}{
+		{"typical", 300 << 10, predictor.UploadMetadataStrip},
+		{"max", int(imageformat.DefaultMaxImageBytes), predictor.UploadMetadataStrip},
+		{"max-keep", int(imageformat.DefaultMaxImageBytes), predictor.UploadMetadataKeep},
+	} {
+		r, err := measureRSS(ctx, e, st, bin, tmp, c.size, c.name, c.metadata)
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +241,7 @@ func measureHostile(ctx context.Context, e *localEnv, st stack, bin, tmp string)
 			return nil, fmt.Errorf("the %s is %d bytes: not over the limit, so not downscaled", h.name, len(body))
 		}
 		c, _, estErr := downscale.Estimate(body, opts)
-		r, err := measureRSSOf(ctx, e, st, bin, tmp, h.key, body, h.wantStatus)
+		r, err := measureRSSOf(ctx, e, st, bin, tmp, h.key, body, h.wantStatus, predictor.UploadMetadataStrip)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w (estimate: %v)", h.name, err, estErr)
 		}

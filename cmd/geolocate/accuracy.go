@@ -11,30 +11,40 @@ import (
 )
 
 // accuracy is the service's accuracy on the records that have both a
-// prediction and an EXIF position: computed here from the records, exact
-// over whatever the operator selected (--since, --status), where the
-// dashboard's metrics give the same figures over time.
+// prediction and an EXIF position the upload did not carry: computed here
+// from the records, exact over whatever the operator selected (--since,
+// --status), where the dashboard's metrics give the same figures over time.
 type accuracy struct {
 	Photos   int                `json:"photos"`
 	MedianKm float64            `json:"median_km"`
 	P90Km    float64            `json:"p90_km"`
 	Within   map[string]float64 `json:"within_share"` // threshold name -> share 0..1
+	// PositionSent counts the predictions left out: their upload carried
+	// the EXIF position (uploadMetadata=keep), so the service may have read
+	// the answer off the file.
+	PositionSent int `json:"left_out_position_sent,omitempty"`
 }
 
 // measureAccuracy gathers the error of every record with one; ok is false
-// when there is none.
+// when there is none and none was left out.
 func measureAccuracy(records []ledger.Record) (accuracy, bool) {
 	var errs []float64
+	sent := 0
 	for i := range records {
-		if r := &records[i]; r.Status == ledger.StatusSucceeded && r.ErrorKm != nil {
+		r := &records[i]
+		switch {
+		case r.Status != ledger.StatusSucceeded:
+		case r.ErrorKm != nil:
 			errs = append(errs, *r.ErrorKm)
+		case r.PositionSent && r.ExifLatitude != nil:
+			sent++
 		}
 	}
 	if len(errs) == 0 {
-		return accuracy{}, false
+		return accuracy{PositionSent: sent}, sent > 0
 	}
 	slices.Sort(errs)
-	a := accuracy{Photos: len(errs), MedianKm: quantile(errs, 0.5), P90Km: quantile(errs, 0.9), Within: map[string]float64{}}
+	a := accuracy{Photos: len(errs), MedianKm: quantile(errs, 0.5), P90Km: quantile(errs, 0.9), Within: map[string]float64{}, PositionSent: sent}
 	for _, th := range geodist.Thresholds {
 		n := 0
 		for _, km := range errs {
@@ -57,15 +67,23 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[lo] + (pos-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
-// String is "12 photos with EXIF GPS: median 8.2 km, p90 310 km; within 1 km
-// 8%, 25 km 58%, 200 km 83%, 750 km 92%, 2500 km 100%".
+// String is "12 photo(s) with EXIF GPS, sent without it: median 8.2 km, p90
+// 310 km; within 1 km 8%, 25 km 58%, 200 km 83%, 750 km 92%, 2500 km 100%",
+// then the photos left out because their upload carried the position.
 func (a accuracy) String() string {
-	var shares []string
-	for _, th := range geodist.Thresholds {
-		shares = append(shares, fmt.Sprintf("%s km %.0f%%", strconv.FormatFloat(th.Km, 'f', -1, 64), 100*a.Within[th.Name]))
+	var parts []string
+	if a.Photos > 0 {
+		var shares []string
+		for _, th := range geodist.Thresholds {
+			shares = append(shares, fmt.Sprintf("%s km %.0f%%", strconv.FormatFloat(th.Km, 'f', -1, 64), 100*a.Within[th.Name]))
+		}
+		parts = append(parts, fmt.Sprintf("%d photo(s) with EXIF GPS, sent without it: median %s, p90 %s; within %s",
+			a.Photos, km(a.MedianKm), km(a.P90Km), strings.Join(shares, ", ")))
 	}
-	return fmt.Sprintf("%d photo(s) with EXIF GPS: median %s, p90 %s; within %s",
-		a.Photos, km(a.MedianKm), km(a.P90Km), strings.Join(shares, ", "))
+	if a.PositionSent > 0 {
+		parts = append(parts, fmt.Sprintf("%d photo(s) left out: their upload carried the EXIF position (uploadMetadata=keep)", a.PositionSent))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // km formats a distance with the precision it deserves.

@@ -34,11 +34,21 @@ func TestMeasureAccuracy(t *testing.T) {
 			t.Errorf("within %s = %v, want %v", name, a.Within[name], share)
 		}
 	}
-	if s := a.String(); !strings.Contains(s, "5 photo(s) with EXIF GPS: median 100 km, p90 2200 km; within 1 km 20%, 25 km 40%, 200 km 60%, 750 km 60%, 2500 km 80%") {
+	if s := a.String(); !strings.Contains(s, "5 photo(s) with EXIF GPS, sent without it: median 100 km, p90 2200 km; within 1 km 20%, 25 km 40%, 200 km 60%, 750 km 60%, 2500 km 80%") {
 		t.Errorf("summary %q", s)
 	}
 	if _, ok := measureAccuracy([]ledger.Record{{Status: ledger.StatusSucceeded}}); ok {
 		t.Error("accuracy reported without any record carrying an error")
+	}
+	// A prediction whose upload carried its position (uploadMetadata=keep)
+	// is left out, and said to be.
+	sent := ledger.Record{Status: ledger.StatusSucceeded, PositionSent: true, ExifLatitude: f64(53.5), ExifLongitude: f64(9.9)}
+	a, ok = measureAccuracy(append(records, sent))
+	if !ok || a.Photos != 5 || a.PositionSent != 1 || !strings.Contains(a.String(), "1 photo(s) left out: their upload carried the EXIF position (uploadMetadata=keep)") {
+		t.Errorf("with a position sent: ok %v %+v %q", ok, a, a.String())
+	}
+	if a, ok := measureAccuracy([]ledger.Record{sent}); !ok || a.Photos != 0 || !strings.HasPrefix(a.String(), "1 photo(s) left out") {
+		t.Errorf("only a position sent: ok %v %q", ok, a.String())
 	}
 }
 
@@ -58,6 +68,9 @@ func seedEXIFRecords(t *testing.T, store *ledger.Store) (offKm float64) {
 		"dense.png": {Source: ledger.SourceService, Place: "Hamburg", Latitude: f64(53.5439), Longitude: f64(9.9661), CreditsConsumed: 1,
 			Downscaled: true, Size: 10_400_000, OriginalWidth: 2091, OriginalHeight: 1569, SentBytes: 2_500_000, SentWidth: 2091, SentHeight: 1569},
 		"known.jpg": {Source: ledger.SourceEXIF, Latitude: f64(52.52), Longitude: f64(13.405), ExifLatitude: f64(52.52), ExifLongitude: f64(13.405)},
+		// Sent with its metadata (uploadMetadata=keep): no error, said why.
+		"kept.jpg": {Source: ledger.SourceService, Place: "Hamburg", Latitude: f64(53.5439), Longitude: f64(9.9661), CreditsConsumed: 1,
+			ExifLatitude: f64(53.5439), ExifLongitude: f64(9.9661), UploadMetadata: "keep", PositionSent: true},
 	}
 	for key, res := range results {
 		claim, _, err := store.Claim(ctx, ledger.ObjectRef{Bucket: "uploads", Key: key, VersionID: "v1"}, time.Minute)
@@ -83,7 +96,8 @@ func TestResultsShowAccuracyAgainstEXIF(t *testing.T) {
 		}
 		for _, want := range []string{"ERROR VS EXIF", km(offKm), "0.0 km", "succeeded (from EXIF, no call)",
 			"downscaled 8160x6120 10.5 MB -> 4096x3072 3.2 MB", "(re-encoded 2091x1569 10.4 MB -> 2091x1569 2.5 MB)",
-			"accuracy: 2 photo(s) with EXIF GPS: median " + km(offKm/2) + ", p90 " + km(0.9*offKm) + "; within 1 km 50%, 25 km 50%, 200 km 50%, 750 km 100%"} {
+			"accuracy: 2 photo(s) with EXIF GPS, sent without it: median " + km(offKm/2) + ", p90 " + km(0.9*offKm) + "; within 1 km 50%, 25 km 50%, 200 km 50%, 750 km 100%",
+			"(position sent)", "; 1 photo(s) left out: their upload carried the EXIF position (uploadMetadata=keep)"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("output lacks %q:\n%s", want, r.stdout)
 			}
@@ -127,7 +141,7 @@ func TestResultsShowAccuracyAgainstEXIF(t *testing.T) {
 				t.Errorf("line error_km %v, want %v", f.Properties["error_km"], offKm)
 			}
 		}
-		want := map[string]int{"Point/prediction": 3, "Point/exif": 3, "LineString/error": 2}
+		want := map[string]int{"Point/prediction": 4, "Point/exif": 4, "LineString/error": 2}
 		for k, n := range want {
 			if kinds[k] != n {
 				t.Errorf("%d %s features, want %d (all: %v)", kinds[k], k, n, kinds)

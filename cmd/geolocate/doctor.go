@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
@@ -62,23 +59,9 @@ var doctorPermissions = [][2]string{
 	{"lambda:GetFunctionConfiguration", "the predictor's " + envvars.ModelID + " and " + envvars.APIURL},
 	{"cloudwatch:GetMetricStatistics", "the monitor's " + metricnames.MonitorHealthy + " heartbeat"},
 	{"sns:ListSubscriptionsByTopic", "the alarm topic's subscriptions"},
-}
-
-// Check outcomes.
-const (
-	checkPass  = "pass"
-	checkFail  = "fail"
-	checkError = "error" // the check could not be made
-)
-
-// checkResult is one line of the checklist.
-type checkResult struct {
-	ID     string `json:"id"`
-	Title  string `json:"title"`
-	Status string `json:"status"`
-	Detail string `json:"detail"`
-	// Fix is one line the operator can act on; empty when the check passed.
-	Fix string `json:"fix,omitempty"`
+	{"s3:GetBucketLocation", "the bucket's region"},
+	{"events:ListRuleNamesByTarget", "with notifications=eventbridge, the rule that sends the uploads to the queue"},
+	{"lambda:GetAccountSettings", "with --predeploy, the account's concurrency quota"},
 }
 
 // doctorCheck is one check of the list, in the order it is run and printed.
@@ -95,174 +78,7 @@ var doctorChecks = []doctorCheck{
 	{"alarm-subscription", "alarm subscription", (*doctor).checkSubscription},
 	{"dead-letter-queue", "dead-letter queue", (*doctor).checkDeadLetters},
 	{"model-ready", "model ready", (*doctor).checkModel},
-}
-
-const defaultMonitorPeriod = 5 * time.Minute
-
-// maxPages bounds every paginated listing.
-const maxPages = 100
-
-// runDoctor: geolocate doctor [--stack NAME] [--monitor-period 5m]
-// [--secret-id ID] [--json] — a checklist of a deployed stack.
-func runDoctor(ctx context.Context, c *cli, args []string) error {
-	fs := c.newFlagSet("doctor", "")
-	d := &doctor{c: c, now: time.Now}
-	d.loc.register(fs, false)
-	fs.StringVar(&d.secretID, "secret-id", "", "the API key's secret (default: the stack's "+outputSecretArn+" output)")
-	fs.DurationVar(&d.monitorPeriod, "monitor-period", defaultMonitorPeriod, "the monitor's schedule period (the stack's monitorScheduleMinutes)")
-	asJSON := fs.Bool("json", false, "print the checks as JSON")
-	fs.Usage = func() { doctorUsage(fs.Output(), fs.PrintDefaults) }
-	if err := parseFlagsOnly(fs, args); err != nil {
-		return err
-	}
-	if d.monitorPeriod < time.Minute {
-		return usageError{fmt.Errorf("--monitor-period %s: want at least 1m", d.monitorPeriod)}
-	}
-	clients, err := loadAWS(ctx)
-	if err != nil {
-		return err
-	}
-	d.clients = clients
-
-	results := make([]checkResult, 0, len(doctorChecks))
-	for _, chk := range doctorChecks {
-		r := chk.run(d, ctx)
-		r.ID, r.Title = chk.id, chk.title
-		r.Detail, r.Fix = d.scrub(r.Detail), d.scrub(r.Fix)
-		results = append(results, r)
-	}
-	passed := !slices.ContainsFunc(results, func(r checkResult) bool { return r.Status != checkPass })
-	if *asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetEscapeHTML(false) // the fixes' <placeholders> as typed
-		err = enc.Encode(struct {
-			Stack  string        `json:"stack"`
-			Passed bool          `json:"passed"`
-			Checks []checkResult `json:"checks"`
-		}{d.loc.stack, passed, results})
-	} else {
-		err = printChecklist(c.stdout, d.loc.stack, results)
-	}
-	if err != nil {
-		return err
-	}
-	if !passed {
-		return errReported
-	}
-	return nil
-}
-
-func doctorUsage(w io.Writer, printDefaults func()) {
-	fmt.Fprint(w, `usage: geolocate doctor [flags]
-
-Checks a deployed stack after cdk deploy and prints one PASS or FAIL line per
-check, with the fix for each failure:
-  API key              the secret holds a geo_ key the service accepts
-                       (checked with the free model list; no prediction is made)
-  bucket notification  the bucket sends s3:ObjectCreated:* events to the queue
-  queue trigger        the predictor's event source mapping on the queue is Enabled
-  monitor heartbeat    MonitorHealthy was 1 within 2 schedule periods
-  alarm subscription   the alarm topic has a confirmed subscription
-  dead-letter queue    no message waits in the dead-letter queue
-  model ready          the configured model (or, without one, some model) is ready
-Exit status 0 when every check passes, 1 otherwise. The service URL is
-GEO_API_URL, else the predictor's.
-
-It uses your own AWS credentials, read-only. IAM permissions it needs:
-`)
-	for _, p := range doctorPermissions {
-		fmt.Fprintf(w, "  %-34s %s\n", p[0], p[1])
-	}
-	fmt.Fprintln(w, "\nflags:")
-	printDefaults()
-}
-
-func printChecklist(w io.Writer, stack string, results []checkResult) error {
-	width := 0
-	for _, r := range results {
-		width = max(width, len(r.Title))
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "stack %s\n", stack)
-	count := map[string]int{}
-	for _, r := range results {
-		count[r.Status]++
-		label := map[string]string{checkPass: "PASS", checkFail: "FAIL", checkError: "ERROR"}[r.Status]
-		fmt.Fprintf(&b, "%-5s  %-*s  %s\n", label, width, r.Title, r.Detail)
-		if r.Fix != "" {
-			fmt.Fprintf(&b, "%-5s  %-*s  fix: %s\n", "", width, "", r.Fix)
-		}
-	}
-	fmt.Fprintf(&b, "%d checks: %d passed, %d failed, %d could not be checked\n",
-		len(results), count[checkPass], count[checkFail], count[checkError])
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// doctor holds one run's settings and the lookups several checks share,
-// each made at most once.
-type doctor struct {
-	c             *cli
-	clients       *awsClients
-	loc           stackLocator
-	secretID      string
-	monitorPeriod time.Duration
-	now           func() time.Time
-
-	queueArn  memo[string]
-	mappings  memo[[]lambdatypes.EventSourceMappingConfiguration]
-	predictor memo[map[string]string]
-	service   memo[*keyOutcome]
-}
-
-// memo is a lookup made once.
-type memo[T any] struct {
-	done bool
-	v    T
-	err  error
-}
-
-func (m *memo[T]) get(f func() (T, error)) (T, error) {
-	if !m.done {
-		m.v, m.err = f()
-		m.done = true
-	}
-	return m.v, m.err
-}
-
-func (d *doctor) scrub(s string) string {
-	if d.c.key != "" {
-		s = strings.ReplaceAll(s, d.c.key, "[redacted key]")
-	}
-	return s
-}
-
-func pass(detail string) checkResult { return checkResult{Status: checkPass, Detail: detail} }
-
-func fail(detail, fix string) checkResult {
-	return checkResult{Status: checkFail, Detail: detail, Fix: fix}
-}
-
-// couldNotCheck reports a read that failed; access denied gets the
-// permissions as its fix.
-func (d *doctor) couldNotCheck(err error) checkResult {
-	r := checkResult{Status: checkError, Detail: "could not check: " + oneLine(err, d.c.key)}
-	if isAccessDenied(err) {
-		r.Fix = "grant your credentials the read-only permissions that geolocate doctor --help lists"
-	}
-	return r
-}
-
-func isAccessDenied(err error) bool {
-	var apiErr smithy.APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	switch apiErr.ErrorCode() {
-	case "AccessDenied", "AccessDeniedException", "AuthorizationError", "AuthorizationErrorException", "UnauthorizedOperation":
-		return true
-	}
-	return false
+	{"bucket-region", "bucket region", (*doctor).checkBucketRegion},
 }
 
 // queueAttrs reads the named attributes of the queue behind a stack output.
@@ -476,7 +292,8 @@ func (d *doctor) checkKey(ctx context.Context) checkResult {
 // s3ObjectCreated is the event the stack subscribes the queue to.
 const s3ObjectCreated = "s3:ObjectCreated:*"
 
-// checkNotification: the bucket sends ObjectCreated events to the queue.
+// checkNotification: the bucket sends ObjectCreated events to the queue,
+// itself (notifications=s3) or through EventBridge and the stack's rule.
 func (d *doctor) checkNotification(ctx context.Context) checkResult {
 	bucket, err := d.loc.output(ctx, d.clients, outputBucketName)
 	if err != nil {
@@ -504,6 +321,19 @@ func (d *doctor) checkNotification(ctx context.Context) checkResult {
 			}
 			otherEvents = append(otherEvents, string(e))
 		}
+	}
+	// notifications=eventbridge: the bucket sends every event to
+	// EventBridge and the stack's rule sends the uploads to the queue.
+	if out.EventBridgeConfiguration != nil {
+		rule, err := d.uploadRuleOfQueue(ctx, queueArn)
+		switch {
+		case err != nil:
+			return d.couldNotCheck(err)
+		case rule != "":
+			return pass(fmt.Sprintf("bucket %s sends its events to EventBridge and rule %s sends the uploads to the queue", bucket, rule))
+		}
+		return fail(fmt.Sprintf("bucket %s sends its events to EventBridge, but no rule sends them to the queue %s: uploads are not processed", bucket, queueArn),
+			"run cdk deploy again to recreate the stack's UploadRule")
 	}
 	const fix = "run cdk deploy again to restore it (S3 keeps one notification configuration per bucket: whatever rewrote it dropped the stack's entry)"
 	if len(otherEvents) > 0 {

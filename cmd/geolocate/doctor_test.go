@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -30,14 +31,21 @@ import (
 // configurations by bucket.
 type fakeNotifications struct {
 	queues map[string][]s3types.QueueConfiguration
-	err    error
+	topics map[string][]s3types.TopicConfiguration
+	// eventBridge marks the buckets that send their events to EventBridge.
+	eventBridge map[string]bool
+	err         error
 }
 
 func (f *fakeNotifications) GetBucketNotificationConfiguration(_ context.Context, in *s3.GetBucketNotificationConfigurationInput, _ ...func(*s3.Options)) (*s3.GetBucketNotificationConfigurationOutput, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return &s3.GetBucketNotificationConfigurationOutput{QueueConfigurations: f.queues[aws.ToString(in.Bucket)]}, nil
+	out := &s3.GetBucketNotificationConfigurationOutput{QueueConfigurations: f.queues[aws.ToString(in.Bucket)], TopicConfigurations: f.topics[aws.ToString(in.Bucket)]}
+	if f.eventBridge[aws.ToString(in.Bucket)] {
+		out.EventBridgeConfiguration = &s3types.EventBridgeConfiguration{}
+	}
+	return out, nil
 }
 
 // fakeFunctions holds event source mappings by source ARN and function
@@ -147,6 +155,8 @@ type doctorWorld struct {
 	functions     *fakeFunctions
 	metrics       *fakeMetrics
 	topics        *fakeTopics
+	locations     *fakeLocations
+	rules         *fakeRules
 	clients       *awsClients
 }
 
@@ -187,6 +197,8 @@ func newDoctorWorld(t *testing.T) *doctorWorld {
 			{Timestamp: aws.Time(now.Add(-3 * time.Minute)), Minimum: aws.Float64(1)},
 			{Timestamp: aws.Time(now.Add(-8 * time.Minute)), Minimum: aws.Float64(0)},
 		}},
+		locations: &fakeLocations{regions: map[string]string{"uploads": ""}}, // us-east-1
+		rules:     &fakeRules{},
 		topics: &fakeTopics{subs: map[string][]snstypes.Subscription{docTopicArn: {
 			{SubscriptionArn: aws.String("PendingConfirmation"), Protocol: aws.String("sms")},
 			{SubscriptionArn: aws.String(docTopicArn + ":0b6c1f1e"), Protocol: aws.String("email")},
@@ -199,6 +211,10 @@ func newDoctorWorld(t *testing.T) *doctorWorld {
 		functions:     w.functions,
 		metrics:       w.metrics,
 		topics:        w.topics,
+		locations:     w.locations,
+		rules:         w.rules,
+		account:       &fakeAccount{quota: 1000},
+		region:        "us-east-1",
 	}
 	return w
 }
@@ -306,10 +322,11 @@ func TestDoctorTextOutput(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if len(lines) != 9 || lines[0] != "stack Geo" || lines[8] != "7 checks: 7 passed, 0 failed, 0 could not be checked" {
-		t.Fatalf("want the stack, 7 check lines and a summary:\n%s", r.stdout)
+	n := len(doctorChecks)
+	if len(lines) != n+2 || lines[0] != "stack Geo" || lines[n+1] != fmt.Sprintf("%d checks: %d passed, 0 failed, 0 could not be checked", n, n) {
+		t.Fatalf("want the stack, %d check lines and a summary:\n%s", n, r.stdout)
 	}
-	for _, l := range lines[1:8] {
+	for _, l := range lines[1 : n+1] {
 		if !strings.HasPrefix(l, "PASS ") {
 			t.Errorf("line %q", l)
 		}
@@ -327,7 +344,7 @@ func TestDoctorTextOutput(t *testing.T) {
 		"ERROR  queue trigger        could not check: list event source mappings of " + docQueueArn,
 		"fix: grant your credentials the read-only permissions that geolocate doctor --help lists",
 		"PASS   API key ",
-		"7 checks: 5 passed, 1 failed, 1 could not be checked",
+		"8 checks: 6 passed, 1 failed, 1 could not be checked",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
@@ -638,6 +655,7 @@ func TestDoctorChecksAreIndependent(t *testing.T) {
 		want := map[string]string{
 			"api-key": checkPass, "bucket-notification": checkError, "queue-trigger": checkPass, "monitor-heartbeat": checkError,
 			"alarm-subscription": checkError, "dead-letter-queue": checkFail, "model-ready": checkPass,
+			"bucket-region": checkPass,
 		}
 		for _, c := range rep.Checks {
 			if c.Status != want[c.ID] {

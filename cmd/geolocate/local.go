@@ -38,6 +38,8 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard (make synth writes it)")
 		profile     = fs.String("profile", string(geosim.ProfileContract), "the simulator's profile: contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its own key header, 30 predictions a minute)")
+		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
+		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
 		asMap       = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -47,6 +49,10 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--profile: %w", err)}
 	}
+	mode, err := checkUploadMetadata(*meta, true)
+	if err != nil {
+		return err
+	}
 	if err := asMap.check(); err != nil {
 		return err
 	}
@@ -54,15 +60,28 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return usageError{errors.New("--map draws a run's records: --serve runs no function")}
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
+	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
+		return usageError{fmt.Errorf("--notifications %q: want %s or %s", *notify, pipeline.NotificationsS3, pipeline.NotificationsEventBridge)}
+	}
 
 	opts := pipeline.Options{
-		ImagesDir:   *images,
-		KeyPrefix:   *prefix,
-		Watch:       *watch,
-		Unversioned: *unversioned,
-		Profile:     simProfile,
-		Getenv:      c.getenv,
-		Progress:    c.stderr,
+		ImagesDir:     *images,
+		KeyPrefix:     *prefix,
+		Watch:         *watch,
+		Unversioned:   *unversioned,
+		Notifications: *notify,
+		Profile:       simProfile,
+		Getenv:        c.getenv,
+		Progress:      c.stderr,
+	}
+	if mode != "" {
+		// The flag wins over GEO_UPLOAD_METADATA, as -c wins over cdk.json.
+		opts.Getenv = func(name string) string {
+			if name == envvars.UploadMetadata {
+				return mode
+			}
+			return c.getenv(name)
+		}
 	}
 	if *verbose {
 		opts.FunctionLogs = c.stderr

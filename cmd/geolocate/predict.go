@@ -11,9 +11,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 
-// runPredict: geolocate predict [--model ID] [--top-n N] [--json] FILE...
+// runPredict: geolocate predict [--model ID] [--top-n N] [--upload-metadata
+// strip|keep] [--json] FILE...
 func runPredict(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("predict", "FILE...")
 	var (
@@ -21,6 +23,7 @@ func runPredict(ctx context.Context, c *cli, args []string) error {
 		modelID = fs.String("model", "", "model id (default: the service's default global model, recommended)")
 		topN    = fs.Int("top-n", 0, "number of locations to return, 1 to 15 (default: the service's, 5)")
 		asJSON  = fs.Bool("json", false, "print one JSON object per file")
+		meta    = uploadMetadataFlag(fs, predictor.UploadMetadataStrip, "")
 	)
 	conn.register(fs)
 	files, err := parseFlags(fs, args)
@@ -39,6 +42,10 @@ func runPredict(ctx context.Context, c *cli, args []string) error {
 		return usageError{fmt.Errorf("--top-n %d is outside %d to %d: give how many locations you want, or leave --top-n out for the service's default (5)",
 			*topN, geoapi.MinTopN, geoapi.MaxTopN)}
 	}
+	mode, err := checkUploadMetadata(*meta, false)
+	if err != nil {
+		return err
+	}
 	client, err := conn.client(ctx, c, true)
 	if err != nil {
 		return err
@@ -51,11 +58,19 @@ func runPredict(ctx context.Context, c *cli, args []string) error {
 			c.printErr(fmt.Errorf("predict %s: %w", file, err))
 			continue
 		}
-		out, err := client.Predict(ctx, &geoapi.PredictInput{
-			Image:   geoapi.FileSource(file),
-			TopN:    *topN,
-			ModelID: *modelID,
-		})
+		in := &geoapi.PredictInput{Image: geoapi.FileSource(file), TopN: *topN, ModelID: *modelID}
+		var stripped *strippedFile
+		if mode == predictor.UploadMetadataStrip {
+			if stripped, in.Size, err = newStrippedFile(file); err != nil {
+				failed++
+				c.printErr(fmt.Errorf("predict %s: %w", file, err))
+				continue
+			}
+			if stripped != nil {
+				in.Image = stripped.source
+			}
+		}
+		out, err := client.Predict(ctx, in)
 		if err != nil {
 			failed++
 			c.printErr(fmt.Errorf("predict %s: %w", file, describe(err)))
@@ -66,10 +81,15 @@ func runPredict(ctx context.Context, c *cli, args []string) error {
 		}
 		total += out.CreditsConsumed
 		succeeded++
+		sent := sentMetadata{Mode: mode}
+		if stripped != nil {
+			rep := stripped.removed()
+			sent.Removed, sent.summary = rep.ByKind(), rep.String()
+		}
 		if *asJSON {
-			err = writePredictionJSON(c.stdout, file, out)
+			err = writePredictionJSON(c.stdout, file, out, sent)
 		} else {
-			err = writePredictionTable(c.stdout, file, out)
+			err = writePredictionTable(c.stdout, file, out, sent)
 		}
 		if err != nil {
 			return fmt.Errorf("write output: %w", err)
@@ -108,8 +128,22 @@ func stopsTheBatch(err error) bool {
 		(errors.As(err, &validation) && validation.RetiredModelID != "")
 }
 
-func writePredictionTable(w io.Writer, file string, out *geoapi.PredictOutput) error {
-	fmt.Fprintf(w, "%s: model %s, %d credit(s), prediction %s\n", file, out.ModelID, out.CreditsConsumed, out.PredictionID)
+// sentMetadata is what of the file's metadata the service received.
+type sentMetadata struct {
+	Mode    string           `json:"upload_metadata"`            // strip or keep
+	Removed map[string]int64 `json:"metadata_removed,omitempty"` // kind -> bytes blanked
+	summary string
+}
+
+func (m sentMetadata) String() string {
+	if m.Mode == predictor.UploadMetadataKeep {
+		return "metadata sent as stored (--upload-metadata keep)"
+	}
+	return "metadata removed before upload: " + m.summary
+}
+
+func writePredictionTable(w io.Writer, file string, out *geoapi.PredictOutput, sent sentMetadata) error {
+	fmt.Fprintf(w, "%s: model %s, %d credit(s), prediction %s; %s\n", file, out.ModelID, out.CreditsConsumed, out.PredictionID, sent)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	switch out.Result.Type {
 	case geoapi.ResultTypeCoordinates:
@@ -154,6 +188,7 @@ type predictionJSON struct {
 	Top             *topJSON        `json:"top,omitempty"`
 	Attempts        int             `json:"attempts"`
 	Prediction      json.RawMessage `json:"prediction"`
+	sentMetadata
 }
 
 type topJSON struct {
@@ -167,7 +202,7 @@ type topJSON struct {
 	Confidence  *float64 `json:"confidence,omitempty"`
 }
 
-func writePredictionJSON(w io.Writer, file string, out *geoapi.PredictOutput) error {
+func writePredictionJSON(w io.Writer, file string, out *geoapi.PredictOutput, sent sentMetadata) error {
 	v := predictionJSON{
 		File:            file,
 		PredictionID:    out.PredictionID.String(),
@@ -176,6 +211,7 @@ func writePredictionJSON(w io.Writer, file string, out *geoapi.PredictOutput) er
 		ResultType:      out.Result.Type,
 		Attempts:        out.Attempts,
 		Prediction:      out.Result.Raw,
+		sentMetadata:    sent,
 	}
 	if top, ok := out.Result.Top(); ok {
 		v.Top = &topJSON{Name: top.Name, Admin1: top.Admin1, Admin2: top.Admin2, CountryCode: top.CountryCode,

@@ -178,6 +178,14 @@ type resultRow struct {
 	// were kept and only the encoding made it fit.
 	Downscaled string `json:"downscaled,omitempty"`
 
+	// What of the photo's metadata the service received: upload_metadata
+	// strip (metadata_removed says what, kind -> bytes) or keep; with keep,
+	// position_sent says the upload carried the EXIF position, so the
+	// prediction has no error_km.
+	UploadMetadata  string           `json:"upload_metadata,omitempty"`
+	MetadataRemoved map[string]int64 `json:"metadata_removed,omitempty"`
+	PositionSent    bool             `json:"position_sent,omitempty"`
+
 	// Match is the best match of a vehicle or property result, in words
 	// ("vehicle Mercedes-Benz S-Class 2020-2023, 87.5%"); Vehicles and
 	// Properties are every match as recorded.
@@ -218,6 +226,10 @@ func rowFromRecord(r *ledger.Record) resultRow {
 		CapturedAt:    r.CapturedAt,
 		Camera:        strings.TrimSpace(r.CameraMake + " " + r.CameraModel),
 		Downscaled:    downscaledFrom(r),
+
+		UploadMetadata:  r.UploadMetadata,
+		MetadataRemoved: r.MetadataRemoved,
+		PositionSent:    r.PositionSent,
 
 		Match:      matchFrom(r),
 		ResultType: r.ResultType,
@@ -265,8 +277,12 @@ func downscaledFrom(r *ledger.Record) string {
 	return fmt.Sprintf("%s %dx%d %s -> %dx%d %s", how, r.OriginalWidth, r.OriginalHeight, mb(r.Size), r.SentWidth, r.SentHeight, mb(r.SentBytes))
 }
 
-// rowError is the distance from the prediction to the EXIF position.
+// rowError is the distance from the prediction to the EXIF position, or
+// why there is none although both are known.
 func rowError(r resultRow) string {
+	if r.ErrorKm == nil && r.PositionSent && r.ExifLatitude != nil {
+		return "(position sent)"
+	}
 	if r.ErrorKm == nil {
 		return "-"
 	}
@@ -435,6 +451,12 @@ func writeGeoJSON(w io.Writer, records []ledger.Record) error {
 			Geometry:   pointGeometry{Type: "Point", Coordinates: exif},
 			Properties: map[string]any{"object": object, "kind": "exif", "captured_at": r.CapturedAt},
 		})
+		if r.PositionSent {
+			// No error line: the upload carried the position, so the
+			// distance says nothing about recognition.
+			props["position_sent"] = true
+			continue
+		}
 		line := map[string]any{"object": object, "kind": "error"}
 		if r.ErrorKm != nil {
 			line["error_km"] = *r.ErrorKm

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 )
 
 // secretSource reads a secret's string value; tests replace it.
@@ -24,6 +26,9 @@ func (awsSecrets) SecretString(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+	if noValueYet(err) {
+		return "", nil // read as empty: the stack's secret before put-secret-value
+	}
 	if err != nil {
 		return "", err
 	}
@@ -31,4 +36,14 @@ func (awsSecrets) SecretString(ctx context.Context, id string) (string, error) {
 		return "", errors.New("the secret has no string value")
 	}
 	return *out.SecretString, nil
+}
+
+// noValueYet reports the error of a secret that exists but has no version
+// yet, as the stack creates it (no initial value, so no deployment can write
+// over the key): Secrets Manager answers ResourceNotFoundException "can't
+// find the specified secret value for staging label: AWSCURRENT", where a
+// missing secret's message has no "secret value".
+func noValueYet(err error) bool {
+	var notFound *types.ResourceNotFoundException
+	return errors.As(err, &notFound) && strings.Contains(notFound.ErrorMessage(), "secret value")
 }

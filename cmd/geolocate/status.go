@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -71,6 +72,12 @@ type awsClients struct {
 	functions      functionAPI
 	metrics        metricAPI
 	topics         topicAPI
+	// Read by doctor's bucket and pre-deploy checks (doctor_predeploy.go);
+	// region is the one the configuration deploys to.
+	locations bucketLocationAPI
+	rules     ruleTargetAPI
+	account   accountAPI
+	region    string
 }
 
 // loadAWS builds the clients from the default configuration: credentials,
@@ -84,6 +91,7 @@ var loadAWS = func(ctx context.Context) (*awsClients, error) {
 	}
 	stacks := cloudformation.NewFromConfig(cfg)
 	objects := s3.NewFromConfig(cfg, lambdarun.S3Options)
+	functions := lambda.NewFromConfig(cfg)
 	return &awsClients{
 		stacks:         stacks,
 		queues:         sqs.NewFromConfig(cfg),
@@ -91,9 +99,13 @@ var loadAWS = func(ctx context.Context) (*awsClients, error) {
 		tables:         dynamodb.NewFromConfig(cfg),
 		stackResources: stacks,
 		notifications:  objects,
-		functions:      lambda.NewFromConfig(cfg),
+		functions:      functions,
 		metrics:        cloudwatch.NewFromConfig(cfg),
 		topics:         sns.NewFromConfig(cfg),
+		locations:      objects,
+		rules:          eventbridge.NewFromConfig(cfg),
+		account:        functions,
+		region:         cfg.Region,
 	}, nil
 }
 

@@ -157,6 +157,18 @@ type Record struct {
 	SentWidth      int   `dynamodbav:"sent_width,omitempty"`
 	SentHeight     int   `dynamodbav:"sent_height,omitempty"`
 
+	// UploadMetadata is what reached the service of the photo's metadata:
+	// "strip" (blanked in the stream, MetadataRemoved says what) or "keep"
+	// (sent as stored). Empty on records written before it.
+	UploadMetadata string `dynamodbav:"upload_metadata,omitempty"`
+	// MetadataRemoved is what was blanked, kind -> bytes (exif, xmp, iptc,
+	// comment, text, time, trailer, other, junk, unread).
+	MetadataRemoved map[string]int64 `dynamodbav:"metadata_removed,omitempty"`
+	// PositionSent says the upload carried the photo's EXIF position
+	// (uploadMetadata=keep): its ErrorKm is not computed, since the service
+	// could have read the answer off the file.
+	PositionSent bool `dynamodbav:"position_sent,omitempty"`
+
 	// ErrorCode and ErrorMessage explain a failed record, or the reason and
 	// detail of a rejected one.
 	ErrorCode    string `dynamodbav:"error_code,omitempty"`

@@ -6,6 +6,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
@@ -75,6 +76,9 @@ type Config struct {
 	// a photo whose downscale would not fit in it with headroom is refused
 	// from its header (see downscale.MemoryBudget).
 	MemoryMB int
+	// UploadMetadata says what of a photo's metadata reaches the service:
+	// UploadMetadataStrip or UploadMetadataKeep.
+	UploadMetadata string
 }
 
 // DefaultMemoryMB is the stack's default predictor memory (cdk.json
@@ -95,6 +99,17 @@ func (c Config) DownscaleOptions() downscale.Options {
 	}
 }
 
+// Upload metadata modes (GEO_UPLOAD_METADATA).
+const (
+	// UploadMetadataStrip blanks the photo's metadata (EXIF but its
+	// orientation, XMP, IPTC, comments, trailers) in the stream to the
+	// service, without re-encoding; a photo it cannot strip is rejected
+	// (cannot_strip_metadata) before any credit is spent.
+	UploadMetadataStrip = "strip"
+	// UploadMetadataKeep sends the object as stored, metadata and all.
+	UploadMetadataKeep = "keep"
+)
+
 // EXIF GPS modes (GEO_EXIF_GPS).
 const (
 	// ExifGPSPredict calls the service for every photo and, when the photo
@@ -108,6 +123,10 @@ const (
 	// and camera are still recorded).
 	ExifGPSIgnore = "ignore"
 )
+
+// keepMetadata reports whether photos are sent with their metadata: only
+// when the operator said so; any other value, the zero one included, strips.
+func (c Config) keepMetadata() bool { return c.UploadMetadata == UploadMetadataKeep }
 
 // Oversize modes (GEO_OVERSIZE).
 const (
@@ -183,9 +202,51 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Oversize:         p.OneOf(envvars.Oversize, OversizeDownscale, OversizeDownscale, OversizeReject),
 		DownscaleMaxSide: p.IntRange(envvars.DownscaleMaxSide, DefaultDownscaleMaxSide, MinDownscaleMaxSide, 16384),
 		MemoryMB:         p.IntRange(envvars.FunctionMemorySize, DefaultMemoryMB, 128, 10240),
+		UploadMetadata:   p.OneOf(envvars.UploadMetadata, UploadMetadataStrip, UploadMetadataStrip, UploadMetadataKeep),
 	}
+	checkRules(p, c)
 	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("predictor configuration: %w", err)
 	}
 	return c, nil
+}
+
+// ruleNames are the variables of the settings configrules judges.
+var ruleNames = configrules.Names{
+	configrules.RatePerMinute:   envvars.RatePerMinute,
+	configrules.MaxConcurrency:  envvars.MaxConcurrency,
+	configrules.BatchSize:       envvars.BatchSize,
+	configrules.FunctionTimeout: envvars.FunctionTimeout,
+	configrules.FinishReserve:   envvars.FinishReserve,
+	configrules.Pacing:          envvars.Pacing,
+	configrules.MemoryMB:        envvars.LambdaMemorySize,
+	configrules.Oversize:        envvars.Oversize,
+	configrules.MaxReceiveCount: envvars.MaxReceiveCount,
+}
+
+// checkRules refuses the combinations of settings the CDK app refuses too
+// (pkg/shared/configrules), when every variable parsed. The batch size and
+// timeout are what the stack says of the event source and the function;
+// the memory is Lambda's own variable; each unset one skips its rule.
+func checkRules(p *envvars.Parser, c Config) {
+	if p.Err() != nil {
+		return
+	}
+	s := configrules.Settings{
+		RatePerMinute:   c.RatePerMinute,
+		MaxConcurrency:  c.MaxConcurrency,
+		BatchSize:       p.IntRange(envvars.BatchSize, 0, 1, 10_000),
+		FunctionTimeout: p.DurationMin(envvars.FunctionTimeout, 0, time.Second),
+		FinishReserve:   c.FinishReserve,
+		Pacing:          c.Pacing,
+		MemoryMB:        p.IntRange(envvars.LambdaMemorySize, 0, 128, 10240),
+		Oversize:        c.Oversize,
+		MaxReceiveCount: c.MaxReceiveCount,
+	}
+	if p.Err() != nil {
+		return
+	}
+	for _, v := range configrules.Check(s, ruleNames) {
+		p.Fail(ruleNames[v.Settings[0]], "cannot work with the other settings: %s", v.Message)
+	}
 }

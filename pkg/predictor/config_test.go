@@ -34,6 +34,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		MetricNamespace: metricnames.DefaultNamespace, PipelineName: "local", LogLevel: "info",
 		MaxImageBytes: 10_000_000, FinishReserve: DefaultFinishReserve,
 		ExifGPS: ExifGPSPredict, Oversize: OversizeDownscale, DownscaleMaxSide: 4096, MemoryMB: DefaultMemoryMB,
+		UploadMetadata: UploadMetadataStrip,
 	}
 	if c != want {
 		t.Errorf("config = %+v\nwant     %+v", c, want)
@@ -55,7 +56,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		envvars.MetricNamespace: "Geo/Test", envvars.PipelineName: "prod", envvars.LogLevel: "DEBUG",
 		envvars.MaxImageBytes: "10485760", envvars.MaxReceiveCount: "5", envvars.FinishReserve: "20s",
 		envvars.Pacing: "Instance", envvars.ExifGPS: "Skip", envvars.Oversize: "reject", envvars.DownscaleMaxSide: "2048",
-		envvars.APIKeyHeader: "X-Geo-Api-Key",
+		envvars.UploadMetadata: "Keep", envvars.APIKeyHeader: "X-Geo-Api-Key",
 	} {
 		env[k] = v
 	}
@@ -68,7 +69,8 @@ func TestLoadConfigAllSet(t *testing.T) {
 		c.RecordTTL != 30*24*time.Hour || c.BucketName != "uploads" || c.MetricNamespace != "Geo/Test" ||
 		c.PipelineName != "prod" || c.LogLevel != "debug" || c.MaxImageBytes != 10<<20 ||
 		c.MaxReceiveCount != 5 || c.FinishReserve != 20*time.Second || c.Pacing != PacingInstance ||
-		c.ExifGPS != ExifGPSSkip || c.Oversize != OversizeReject || c.DownscaleMaxSide != 2048 || c.KeyHeader != "X-Geo-Api-Key" {
+		c.ExifGPS != ExifGPSSkip || c.Oversize != OversizeReject || c.DownscaleMaxSide != 2048 ||
+		c.UploadMetadata != UploadMetadataKeep || c.KeyHeader != "X-Geo-Api-Key" {
 		t.Errorf("config = %+v", c)
 	}
 	if c.PerInstanceRate() != 30 || c.ExpectedCost() != 3 {
@@ -105,6 +107,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"downscale side too small", envvars.DownscaleMaxSide, "511"},
 		{"downscale side too big", envvars.DownscaleMaxSide, "16385"},
 		{"downscale side not a number", envvars.DownscaleMaxSide, "4k"},
+		{"unknown upload metadata mode", envvars.UploadMetadata, "ignore"},
 		{"key header with a space", envvars.APIKeyHeader, "X Service Key"},
 		{"key header reserved", envvars.APIKeyHeader, "Authorization"},
 	}

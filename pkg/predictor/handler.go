@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
+	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 )
 
 // Defaults of Options.
 const (
 	DefaultParallelism = 4
-	DefaultMinCallTime = 5 * time.Second
+	DefaultMinCallTime = configrules.MinCallTime // the pacing rule's usable time assumes it
 	DefaultOpenLead    = 100 * time.Millisecond
 	// finishTimeout bounds the ledger writes that end a claim when the
 	// invocation has no deadline (local runs); see finishContext.

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/emf"
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/geodist"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
@@ -22,8 +26,14 @@ type photoFacts struct {
 	// exifProblem is why exif.GPS is nil: a photoexif reason.
 	exifProblem photoexif.Reason
 	// downscaled is the re-encoded image sent instead of the object; nil
-	// when the object is sent byte for byte.
+	// when the object itself is sent.
 	downscaled *downscale.Result
+	// gpsInFile says the file holds a valid EXIF position, whatever
+	// exifGps does with it: with uploadMetadata=keep the service gets it.
+	gpsInFile bool
+	// upload is how the object's own bytes were sent; nil before the call
+	// and for a downscaled photo.
+	upload *uploadMeta
 }
 
 // headVerdict is what an object's first bytes decide before anything is
@@ -73,6 +83,7 @@ func examineHead(head []byte, size int64, cfg Config) headVerdict {
 // exifGps=ignore still reads the capture time and camera but drops the
 // position.
 func (inv *invocation) readEXIF(obj *object, head []byte, meta photoexif.Meta, err error) {
+	obj.photo.gpsInFile = meta.GPS != nil
 	if inv.h.cfg.ExifGPS == ExifGPSIgnore {
 		meta.GPS, meta.GPSProblem = nil, nil
 	}
@@ -99,13 +110,18 @@ func (inv *invocation) knownPosition(obj *object) bool {
 
 // applyPhoto adds what the photo itself says to a record: EXIF position,
 // time and camera, the distance from the prediction to the EXIF position,
-// and how the image was downscaled.
+// how the image was downscaled, and what of its metadata was sent.
 func applyPhoto(rec *ledger.Record, p photoFacts) {
 	m := p.exif
+	if u := p.upload; u != nil {
+		rec.UploadMetadata, rec.MetadataRemoved, rec.PositionSent = u.mode, u.removed(), u.mode == UploadMetadataKeep && p.gpsInFile
+	}
 	if g := m.GPS; g != nil {
 		rec.ExifLatitude, rec.ExifLongitude = ptr(g.Lat), ptr(g.Lon)
 		rec.ExifAltitudeM, rec.ExifDirectionDeg = g.Altitude, g.Direction
-		if rec.Source == ledger.SourceService && rec.Latitude != nil && rec.Longitude != nil {
+		// The distance measures recognition only when the upload did not
+		// carry the position: otherwise the service may have read it.
+		if rec.Source == ledger.SourceService && rec.Latitude != nil && rec.Longitude != nil && !rec.PositionSent {
 			rec.ErrorKm = ptr(geodist.Km(*rec.Latitude, *rec.Longitude, g.Lat, g.Lon))
 		}
 	} else {
@@ -116,6 +132,8 @@ func applyPhoto(rec *ledger.Record, p photoFacts) {
 	}
 	rec.CameraMake, rec.CameraModel = m.CameraMake, m.CameraModel
 	if d := p.downscaled; d != nil {
+		// Re-encoded: no metadata at all left the account, whatever the
+		// setting.
 		rec.Downscaled = true
 		rec.OriginalWidth, rec.OriginalHeight = d.SourceWidth, d.SourceHeight
 		rec.SentBytes, rec.SentWidth, rec.SentHeight = d.Bytes, d.Width, d.Height
@@ -203,6 +221,10 @@ const (
 	// would need more memory than the function can spare, as its header
 	// tells (a 100 MP progressive JPEG on a 1,024 MB function).
 	ReasonOverMemory = "over_memory_budget"
+	// ReasonCannotStripMetadata: uploadMetadata=strip and the photo's
+	// metadata cannot be removed without re-encoding it (GIF, TIFF), or its
+	// structure breaks within the head, so it is not sent at all.
+	ReasonCannotStripMetadata = "cannot_strip_metadata"
 )
 
 // checkDeclaredPixels refuses, from the head alone, an image whose header
@@ -216,4 +238,98 @@ func checkDeclaredPixels(head []byte) (string, bool) {
 		return "", true
 	}
 	return fmt.Sprintf("refused before decoding or sending, from its header alone: %v", err), false
+}
+
+// The stripping step (uploadMetadata=strip): the object still streams from
+// S3 to the service, through a metastrip.Reader that blanks its metadata in
+// place. The upload keeps the object's length, so the announced size and
+// Content-Length stay exact, and every attempt (a retry reads the object
+// again) sends the same bytes.
+
+// uploadMeta is what of the photo's metadata went to the service.
+type uploadMeta struct {
+	mode string // UploadMetadataStrip or UploadMetadataKeep
+	// last is the stripping reader of the latest attempt: the one whose
+	// upload the recorded answer is about.
+	last atomic.Pointer[metastrip.Reader]
+}
+
+// removed is what the latest attempt blanked, kind -> bytes.
+func (u *uploadMeta) removed() map[string]int64 {
+	if r := u.last.Load(); r != nil {
+		return r.Report().ByKind()
+	}
+	return nil
+}
+
+// stripOptions bounds what a Reader may hold of a HEIF header to the head
+// checked before the call, so that Check sees everything the stream will.
+func stripOptions(o *metastrip.Options) { o.MaxHeaderBytes = headBytes }
+
+// checkStrippable refuses, from the head and before any credit is spent, a
+// photo whose metadata cannot be stripped: a format that cannot be stripped
+// without re-encoding, or a structure that breaks within the head (a stream
+// would have to send the rest as zeros). With uploadMetadata=keep every
+// photo passes.
+func (inv *invocation) checkStrippable(obj *object, head []byte) (string, bool) {
+	if inv.h.cfg.keepMetadata() {
+		return "", true
+	}
+	if _, err := metastrip.Check(head, obj.Size, stripOptions); err != nil {
+		return fmt.Sprintf("uploadMetadata=strip and the photo's metadata cannot be removed: %v "+
+			"(set uploadMetadata=keep to send such photos as they are)", err), false
+	}
+	return "", true
+}
+
+// uploadSource wraps the object's source so that, with uploadMetadata=strip,
+// each attempt streams through a new stripping Reader (the source is opened
+// once per attempt).
+func (inv *invocation) uploadSource(obj *object, src geoapi.ImageSource) geoapi.ImageSource {
+	u := &uploadMeta{mode: UploadMetadataStrip}
+	obj.photo.upload = u
+	if inv.h.cfg.keepMetadata() {
+		u.mode = UploadMetadataKeep
+		return src
+	}
+	return func(ctx context.Context) (io.ReadCloser, error) {
+		rc, err := src(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r, err := metastrip.New(rc, stripOptions)
+		if err != nil {
+			rc.Close()
+			// checkStrippable passed the same head: only a read error of S3
+			// gets here, and nothing was sent.
+			return nil, &sourceError{err: err}
+		}
+		u.last.Store(r)
+		return struct {
+			io.Reader
+			io.Closer
+		}{r, rc}, nil
+	}
+}
+
+// logStripped says what the recorded upload carried of the photo's
+// metadata, and warns when the stripper met a structure it could not
+// follow past the head (the rest was sent as zeros).
+func (inv *invocation) logStripped(obj *object) {
+	u := obj.photo.upload
+	if u == nil {
+		return
+	}
+	r := u.last.Load()
+	if r == nil {
+		obj.logger.Info("metadata sent as stored", "upload_metadata", u.mode)
+		return
+	}
+	rep := r.Report()
+	if p := rep.Problem; p != nil {
+		obj.logger.Warn("metadata stripper could not follow the file: the rest was sent as zero bytes",
+			"offset", p.Offset, "reason", p.Reason)
+	}
+	obj.logger.Info("metadata stripped before upload", "upload_metadata", u.mode,
+		"removed", rep.String(), "removed_bytes", rep.Bytes(), "orientation_kept", rep.Orientation)
 }

@@ -186,8 +186,8 @@ func TestIgnoreNeitherRecordsNorComparesTheEXIFPosition(t *testing.T) {
 	}
 }
 
-func TestWithinTheLimitIsSentByteForByte(t *testing.T) {
-	e := newTestEnv(t, nil)
+func TestWithinTheLimitIsSentByteForByteWhenMetadataIsKept(t *testing.T) {
+	e := newTestEnv(t, func(c *Config) { c.UploadMetadata = UploadMetadataKeep })
 	body := harbourJPEG()
 	u := e.put("harbour.jpg", body)
 	e.invokeSQS(sqsBatch(uploadMessage("m1", u)))

@@ -63,6 +63,13 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 			budget.settle(ctx, 0)
 			return inv.completeFromEXIF(ctx, obj, claim)
 		}
+		if detail, ok := inv.checkStrippable(obj, body.head); !ok {
+			body.Close()
+			fctx, cancel := finishContext(ctx)
+			defer cancel()
+			budget.settle(fctx, 0)
+			return inv.rejectClaimed(fctx, obj, claim, ReasonCannotStripMetadata, detail)
+		}
 	}
 	if err := sleepUntil(ctx, slot); err != nil {
 		body.closeIfOpened()
@@ -173,6 +180,8 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 	}
 	if d := obj.photo.downscaled; d != nil {
 		in.Image, in.Size, in.ContentType = geoapi.BytesSource(d.JPEG), d.Bytes, "image/jpeg"
+	} else {
+		in.Image = inv.uploadSource(obj, in.Image)
 	}
 	res := callResult{requestedModelID: cfg.ModelID}
 	if cfg.ModelID != "" {
@@ -340,6 +349,7 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 // unrecorded, failed.
 func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.Claim, res callResult) outcome {
 	rec := resultRecord(obj, res)
+	inv.logStripped(obj)
 	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
 	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)
 	if rec.ErrorKm != nil {

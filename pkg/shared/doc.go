@@ -1,6 +1,7 @@
 // Package shared groups the small packages that the functions and the CDK app
 // in infra/ must agree on: the environment variables the stack sets
-// (envvars), the metric names it alarms on (metricnames) and the results
-// table's key schema (tableschema). One definition each keeps the deployed
-// stack and the code it runs from drifting apart.
+// (envvars), the metric names it alarms on (metricnames), the results
+// table's key schema (tableschema) and the rules a combination of settings
+// must obey (configrules). One definition each keeps the deployed stack and
+// the code it runs from drifting apart.
 package shared

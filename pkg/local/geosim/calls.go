@@ -30,6 +30,7 @@ type Call struct {
 	TopN           int    // top_n used (predict)
 	BytesReceived  int64  // size of the uploaded file
 	FileSHA256     string // hex
+	File           []byte // the bytes received, with Config.KeepFiles only
 	Status         int    // HTTP status sent; StatusDropped, StatusClientClosedRequest
 	Charged        int    // credits charged by this call
 	Fault          string // fault applied, "" for none

@@ -141,6 +141,9 @@ type Config struct {
 	// MaxImageBytes overrides the upload limit. Default MaxImageBytes;
 	// BackendMaxImageBytes in ProfileBackend.
 	MaxImageBytes int64
+	// KeepFiles keeps each uploaded file's bytes in its Call (tests only:
+	// what the service received, for a metadata reader to inspect).
+	KeepFiles bool
 
 	// Now is the clock (rate limiter, storms, call records). Default time.Now.
 	Now func() time.Time

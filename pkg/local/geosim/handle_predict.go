@@ -59,8 +59,8 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	up, err := readUpload(r, s.cfg.MaxImageBytes)
-	call.BytesReceived, call.FileSHA256 = up.size, up.sha256
+	up, err := readUpload(r, s.cfg.MaxImageBytes, s.cfg.KeepFiles)
+	call.BytesReceived, call.FileSHA256, call.File = up.size, up.sha256, up.file
 	switch {
 	case errors.Is(err, errNoFile):
 		s.reject(w, r, &call, http.StatusUnprocessableEntity, newError(CodeInvalidInput, "Invalid input provided",

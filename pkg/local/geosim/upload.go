@@ -1,6 +1,7 @@
 package geosim
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,12 +12,14 @@ import (
 	"net/http"
 )
 
-// upload is what the simulator keeps of a file: never the bytes themselves,
-// so memory stays flat however many clients upload at once.
+// upload is what the simulator keeps of a file: not the bytes themselves
+// (unless Config.KeepFiles asks), so memory stays flat however many
+// clients upload at once.
 type upload struct {
 	size     int64
 	sha256   string
 	format   string // "" when not an accepted image
+	file     []byte // the bytes received, with Config.KeepFiles only
 	partType string // the file part's Content-Type
 	filename string
 }
@@ -29,7 +32,7 @@ var (
 // readUpload streams the multipart body, hashing the "file" field and
 // keeping its first bytes for sniffing. Reading stops past the limit
 // (errTooLarge); the rest of the body is left for the caller to drain.
-func readUpload(r *http.Request, limit int64) (upload, error) {
+func readUpload(r *http.Request, limit int64, keep bool) (upload, error) {
 	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mediaType != "multipart/form-data" || params["boundary"] == "" {
 		return upload{}, errNoFile
@@ -61,7 +64,7 @@ func readUpload(r *http.Request, limit int64) (upload, error) {
 		}
 		found = true
 		partType, filename := part.Header.Get("Content-Type"), part.FileName()
-		if up, err = readFilePart(part, limit); err != nil {
+		if up, err = readFilePart(part, limit, keep); err != nil {
 			return upload{partType: partType, filename: filename}, err
 		}
 		up.partType, up.filename = partType, filename
@@ -75,17 +78,22 @@ func readUpload(r *http.Request, limit int64) (upload, error) {
 	return up, nil
 }
 
-func readFilePart(part io.Reader, limit int64) (upload, error) {
+func readFilePart(part io.Reader, limit int64, keep bool) (upload, error) {
 	h := sha256.New()
 	head := &headWriter{max: sniffHeadBytes}
-	n, err := io.Copy(io.MultiWriter(h, head), io.LimitReader(part, limit+1))
+	var file bytes.Buffer
+	w := io.MultiWriter(h, head)
+	if keep {
+		w = io.MultiWriter(h, head, &file)
+	}
+	n, err := io.Copy(w, io.LimitReader(part, limit+1))
 	if err != nil {
 		return upload{}, asTooLarge(err)
 	}
 	if n > limit {
 		return upload{}, errTooLarge
 	}
-	return upload{size: n, sha256: hex.EncodeToString(h.Sum(nil)), format: sniffFormat(head.buf)}, nil
+	return upload{size: n, sha256: hex.EncodeToString(h.Sum(nil)), format: sniffFormat(head.buf), file: file.Bytes()}, nil
 }
 
 func asTooLarge(err error) error {

@@ -67,6 +67,12 @@ type Options struct {
 	// records are keyed by version id ("V#<version id>").
 	Unversioned bool
 
+	// Notifications is how uploads reach the queue, as the stack's
+	// notifications setting: NotificationsS3 (default) puts S3's event
+	// notification on the queue, NotificationsEventBridge the EventBridge
+	// event the stack's uploads rule sends.
+	Notifications string
+
 	// DynamoDB, if set, is used instead of starting a DynamoDB Local (tests
 	// share one); Run then creates Table in it and does not stop it.
 	DynamoDB *awsparts.DynamoDB
@@ -116,6 +122,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Table == "" {
 		o.Table = DefaultTable
+	}
+	if o.Notifications == "" {
+		o.Notifications = NotificationsS3
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = DefaultBatchSize

@@ -267,14 +267,19 @@ func (p *pipeline) reportSkipped(skipped []skippedPath) {
 }
 
 // upload puts one file in the bucket, keyed by its path below the images
-// folder, and sends the notification S3 would: with the version id
-// PutObject reported, none on an unversioned bucket.
+// folder, and sends the notification S3 (or, in EventBridge mode, the
+// stack's uploads rule) would: with the version id PutObject reported, none
+// on an unversioned bucket.
 func (p *pipeline) upload(ctx context.Context, rel string) error {
 	u, err := putFile(ctx, p.aws.s3.Client(), p.opts.Bucket, p.opts.KeyPrefix+rel, localPath(p.opts.ImagesDir, rel))
 	if err != nil {
 		return err
 	}
-	body, err := S3EventBody(ObjectCreated{
+	event := S3EventBody
+	if p.opts.Notifications == NotificationsEventBridge {
+		event = EventBridgeEventBody
+	}
+	body, err := event(ObjectCreated{
 		Bucket: u.Bucket, Key: u.Key, Size: u.Size, ETag: u.ETag, VersionID: u.VersionID, Time: u.At,
 	})
 	if err != nil {

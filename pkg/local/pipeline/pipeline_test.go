@@ -326,18 +326,23 @@ func TestRunWithDuplicateDeliveriesChargesOnce(t *testing.T) {
 // keyed by the version id or, without one, by the ETag.
 func TestRunOnEachKindOfBucket(t *testing.T) {
 	db := awspartstest.SharedDynamoDB(t)
-	for _, unversioned := range []bool{false, true} {
-		t.Run(bucketMode(Options{Unversioned: unversioned}), func(t *testing.T) {
+	for _, mode := range []struct {
+		unversioned   bool
+		notifications string
+	}{{false, NotificationsS3}, {true, NotificationsS3}, {true, NotificationsEventBridge}} {
+		unversioned := mode.unversioned
+		t.Run(bucketMode(Options{Unversioned: unversioned})+"/"+mode.notifications, func(t *testing.T) {
 			dir, want := imagesDir(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			sum, err := Run(ctx, Options{
-				ImagesDir:   dir,
-				Getenv:      noServiceEnv,
-				DynamoDB:    db,
-				Table:       "buckets-" + fmt.Sprint(time.Now().UnixNano()),
-				Unversioned: unversioned,
-				Progress:    testLog{t},
+				ImagesDir:     dir,
+				Getenv:        noServiceEnv,
+				DynamoDB:      db,
+				Table:         "buckets-" + fmt.Sprint(time.Now().UnixNano()),
+				Unversioned:   unversioned,
+				Notifications: mode.notifications,
+				Progress:      testLog{t},
 			})
 			if err != nil {
 				t.Fatalf("Run: %v", err)

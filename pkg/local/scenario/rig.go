@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/http/httptest"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -25,6 +26,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
@@ -32,8 +34,9 @@ import (
 // stands still while an invocation runs, so the pacer's spacing would be
 // slept in real time: at the deployed 30 per minute a busy day would take
 // hours. The simulator's limit is raised to match; pacing has its own tests
-// and benchmark.
-const simulatedRatePerMinute = "60000"
+// and benchmark. It is the highest rate the shared pacer's one schedule
+// item carries, which the predictor refuses to exceed.
+var simulatedRatePerMinute = strconv.Itoa(configrules.MaxSharedRatePerMinute)
 
 // Options configure a Rig.
 type Options struct {
@@ -146,6 +149,8 @@ func New(opts Options) (*Rig, error) {
 		sqsqueue.WithClock(r.clock.Now),
 		sqsqueue.WithVisibilityTimeout(stack.VisibilityTimeout),
 		sqsqueue.WithMaxReceiveCount(stack.MaxReceiveCount),
+		sqsqueue.WithMessageRetentionPeriod(stack.QueueRetention),
+		sqsqueue.WithDeadLetterRetentionPeriod(stack.DeadLetterRetention),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("upload queue as the template configures it: %w", err)

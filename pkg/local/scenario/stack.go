@@ -30,10 +30,13 @@ type Stack struct {
 	awsmetrics.Names
 
 	VisibilityTimeout time.Duration
-	MaxReceiveCount   int
-	BatchSize         int
-	MaxConcurrency    int
-	MonitorSchedule   time.Duration
+	// QueueRetention and DeadLetterRetention are the queues'
+	// MessageRetentionPeriod (SQS's default of 4 days when unset).
+	QueueRetention, DeadLetterRetention time.Duration
+	MaxReceiveCount                     int
+	BatchSize                           int
+	MaxConcurrency                      int
+	MonitorSchedule                     time.Duration
 }
 
 type cfnResource struct {
@@ -81,10 +84,14 @@ func ReadStack(template []byte) (*Stack, error) {
 	}
 	s.Queue = alarmeval.Reference{Kind: "GetAtt", LogicalID: queueID, Attribute: "QueueName"}.String()
 	s.VisibilityTimeout = time.Duration(intProp(queue.Properties, "VisibilityTimeout", 30)) * time.Second
+	s.QueueRetention = retention(queue.Properties)
 	if redrive, ok := queue.Properties["RedrivePolicy"].(map[string]any); ok {
 		s.MaxReceiveCount = intProp(redrive, "maxReceiveCount", 0)
 		dlq := refID(redrive["deadLetterTargetArn"])
 		s.DeadLetterQueue = alarmeval.Reference{Kind: "GetAtt", LogicalID: dlq, Attribute: "QueueName"}.String()
+		if r, ok := doc.Resources[dlq]; ok {
+			s.DeadLetterRetention = retention(r.Properties)
+		}
 	}
 
 	predictor, ok := doc.Resources[predictorID]
@@ -193,6 +200,12 @@ func intProp(props map[string]any, name string, def int) int {
 }
 
 var rateExpr = regexp.MustCompile(`^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$`)
+
+// retention is a queue's MessageRetentionPeriod, SQS's default of 4 days
+// when the template leaves it out.
+func retention(props map[string]any) time.Duration {
+	return time.Duration(intProp(props, "MessageRetentionPeriod", 4*24*3600)) * time.Second
+}
 
 // parseRate reads an EventBridge rate expression; cron schedules are not
 // modelled.

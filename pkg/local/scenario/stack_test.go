@@ -9,7 +9,7 @@ import (
 // A pipeline template in miniature: the rig finds the predictor through the
 // event source mapping and the monitor through the schedule's target.
 const miniTemplate = `{"Resources":{
- "Q":{"Type":"AWS::SQS::Queue","Properties":{"VisibilityTimeout":720,"RedrivePolicy":{"deadLetterTargetArn":{"Fn::GetAtt":["DLQ","Arn"]},"maxReceiveCount":10}}},
+ "Q":{"Type":"AWS::SQS::Queue","Properties":{"VisibilityTimeout":720,"MessageRetentionPeriod":864000,"RedrivePolicy":{"deadLetterTargetArn":{"Fn::GetAtt":["DLQ","Arn"]},"maxReceiveCount":10}}},
  "DLQ":{"Type":"AWS::SQS::Queue","Properties":{}},
  "P":{"Type":"AWS::Lambda::Function","Properties":{"Timeout":120,"Environment":{"Variables":{"TABLE_NAME":{"Ref":"T"},"GEO_RATE_PER_MINUTE":"30","FLAG":true}}}},
  "M":{"Type":"AWS::Lambda::Function","Properties":{"Timeout":60}},
@@ -27,12 +27,14 @@ func TestReadStack(t *testing.T) {
 		"visibility": s.VisibilityTimeout, "receives": s.MaxReceiveCount, "batch": s.BatchSize, "concurrency": s.MaxConcurrency,
 		"schedule": s.MonitorSchedule, "timeout": s.PredictorTimeout, "monitor timeout": s.MonitorTimeout,
 		"table": s.PredictorEnv["TABLE_NAME"], "flag": s.PredictorEnv["FLAG"],
+		"retention": s.QueueRetention, "dlq retention": s.DeadLetterRetention,
 	} {
 		want := map[string]any{
 			"predictor": "Ref:P", "monitor": "Ref:M", "queue": "GetAtt:Q.QueueName", "dlq": "GetAtt:DLQ.QueueName", "rule": "Ref:R",
 			"visibility": 12 * time.Minute, "receives": 10, "batch": 5, "concurrency": 2,
 			"schedule": 5 * time.Minute, "timeout": 2 * time.Minute, "monitor timeout": time.Minute,
 			"table": "Ref:T", "flag": "true",
+			"retention": 10 * 24 * time.Hour, "dlq retention": 4 * 24 * time.Hour, // as set; SQS's default
 		}[name]
 		if got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)

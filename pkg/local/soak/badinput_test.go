@@ -151,11 +151,14 @@ func badInputs() []badInput {
 			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantContentType("image/jpeg")},
 		{name: "PNG with a jpg extension", body: smallPNGBytes,
 			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantContentType("image/png")},
-		{name: "HEIC", key: "IMG_0001.HEIC", body: bytesOf(heicHeader()),
+		{name: "HEIC", key: "IMG_0001.HEIC", body: bytesOf(uniqueHEIC("soak:heic")),
 			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantContentType("image/heic")},
 		{name: "WebP", key: "photo.webp", body: bytesOf(webpHeader()),
 			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantContentType("image/webp")},
+		// GIF metadata cannot be removed without rewriting the file: sent
+		// only when the operator keeps metadata (uploadMetadata=keep).
 		{name: "GIF", key: "anim.gif", body: bytesOf(sized([]byte("GIF89a\x10\x00\x10\x00"), 64)),
+			rig:        rigOptions{env: map[string]string{envvars.UploadMetadata: predictor.UploadMetadataKeep}},
 			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1, check: wantContentType("image/gif")},
 		{name: "key with spaces", key: "my holiday/photo of the beach.jpg", body: jpeg,
 			wantStatus: ledger.StatusSucceeded, wantCalls: 1, wantCharged: 1},

@@ -2,46 +2,72 @@ package soak
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"hash/fnv"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"image/png"
-	"sync"
+	"io"
 	"testing"
 
+	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip"
+	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 )
 
 // The images are made at test time: nothing binary is committed, and every
-// upload's bytes are unique so the simulator's call log (sha256 of the
-// file) tells which upload each charge was for.
+// upload's bytes are unique, also once the predictor has stripped their
+// metadata (uploadMetadata=strip, the default), so the simulator's call log
+// (sha256 of the file received, strippedSHA) tells which upload each charge
+// was for. The tag is drawn into the pixels: bytes after the end marker or
+// in metadata are blanked on the way.
 
-var (
-	baseJPEGOnce sync.Once
-	baseJPEG     []byte
-)
+// tagImage is a small gradient with tag's FNV hash drawn into its first
+// row of 8x8 blocks, one block per hash byte, so distinct tags give
+// distinct entropy-coded data.
+func tagImage(tag string) image.Image {
+	h := fnv.New64a()
+	h.Write([]byte(tag))
+	sum := h.Sum64()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 24))
+	for y := range 24 {
+		for x := range 64 {
+			c := color.RGBA{uint8(x * 4), uint8(y * 10), 128, 255}
+			if y < 8 {
+				c.B = uint8(sum >> (8 * (x / 8)))
+			}
+			img.Set(x, y, c)
+		}
+	}
+	return img
+}
 
-// uniqueJPEG is a small valid JPEG followed by a tag after its end marker
-// (decoders ignore trailing bytes): distinct bytes for every tag.
+// uniqueJPEG is a small valid JPEG whose pixels are unique to tag.
 func uniqueJPEG(t testing.TB, tag string) []byte {
 	t.Helper()
-	baseJPEGOnce.Do(func() {
-		img := image.NewRGBA(image.Rect(0, 0, 32, 24))
-		for y := range 24 {
-			for x := range 32 {
-				img.Set(x, y, color.RGBA{uint8(x * 8), uint8(y * 10), 128, 255})
-			}
-		}
-		var buf bytes.Buffer
-		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80}); err != nil {
-			panic(err)
-		}
-		baseJPEG = buf.Bytes()
-	})
-	b := make([]byte, 0, len(baseJPEG)+len(tag)+8)
-	b = append(b, baseJPEG...)
-	return append(b, "\x00soak:"+tag...)
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, tagImage(tag), &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// strippedSHA is the hex sha256 of what the service receives for body:
+// body with its metadata stripped, as the predictor streams it.
+func strippedSHA(t testing.TB, body []byte) string {
+	t.Helper()
+	r, err := metastrip.New(bytes.NewReader(body), func(o *metastrip.Options) { o.MaxHeaderBytes = photoexif.DefaultCaptureLimit })
+	if err != nil {
+		t.Fatalf("strip: %v", err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func smallPNG(t testing.TB) []byte {
@@ -57,15 +83,14 @@ func smallPNG(t testing.TB) []byte {
 	return buf.Bytes()
 }
 
-// heicHeader is the start of an HEIC file: an ftyp box with the heic brand,
-// then filler. The simulator, like the sniffer, reads the magic bytes.
-func heicHeader() []byte {
-	b := make([]byte, 0, 256)
-	b = binary.BigEndian.AppendUint32(b, 24)
-	b = append(b, "ftypheic"...)
-	b = binary.BigEndian.AppendUint32(b, 0)
-	b = append(b, "mif1heic"...)
-	return append(b, bytes.Repeat([]byte{0}, 232)...)
+// uniqueHEIC is a HEIF container (brand heic) with an Exif item, as
+// exiftest builds it, and a second mdat box holding tag, which stripping
+// keeps: the simulator, like the sniffer, reads the magic bytes.
+func uniqueHEIC(tag string) []byte {
+	b := exiftest.HEIC(exiftest.Harbour().Bytes(), 64, 48, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(8+len(tag)))
+	b = append(b, "mdat"...)
+	return append(b, tag...)
 }
 
 // webpHeader is the start of a lossy WebP file.
@@ -92,11 +117,11 @@ func sized(head []byte, n int) []byte {
 
 // exifGPSJPEG is a small JPEG carrying a real EXIF block with a valid GPS
 // position (the harbour photo moved by i hundredths of a degree east), made
-// unique by a tag after its end marker.
+// unique by its pixels.
 func exifGPSJPEG(tag string, i int) []byte {
 	p := exiftest.Harbour()
 	g := *p.GPS
 	g.Lon += float64(i%1000) / 100
 	p.GPS = &g
-	return append(exiftest.JPEG(p.Bytes(), nil, 0), "\x00soak:"+tag...)
+	return exiftest.JPEG(p.Bytes(), tagImage(tag), 0)
 }

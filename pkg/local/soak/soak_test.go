@@ -2,8 +2,6 @@ package soak
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -55,7 +53,7 @@ func soakUploads(t *testing.T) int {
 type soakUpload struct {
 	obj        object
 	body       []byte
-	sha        string // sha256 of the bytes, "" when no call may be made
+	sha        string // sha256 of the bytes the service receives (stripped), "" when no call may be made
 	wantReason string // expected rejection reason; "" for an image
 	deleted    bool   // deleted before its event is processed
 	reupload   bool   // deleted, then uploaded again (same bytes) during the run
@@ -82,7 +80,7 @@ func planUpload(t testing.TB, i int) *soakUpload {
 		u.body, u.wantReason, u.deleted = uniqueJPEG(t, key), predictor.ReasonObjectNotFound, true
 		u.reupload = i%400 == 21
 	case i%50 == 9:
-		u.body = append(heicHeader(), "soak:"+key...)
+		u.body = uniqueHEIC("soak:" + key)
 	case i%4 == 1:
 		// A quarter of the photos carry an EXIF GPS position, as phone
 		// photos do: read from the same stream, compared with the prediction.
@@ -91,8 +89,7 @@ func planUpload(t testing.TB, i int) *soakUpload {
 		u.body = uniqueJPEG(t, key)
 	}
 	if u.wantReason == "" {
-		sum := sha256.Sum256(u.body)
-		u.sha = hex.EncodeToString(sum[:])
+		u.sha = strippedSHA(t, u.body)
 		u.crash = i%97 == 11
 	}
 	u.obj.Key = key
@@ -201,8 +198,7 @@ func soak(t *testing.T, run soakRun) {
 				t.Error(err)
 				continue
 			}
-			sum := sha256.Sum256(u.body)
-			u.obj, u.wantReason, u.sha = obj, "", hex.EncodeToString(sum[:])
+			u.obj, u.wantReason, u.sha = obj, "", strippedSHA(t, u.body)
 			q.Send(uploadEvent(t, obj))
 			sent.Lock()
 			messages++

@@ -11,10 +11,13 @@ import (
 
 // Message is a message as the queue holds it, for inspection (dead letters).
 type Message struct {
-	ID           string
-	Body         string
-	SentAt       time.Time
-	ReceiveCount int
+	ID     string
+	Body   string
+	SentAt time.Time
+	// DeadLetteredAt is when the redrive policy moved the message to the
+	// dead-letter queue; zero for a message that was not moved.
+	DeadLetteredAt time.Time
+	ReceiveCount   int
 	// LastFailure is the last reason a consumer gave for not deleting the
 	// message (see Queue.NoteFailure); empty when unknown.
 	LastFailure string

@@ -52,9 +52,13 @@ type Metrics struct {
 	// DeadLetterVisible is the dead-letter queue's
 	// ApproximateNumberOfMessagesVisible (nothing consumes it, so every
 	// message it holds is visible); DeadLetterAge is its
-	// ApproximateAgeOfOldestMessage (from the original send, as SQS keeps a
-	// standard queue's enqueue time on redrive), with DeadLetterHasAge false
-	// when it is empty.
+	// ApproximateAgeOfOldestMessage, with DeadLetterHasAge false when it is
+	// empty. For a dead-letter queue SQS counts that age from the move, not
+	// from the original send ("The ApproximateAgeOfOldestMessage metric
+	// indicates when the message moved to the dead-letter queue, not when the
+	// message was originally sent", SQS Developer Guide, Setting-up
+	// dead-letter queue retention), while the message still EXPIRES by its
+	// original enqueue time.
 	DeadLetterVisible int
 	DeadLetterAge     time.Duration
 	DeadLetterHasAge  bool
@@ -102,7 +106,7 @@ func (q *Queue) Metrics() Metrics {
 		}
 	}
 	for _, d := range q.dead {
-		if age := now.Sub(d.SentAt); !m.DeadLetterHasAge || age > m.DeadLetterAge {
+		if age := now.Sub(d.DeadLetteredAt); !m.DeadLetterHasAge || age > m.DeadLetterAge {
 			m.DeadLetterAge, m.DeadLetterHasAge = age, true
 		}
 	}

@@ -91,6 +91,11 @@ func WithMessageRetentionPeriod(d time.Duration) func(*Options) {
 	return func(o *Options) { o.MessageRetentionPeriod = d }
 }
 
+// WithDeadLetterRetentionPeriod sets the dead-letter queue's retention period.
+func WithDeadLetterRetentionPeriod(d time.Duration) func(*Options) {
+	return func(o *Options) { o.DeadLetterRetentionPeriod = d }
+}
+
 // WithMaximumMessageSize sets the largest body Send accepts, in bytes.
 func WithMaximumMessageSize(n int) func(*Options) {
 	return func(o *Options) { o.MaximumMessageSize = n }

@@ -165,7 +165,9 @@ func (q *Queue) receiveLocked(max int, requested time.Time) []events.SQSMessage 
 				// SQS moves a message to the dead-letter queue when a receive
 				// would exceed maxReceiveCount.
 				q.removeLocked(e)
-				q.dead = append(q.dead, e.message())
+				dead := e.message()
+				dead.DeadLetteredAt = now
+				q.dead = append(q.dead, dead)
 				q.counts.deadLettered++
 				q.deadLastAction = now
 				continue

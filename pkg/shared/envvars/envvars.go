@@ -25,6 +25,7 @@ const (
 	ExifGPS          = "GEO_EXIF_GPS"            // "predict" (default): call and compare with the EXIF position; "skip": no call for a photo with a valid EXIF position; "ignore": EXIF GPS unused
 	Oversize         = "GEO_OVERSIZE"            // "downscale" (default): JPEG/PNG/WebP over MAX_IMAGE_BYTES re-encoded under it; "reject": rejected as too_large
 	DownscaleMaxSide = "GEO_DOWNSCALE_MAX_SIDE"  // longest side in pixels of a downscaled photo; default 4096
+	UploadMetadata   = "GEO_UPLOAD_METADATA"     // "strip" (default): the photo's metadata is blanked before upload; "keep": sent as stored
 	CreditsPath      = "GEO_CREDITS_PATH"        // monitor: optional JSON path of "remaining credits"
 	HistoryTTLDays   = "HISTORY_TTL_DAYS"        // monitor: how long credit readings are kept
 	MapMaxRecords    = "MAP_MAX_RECORDS"         // map widget: most records read per drawing, newest first; default 10,000
@@ -36,4 +37,14 @@ const (
 	// itself (the stack cannot: the name is reserved). Locally the rig
 	// passes it through; unset means the stack's default, 1024.
 	FunctionMemorySize = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+)
+
+// What the predictor is told of its own deployment, for the rules of
+// pkg/shared/configrules: unset means unknown, and the rule that needs the
+// value is skipped.
+const (
+	BatchSize       = "BATCH_SIZE"       // the queue event source's batch size
+	FunctionTimeout = "FUNCTION_TIMEOUT" // Go duration: the function's timeout, which Lambda does not expose
+	// LambdaMemorySize is set by Lambda itself: the function's memory in MB.
+	LambdaMemorySize = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 )

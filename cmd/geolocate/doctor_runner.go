@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go"
+)
+
+// The doctor's runner: flags, the list of checks run in order, the
+// checklist printed, and the lookups the checks share. The checks
+// themselves are in doctor.go (the deployed stack) and
+// doctor_predeploy.go (before cdk deploy).
+
+// Check outcomes.
+const (
+	checkPass  = "pass"
+	checkFail  = "fail"
+	checkError = "error" // the check could not be made
+)
+
+// checkResult is one line of the checklist.
+type checkResult struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+	// Fix is one line the operator can act on; empty when the check passed.
+	Fix string `json:"fix,omitempty"`
+}
+
+const defaultMonitorPeriod = 5 * time.Minute
+
+// maxPages bounds every paginated listing.
+const maxPages = 100
+
+// runDoctor: geolocate doctor [--stack NAME] [--monitor-period 5m]
+// [--secret-id ID] [--json] — a checklist of a deployed stack; with
+// --predeploy [--cdk-json FILE] [-c key=value ...], of a deployment before
+// cdk deploy.
+func runDoctor(ctx context.Context, c *cli, args []string) error {
+	fs := c.newFlagSet("doctor", "")
+	d := &doctor{c: c, now: time.Now}
+	d.loc.register(fs, false)
+	fs.StringVar(&d.secretID, "secret-id", "", "the API key's secret (default: the stack's "+outputSecretArn+" output)")
+	fs.DurationVar(&d.monitorPeriod, "monitor-period", defaultMonitorPeriod, "the monitor's schedule period (the stack's monitorScheduleMinutes)")
+	asJSON := fs.Bool("json", false, "print the checks as JSON")
+	predeploy := fs.Bool("predeploy", false, "check a deployment before cdk deploy (bucket region, notification overlap, account concurrency) from cdk.json and -c settings")
+	cdkJSON := fs.String("cdk-json", "cdk.json", "with --predeploy: the CDK app's settings file")
+	overrides := contextFlags{}
+	fs.Var(overrides, "c", "with --predeploy: a CDK context setting key=value, as cdk deploy -c takes it (repeatable)")
+	fs.Usage = func() { doctorUsage(fs.Output(), fs.PrintDefaults) }
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
+	}
+	if d.monitorPeriod < time.Minute {
+		return usageError{fmt.Errorf("--monitor-period %s: want at least 1m", d.monitorPeriod)}
+	}
+	checks := doctorChecks
+	if *predeploy {
+		plan, err := readDeployPlan(*cdkJSON, overrides)
+		if err != nil {
+			return usageError{err}
+		}
+		d.plan, d.loc.stack, checks = plan, plan.stackName, predeployChecks
+	}
+	clients, err := loadAWS(ctx)
+	if err != nil {
+		return err
+	}
+	d.clients = clients
+
+	results := make([]checkResult, 0, len(checks))
+	for _, chk := range checks {
+		r := chk.run(d, ctx)
+		r.ID, r.Title = chk.id, chk.title
+		r.Detail, r.Fix = d.scrub(r.Detail), d.scrub(r.Fix)
+		results = append(results, r)
+	}
+	passed := !slices.ContainsFunc(results, func(r checkResult) bool { return r.Status != checkPass })
+	if *asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetEscapeHTML(false) // the fixes' <placeholders> as typed
+		err = enc.Encode(struct {
+			Stack  string        `json:"stack"`
+			Passed bool          `json:"passed"`
+			Checks []checkResult `json:"checks"`
+		}{d.loc.stack, passed, results})
+	} else {
+		err = printChecklist(c.stdout, d.loc.stack, results)
+	}
+	if err != nil {
+		return err
+	}
+	if !passed {
+		return errReported
+	}
+	return nil
+}
+
+func doctorUsage(w io.Writer, printDefaults func()) {
+	fmt.Fprint(w, `usage: geolocate doctor [flags]
+
+Checks a deployed stack after cdk deploy and prints one PASS or FAIL line per
+check, with the fix for each failure:
+  API key              the secret holds a geo_ key the service accepts
+                       (checked with the free model list; no prediction is made)
+  bucket notification  the bucket sends s3:ObjectCreated:* events to the queue
+  queue trigger        the predictor's event source mapping on the queue is Enabled
+  monitor heartbeat    MonitorHealthy was 1 within 2 schedule periods
+  alarm subscription   the alarm topic has a confirmed subscription
+  dead-letter queue    no message waits in the dead-letter queue
+  model ready          the configured model (or, without one, some model) is ready
+  bucket region        the bucket is in the stack's region
+Exit status 0 when every check passes, 1 otherwise. The service URL is
+GEO_API_URL, else the predictor's.
+
+With --predeploy it checks a deployment before cdk deploy instead (make
+deploy runs it first), from cdk.json and the -c settings cdk would get:
+  bucket region        an existing bucket is in the region being deployed to
+  notification overlap with notifications=s3, no existing notification of the
+                       bucket overlaps the uploads (S3 would refuse the stack's)
+  account concurrency  maxConcurrency leaves the account's other functions
+                       their share of its Lambda concurrency quota
+
+It uses your own AWS credentials, read-only. IAM permissions it needs:
+`)
+	for _, p := range doctorPermissions {
+		fmt.Fprintf(w, "  %-34s %s\n", p[0], p[1])
+	}
+	fmt.Fprintln(w, "\nflags:")
+	printDefaults()
+}
+
+func printChecklist(w io.Writer, stack string, results []checkResult) error {
+	width := 0
+	for _, r := range results {
+		width = max(width, len(r.Title))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "stack %s\n", stack)
+	count := map[string]int{}
+	for _, r := range results {
+		count[r.Status]++
+		label := map[string]string{checkPass: "PASS", checkFail: "FAIL", checkError: "ERROR"}[r.Status]
+		fmt.Fprintf(&b, "%-5s  %-*s  %s\n", label, width, r.Title, r.Detail)
+		if r.Fix != "" {
+			fmt.Fprintf(&b, "%-5s  %-*s  fix: %s\n", "", width, "", r.Fix)
+		}
+	}
+	fmt.Fprintf(&b, "%d checks: %d passed, %d failed, %d could not be checked\n",
+		len(results), count[checkPass], count[checkFail], count[checkError])
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// doctor holds one run's settings and the lookups several checks share,
+// each made at most once.
+type doctor struct {
+	c       *cli
+	clients *awsClients
+	// plan is the deployment --predeploy checks; nil for a deployed stack.
+	plan          *deployPlan
+	loc           stackLocator
+	secretID      string
+	monitorPeriod time.Duration
+	now           func() time.Time
+
+	queueArn  memo[string]
+	mappings  memo[[]lambdatypes.EventSourceMappingConfiguration]
+	predictor memo[map[string]string]
+	service   memo[*keyOutcome]
+}
+
+// memo is a lookup made once.
+type memo[T any] struct {
+	done bool
+	v    T
+	err  error
+}
+
+func (m *memo[T]) get(f func() (T, error)) (T, error) {
+	if !m.done {
+		m.v, m.err = f()
+		m.done = true
+	}
+	return m.v, m.err
+}
+
+func (d *doctor) scrub(s string) string {
+	if d.c.key != "" {
+		s = strings.ReplaceAll(s, d.c.key, "[redacted key]")
+	}
+	return s
+}
+
+func pass(detail string) checkResult { return checkResult{Status: checkPass, Detail: detail} }
+
+func fail(detail, fix string) checkResult {
+	return checkResult{Status: checkFail, Detail: detail, Fix: fix}
+}
+
+// couldNotCheck reports a read that failed; access denied gets the
+// permissions as its fix.
+func (d *doctor) couldNotCheck(err error) checkResult {
+	r := checkResult{Status: checkError, Detail: "could not check: " + oneLine(err, d.c.key)}
+	if isAccessDenied(err) {
+		r.Fix = "grant your credentials the read-only permissions that geolocate doctor --help lists"
+	}
+	return r
+}
+
+func isAccessDenied(err error) bool {
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.ErrorCode() {
+	case "AccessDenied", "AccessDeniedException", "AuthorizationError", "AuthorizationErrorException", "UnauthorizedOperation":
+		return true
+	}
+	return false
+}

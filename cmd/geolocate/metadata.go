@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+)
+
+// uploadMetadataFlag registers --upload-metadata, the CLI's name of the
+// stack's uploadMetadata: strip or keep; note ends the help text.
+func uploadMetadataFlag(fs *flag.FlagSet, def, note string) *string {
+	return fs.String("upload-metadata", def,
+		"what of each photo's metadata the service receives: strip (blanked before upload: EXIF but its orientation, XMP, IPTC, comments; the pixels untouched) or keep (sent as stored)"+note)
+}
+
+// checkUploadMetadata validates the flag's value, "" allowed when optional.
+func checkUploadMetadata(v string, optional bool) (string, error) {
+	switch s := strings.ToLower(v); {
+	case s == predictor.UploadMetadataStrip, s == predictor.UploadMetadataKeep, s == "" && optional:
+		return s, nil
+	}
+	return "", usageError{fmt.Errorf("--upload-metadata %q is neither %s nor %s", v, predictor.UploadMetadataStrip, predictor.UploadMetadataKeep)}
+}
+
+// strippedFile is the upload of one file with its metadata stripped: the
+// source opens the file through a metastrip.Reader on every attempt, and
+// report says what the last attempt removed.
+type strippedFile struct {
+	path string
+	last *metastrip.Reader
+}
+
+// newStrippedFile refuses, before any call, a file whose metadata cannot be
+// stripped: a format that would need re-encoding (GIF, TIFF), or a broken
+// structure within its first 256 KiB (the predictor's rule). A file that is
+// no image at all gets no stripper (nil): the client refuses it before
+// sending, with its own message.
+func newStrippedFile(path string) (*strippedFile, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	head, err := bufio.NewReaderSize(f, 256<<10).Peek(256 << 10)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	if _, ok := imageformat.Detect(head); !ok {
+		// Not an image at all: the client refuses it, and says so better.
+		return nil, st.Size(), nil
+	}
+	if _, err := metastrip.Check(head, st.Size()); err != nil {
+		return nil, 0, fmt.Errorf("its metadata cannot be stripped (%w); --upload-metadata keep sends it as it is", err)
+	}
+	return &strippedFile{path: path}, st.Size(), nil
+}
+
+func (s *strippedFile) source(ctx context.Context) (io.ReadCloser, error) {
+	rc, err := geoapi.FileSource(s.path)(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := metastrip.New(rc)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
+	s.last = r
+	return struct {
+		io.Reader
+		io.Closer
+	}{r, rc}, nil
+}
+
+// removed is what the last attempt blanked, kind -> bytes.
+func (s *strippedFile) removed() metastrip.Report {
+	if s.last == nil {
+		return metastrip.Report{}
+	}
+	return s.last.Report()
+}

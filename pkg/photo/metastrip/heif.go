@@ -1,0 +1,651 @@
+package metastrip
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+)
+
+// HEIF, HEIC and AVIF (ISO/IEC 23008-12 on the ISO base media file format,
+// ISO/IEC 14496-12). The meta box says, through iinf and iloc, where each
+// item's bytes are; the Exif item and the XMP item (a "mime" item of type
+// application/rdf+xml), like every other mime or URI item (C2PA manifests),
+// are blanked in place: the Exif item keeps its length and holds a zero
+// TIFF-header offset and the minimal EXIF block, the others become zeros. No
+// byte moves, so every iloc offset of the image items stays valid. XML boxes
+// in meta and unknown boxes (uuid ones included) become "free" boxes of
+// zeros, which every reader skips.
+//
+// Streaming: the boxes up to the end of meta are held (ftyp and meta come
+// first in every phone's files, a few KiB), then the rest streams with the
+// item ranges blanked as they pass. A file whose meta comes after its media
+// data, or ends beyond Options.MaxHeaderBytes, is not followed (a Problem):
+// holding mdat would mean holding the photo. Image sequences (a moov box)
+// are refused the same way: their tracks carry metadata of their own.
+
+// Box types kept as they are; any other becomes "free".
+var (
+	heifTopKeep  = map[string]bool{"ftyp": true, "meta": true, "mdat": true, "free": true, "skip": true, "wide": true}
+	heifMetaKeep = map[string]bool{"hdlr": true, "pitm": true, "iloc": true, "iinf": true, "iref": true, "iprp": true,
+		"idat": true, "dinf": true, "grpl": true, "ipro": true, "free": true, "skip": true}
+)
+
+// heifPadding reports the box types that are padding, which every reader
+// skips: their payload is zeroed, so a blanked box stays blank.
+func heifPadding(typ string) bool { return typ == "free" || typ == "skip" }
+
+// span is a range of the file to blank: an item's extent.
+type span struct {
+	start, end int64 // end math.MaxInt64: to the end of the file
+	kind       string
+	exif       bool // the first extent of the Exif item: gets the minimal block
+	xmp        bool // the first extent of the XMP item: gets the empty packet
+}
+
+type heifStepper struct {
+	partial bool // Check's input is the head of a longer file
+	body    bool // the header has been held, edited and queued
+	spans   []span
+	boxEnd  int64 // end of the top-level box being passed; 0 between boxes
+}
+
+func (h *heifStepper) step(r *Reader) error {
+	if !h.body {
+		h.body = true
+		return h.header(r)
+	}
+	at := r.pos + r.queued()
+	if h.boxEnd == 0 || at >= h.boxEnd {
+		h.boxEnd = 0
+		return h.nextBox(r, at)
+	}
+	for len(h.spans) > 0 && h.spans[0].end <= at {
+		h.spans = h.spans[1:]
+	}
+	if len(h.spans) == 0 || h.spans[0].start >= h.boxEnd {
+		if h.boxEnd == math.MaxInt64 {
+			r.copyRest()
+			return io.EOF
+		}
+		r.copyN(h.boxEnd - at)
+		return nil
+	}
+	sp := h.spans[0]
+	if sp.start > at {
+		r.copyN(sp.start - at)
+		return nil
+	}
+	end := min(sp.end, h.boxEnd)
+	if end == math.MaxInt64 {
+		r.fillRest(0, sp.kind)
+		return io.EOF
+	}
+	n := end - at
+	if sp.exif && at == sp.start {
+		b, err := r.peek(int(min(n, maxEXIFPeek)))
+		if err != nil {
+			return err
+		}
+		out, o := replaceHEIFExif(b, len(b))
+		if o != 0 {
+			r.note(func(rep *Report) { rep.Orientation = o })
+		}
+		r.removed(KindEXIF, 0)
+		r.note(func(rep *Report) { rep.add(KindEXIF, 0, int64(len(out))) })
+		r.emit(out)
+		n -= int64(len(out))
+	}
+	if sp.xmp && at == sp.start && n >= int64(len(emptyXMP)) {
+		r.emit(append([]byte(nil), emptyXMP...))
+		r.note(func(rep *Report) { rep.add(KindXMP, 0, int64(len(emptyXMP))) })
+		n -= int64(len(emptyXMP))
+	}
+	r.fill(n, spanFill(sp.kind), sp.kind)
+	return nil
+}
+
+// emptyXMP is the XMP packet an XMP item's bytes start with once blanked,
+// the rest being spaces (XML white space), so readers find a valid packet
+// holding nothing rather than garbage.
+var emptyXMP = []byte(`<x:xmpmeta xmlns:x="adobe:ns:meta/"/>`)
+
+// spanFill is the byte a blanked item becomes: a space in XMP, else zero.
+func spanFill(kind string) byte {
+	if kind == KindXMP {
+		return ' '
+	}
+	return 0
+}
+
+// nextBox starts the top-level box at offset at, after the header.
+func (h *heifStepper) nextBox(r *Reader, at int64) error {
+	b, err := r.need(8)
+	if err != nil {
+		return err
+	}
+	size, hdr := int64(binary.BigEndian.Uint32(b)), int64(8)
+	typ := string(b[4:8])
+	switch size {
+	case 0:
+		size = math.MaxInt64 - at
+	case 1:
+		if b, err = r.need(16); err != nil {
+			return err
+		}
+		size, hdr = int64(binary.BigEndian.Uint64(b[8:])), 16
+		if size < 0 {
+			return r.problem("HEIF box %q of %d bytes", typ, uint64(size))
+		}
+	}
+	if size < hdr {
+		return r.problem("HEIF box %q of %d bytes", typ, size)
+	}
+	if typ == "moov" {
+		return r.problem("HEIF image sequence (moov box): its tracks are not stripped")
+	}
+	h.boxEnd = at + size
+	if size > math.MaxInt64-at {
+		h.boxEnd = math.MaxInt64
+	}
+	switch {
+	case heifPadding(typ):
+		// Padding holds nothing anyone reads, so nothing may hide in it.
+		r.copyN(hdr)
+		if h.boxEnd == math.MaxInt64 {
+			r.fillRest(0, "")
+			return io.EOF
+		}
+		r.fill(size-hdr, 0, "")
+		h.boxEnd = 0
+		return nil
+	case heifTopKeep[typ] && typ != "meta": // a second meta would be nobody's
+		r.copyN(hdr)
+		return nil
+	}
+	out := append([]byte(nil), b[:hdr]...)
+	copy(out[4:8], "free")
+	r.removed(KindOther, hdr)
+	r.emit(out)
+	if h.boxEnd == math.MaxInt64 {
+		r.fillRest(0, KindOther)
+		return io.EOF
+	}
+	r.fill(size-hdr, 0, KindOther)
+	h.boxEnd = 0
+	return nil
+}
+
+// header reads every box up to the end of meta, blanks what it says in
+// them, queues them, and keeps the item ranges that lie beyond.
+func (h *heifStepper) header(r *Reader) error {
+	var buf []byte
+	limit := r.opts.MaxHeaderBytes
+	for {
+		var hb [16]byte
+		n, err := io.ReadFull(r.src, hb[:8])
+		r.pos += int64(n)
+		buf = append(buf, hb[:n]...)
+		if err != nil {
+			return h.headerEnd(r, buf, err)
+		}
+		size, hdr := uint64(binary.BigEndian.Uint32(hb[:])), 8
+		typ := string(hb[4:8])
+		if size == 1 {
+			n, err := io.ReadFull(r.src, hb[8:16])
+			r.pos += int64(n)
+			buf = append(buf, hb[8:8+n]...)
+			if err != nil {
+				return h.headerEnd(r, buf, err)
+			}
+			size, hdr = binary.BigEndian.Uint64(hb[8:]), 16
+		}
+		start := len(buf) - hdr
+		switch {
+		case typ == "moov":
+			return h.fail(r, buf, "HEIF image sequence (moov box): its tracks are not stripped")
+		case size == 0:
+			return h.fail(r, buf, fmt.Sprintf("HEIF box %q runs to the end of the file before the meta box", typ))
+		case size < uint64(hdr):
+			return h.fail(r, buf, fmt.Sprintf("HEIF box %q of %d bytes", typ, size))
+		case size > uint64(limit-start):
+			return h.fail(r, buf, fmt.Sprintf("HEIF meta box does not end within the first %d bytes", limit))
+		}
+		payload := make([]byte, int(size)-hdr)
+		n, err = io.ReadFull(r.src, payload)
+		r.pos += int64(n)
+		buf = append(buf, payload[:n]...)
+		if err != nil {
+			return h.headerEnd(r, buf, err)
+		}
+		if typ == "meta" {
+			if err := h.edit(r, buf, start); err != nil {
+				return h.fail(r, buf, err.Error())
+			}
+			r.emitRead(buf)
+			return nil
+		}
+	}
+}
+
+// headerEnd handles the input ending, or failing, inside the header.
+func (h *heifStepper) headerEnd(r *Reader, buf []byte, err error) error {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return err
+	}
+	if h.partial {
+		return h.fail(r, buf, fmt.Sprintf("HEIF meta box does not end within the first %d bytes", len(buf)))
+	}
+	return h.fail(r, buf, "HEIF file ends before its meta box does")
+}
+
+// fail zeroes the header held so far (the rest follows as Reader.next
+// zeroes it) and reports why.
+func (h *heifStepper) fail(r *Reader, buf []byte, reason string) error {
+	r.emitRead(make([]byte, len(buf)))
+	p := &Problem{Offset: 0, Reason: reason}
+	r.note(func(rep *Report) { rep.add(KindUnread, 0, int64(len(buf))) })
+	return p
+}
+
+// edit blanks, in the held header buf (whose meta box starts at metaAt),
+// the unknown top-level boxes, the XML and unknown boxes of meta and the
+// bytes of the metadata items it holds, and keeps the item ranges beyond.
+func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
+	top, err := boxesIn(buf, 0, len(buf))
+	if err != nil {
+		return err
+	}
+	for _, b := range top {
+		switch {
+		case heifPadding(b.typ):
+			clear(buf[b.payload:b.end])
+		case !heifTopKeep[b.typ]:
+			blankBox(r, buf, b, KindOther)
+		}
+	}
+	meta := top[len(top)-1]
+	if meta.start != metaAt || meta.payload+4 > meta.end {
+		return errors.New("HEIF meta box too short")
+	}
+	children, err := boxesIn(buf, meta.payload+4, meta.end)
+	if err != nil {
+		return err
+	}
+	var iinf, iloc, idat *box
+	for i := range children {
+		c := &children[i]
+		switch c.typ {
+		case "iinf":
+			iinf = c
+		case "iloc":
+			iloc = c
+		case "idat":
+			idat = c
+		case "xml ", "bxml":
+			blankBox(r, buf, *c, KindXMP)
+		case "free", "skip":
+			clear(buf[c.payload:c.end])
+		default:
+			if !heifMetaKeep[c.typ] {
+				blankBox(r, buf, *c, KindOther)
+			}
+		}
+	}
+	if iinf == nil {
+		return nil // no items: nothing to blank
+	}
+	items, err := metadataItems(buf[iinf.payload:iinf.end])
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	if iloc == nil {
+		return errors.New("HEIF meta box has items and no iloc box")
+	}
+	locs, err := itemLocations(buf[iloc.payload:iloc.end], items)
+	if err != nil {
+		return err
+	}
+	var spans []span
+	for _, l := range locs {
+		kind := items[l.id]
+		r.removed(kind, 0)
+		for i, e := range l.extents {
+			var start, end int64
+			switch l.method {
+			case 0:
+				start, end = e.offset, e.offset+e.length
+				if e.length == 0 || end < start {
+					end = math.MaxInt64
+				}
+			case 1:
+				if idat == nil {
+					return errors.New("HEIF item in idat without an idat box")
+				}
+				start, end = int64(idat.payload)+e.offset, int64(idat.payload)+e.offset+e.length
+				if e.length == 0 || end > int64(idat.end) || end < start {
+					end = int64(idat.end)
+				}
+				if start < int64(idat.payload) || start > int64(idat.end) {
+					return errors.New("HEIF item outside idat")
+				}
+			default:
+				return fmt.Errorf("HEIF item construction method %d not supported", l.method)
+			}
+			spans = append(spans, span{start: start, end: end, kind: kind,
+				exif: kind == KindEXIF && i == 0, xmp: kind == KindXMP && i == 0})
+		}
+	}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	// Overlapping ranges are merged into zeros: a file that points two
+	// items at the same bytes gets no minimal block in them.
+	var merged []span
+	for _, s := range spans {
+		if n := len(merged); n > 0 && s.start < merged[n-1].end {
+			last := &merged[n-1]
+			last.end = max(last.end, s.end)
+			last.exif, last.xmp = false, false
+			continue
+		}
+		merged = append(merged, s)
+	}
+	held := int64(len(buf))
+	// Item data within the held header must lie in idat or in an mdat held
+	// with it: bytes of ftyp or of meta's own boxes are no item's, and
+	// blanking them would rewrite the very boxes that located them.
+	var data []box
+	if idat != nil {
+		data = append(data, *idat)
+	}
+	for _, b := range top {
+		if b.typ == "mdat" {
+			data = append(data, b)
+		}
+	}
+	inData := func(start, end int64) bool {
+		for _, d := range data {
+			if start >= int64(d.payload) && end <= int64(d.end) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range merged {
+		if s.start < held && !inData(s.start, min(s.end, held)) {
+			return fmt.Errorf("HEIF %s item at byte %d lies outside idat and mdat", s.kind, s.start)
+		}
+		if s.start < held {
+			end := min(s.end, held)
+			seg := buf[s.start:end]
+			switch {
+			case s.exif && s.end <= held:
+				out, o := replaceHEIFExif(seg, len(seg))
+				if o != 0 {
+					r.note(func(rep *Report) { rep.Orientation = o })
+				}
+				copy(seg, out)
+			default:
+				for i := range seg {
+					seg[i] = spanFill(s.kind)
+				}
+				if s.xmp && len(seg) >= len(emptyXMP) {
+					copy(seg, emptyXMP)
+				}
+			}
+			r.note(func(rep *Report) { rep.add(s.kind, 0, int64(len(seg))) })
+			if s.end <= held {
+				continue
+			}
+			s.start, s.exif, s.xmp = held, false, false
+		}
+		h.spans = append(h.spans, s)
+	}
+	return nil
+}
+
+// replaceHEIFExif returns n bytes for an Exif item whose first bytes are
+// item: a 4-byte TIFF-header offset of 0 and the minimal EXIF block, then
+// zeros (ISO/IEC 23008-12 A.2.1).
+func replaceHEIFExif(item []byte, n int) ([]byte, int) {
+	var tiff []byte
+	if len(item) >= 4 {
+		if skip := 4 + int64(binary.BigEndian.Uint32(item)); skip <= int64(len(item)) {
+			tiff = item[skip:]
+		}
+	}
+	return replaceEXIF(tiff, make([]byte, 4), n)
+}
+
+// blankBox turns a box held in buf into a "free" box of zeros.
+func blankBox(r *Reader, buf []byte, b box, kind string) {
+	copy(buf[b.start+4:b.start+8], "free")
+	clear(buf[b.payload:b.end])
+	r.removed(kind, int64(b.end-b.start))
+}
+
+// box is a box found in a held buffer: where it starts, where its payload
+// starts and where it ends.
+type box struct {
+	typ                 string
+	start, payload, end int
+}
+
+// boxesIn lists the sibling boxes of b[from:to].
+func boxesIn(b []byte, from, to int) ([]box, error) {
+	var out []box
+	for pos := from; pos < to; {
+		if to-pos < 8 {
+			return nil, fmt.Errorf("HEIF box header cut at byte %d", pos)
+		}
+		size, hdr := uint64(binary.BigEndian.Uint32(b[pos:])), 8
+		switch size {
+		case 0:
+			size = uint64(to - pos)
+		case 1:
+			if to-pos < 16 {
+				return nil, fmt.Errorf("HEIF box header cut at byte %d", pos)
+			}
+			size, hdr = binary.BigEndian.Uint64(b[pos+8:]), 16
+		}
+		if size < uint64(hdr) || size > uint64(to-pos) {
+			return nil, fmt.Errorf("HEIF box %q of %d bytes at byte %d", b[pos+4:pos+8], size, pos)
+		}
+		out = append(out, box{typ: string(b[pos+4 : pos+8]), start: pos, payload: pos + hdr, end: pos + int(size)})
+		pos += int(size)
+	}
+	return out, nil
+}
+
+// metadataItems reads iinf for the items to blank: Exif, and every mime or
+// URI item (XMP is the mime type application/rdf+xml). Infe versions 0 and
+// 1 have no item type, only a content type.
+func metadataItems(b []byte) (map[uint32]string, error) {
+	r := &bin{b: b}
+	version := r.u8()
+	r.skip(3)
+	if version == 0 {
+		r.u16()
+	} else {
+		r.u32()
+	}
+	if r.bad {
+		return nil, errors.New("HEIF iinf box too short")
+	}
+	children, err := boxesIn(b, r.pos, len(b))
+	if err != nil {
+		return nil, err
+	}
+	items := map[uint32]string{}
+	for _, c := range children {
+		if c.typ != "infe" {
+			continue
+		}
+		e := &bin{b: b[c.payload:c.end]}
+		v := e.u8()
+		e.skip(3)
+		var id uint32
+		if v == 3 {
+			id = e.u32()
+		} else {
+			id = uint32(e.u16())
+		}
+		e.u16() // protection index
+		var kind string
+		if v < 2 {
+			e.str() // item name
+			kind = mimeKind(e.str())
+		} else {
+			typ := string(e.take(4))
+			e.str() // item name
+			switch typ {
+			case "Exif":
+				kind = KindEXIF
+			case "mime":
+				kind = mimeKind(e.str())
+			case "uri ":
+				kind = KindOther
+			}
+		}
+		if e.bad {
+			return nil, errors.New("HEIF infe box too short")
+		}
+		if kind != "" {
+			items[id] = kind
+		}
+	}
+	return items, nil
+}
+
+func mimeKind(contentType string) string {
+	if contentType == "application/rdf+xml" {
+		return KindXMP
+	}
+	return KindOther
+}
+
+type extent struct{ offset, length int64 }
+
+type itemLocation struct {
+	id      uint32
+	method  int
+	extents []extent
+}
+
+// itemLocations reads iloc (versions 0 to 2) for the items in want, every
+// extent of each. Items in another file (a data reference other than 0)
+// have no bytes here and are left out.
+func itemLocations(b []byte, want map[uint32]string) ([]itemLocation, error) {
+	r := &bin{b: b}
+	version := r.u8()
+	r.skip(3)
+	sizes := r.u8()
+	offsetSize, lengthSize := int(sizes>>4), int(sizes&15)
+	sizes = r.u8()
+	baseSize, indexSize := int(sizes>>4), int(sizes&15)
+	if version == 0 {
+		indexSize = 0
+	}
+	for _, s := range []int{offsetSize, lengthSize, baseSize, indexSize} {
+		if s != 0 && s != 4 && s != 8 {
+			return nil, fmt.Errorf("HEIF iloc field size %d", s)
+		}
+	}
+	var count uint32
+	if version < 2 {
+		count = uint32(r.u16())
+	} else {
+		count = r.u32()
+	}
+	var out []itemLocation
+	for i := uint32(0); i < count && !r.bad; i++ {
+		var l itemLocation
+		if version < 2 {
+			l.id = uint32(r.u16())
+		} else {
+			l.id = r.u32()
+		}
+		if version >= 1 {
+			l.method = int(r.u16() & 15)
+		}
+		ref := r.u16()
+		base := r.uint(baseSize)
+		n := int(r.u16())
+		if per := indexSize + offsetSize + lengthSize; n*per > len(r.b)-r.pos {
+			return nil, errors.New("HEIF iloc box too short")
+		}
+		for range n {
+			r.uint(indexSize)
+			off, length := r.uint(offsetSize), r.uint(lengthSize)
+			if base > math.MaxInt64/2 || off > math.MaxInt64/2 || length > math.MaxInt64/2 {
+				return nil, errors.New("HEIF iloc offset out of range")
+			}
+			l.extents = append(l.extents, extent{offset: int64(base + off), length: int64(length)})
+		}
+		if n == 0 {
+			// No extent: the whole data reference, which for a file item
+			// means from base to its end.
+			l.extents = []extent{{offset: int64(min(base, math.MaxInt64/2)), length: 0}}
+		}
+		if _, ok := want[l.id]; ok && ref == 0 {
+			out = append(out, l)
+		}
+	}
+	if r.bad {
+		return nil, errors.New("HEIF iloc box too short")
+	}
+	return out, nil
+}
+
+// bin reads big-endian fields and remembers running short instead of
+// failing at each step.
+type bin struct {
+	b   []byte
+	pos int
+	bad bool
+}
+
+func (r *bin) take(n int) []byte {
+	if r.bad || n > len(r.b)-r.pos {
+		r.bad = true
+		return make([]byte, n)
+	}
+	p := r.b[r.pos : r.pos+n]
+	r.pos += n
+	return p
+}
+
+func (r *bin) skip(n int)  { r.take(n) }
+func (r *bin) u8() byte    { return r.take(1)[0] }
+func (r *bin) u16() uint16 { return binary.BigEndian.Uint16(r.take(2)) }
+func (r *bin) u32() uint32 { return binary.BigEndian.Uint32(r.take(4)) }
+
+func (r *bin) uint(size int) uint64 {
+	switch size {
+	case 4:
+		return uint64(r.u32())
+	case 8:
+		return binary.BigEndian.Uint64(r.take(8))
+	}
+	return 0
+}
+
+// str reads a NUL-terminated string; a missing NUL ends it at the box's end.
+func (r *bin) str() string {
+	if r.bad {
+		return ""
+	}
+	rest := r.b[r.pos:]
+	i := bytes.IndexByte(rest, 0)
+	if i < 0 {
+		r.pos = len(r.b)
+		return string(rest)
+	}
+	r.pos += i + 1
+	return string(rest[:i])
+}

@@ -1,0 +1,245 @@
+package metastrip
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+)
+
+// JPEG (ITU T.81, JFIF, EXIF 2.32 section 4.5.4). Segments are kept by an
+// allow list: what decoders need (SOFn, DHT, DQT, DRI, SOS and the scans) and
+// what changes how the picture looks: APP0 JFIF/JFXX, APP2 ICC_PROFILE and
+// APP14 Adobe (its colour transform). APP1 Exif becomes a minimal Exif
+// segment holding only Orientation; every other APPn (XMP and extended XMP,
+// APP13 IPTC/Photoshop, APP2 MPF and FlashPix, APP11 JUMBF/C2PA, vendors'),
+// COM, and everything after the primary image's EOI (MPF secondary images
+// such as HDR gain maps, motion-photo video, vendor trailers) is blanked.
+//
+// A segment is blanked with fill bytes (0xFF): T.81 B.1.1.2 lets any number
+// of them precede a marker, so the file stays exactly as long, needs no
+// segment of its own, and every decoder skips them.
+
+// jpegFill is the byte a blanked segment becomes.
+const jpegFill = 0xFF
+
+// Identifiers of the APPn segments told apart (with their NUL).
+var (
+	idJFIF      = []byte("JFIF\x00")
+	idJFXX      = []byte("JFXX\x00")
+	idExif      = []byte("Exif\x00") // the second NUL is sometimes 0xFF
+	idXMP       = []byte("http://ns.adobe.com/xap/1.0/\x00")
+	idXMPExt    = []byte("http://ns.adobe.com/xmp/extension/\x00")
+	idICC       = []byte("ICC_PROFILE\x00")
+	idAdobe     = []byte("Adobe")
+	jpegIDPeek  = 4 + len(idXMPExt) // marker, length and the longest identifier
+	jpegExifHdr = 4 + 6             // marker, length, "Exif\0\0"
+)
+
+type jpegPhase int
+
+const (
+	jpegStart   jpegPhase = iota // SOI expected
+	jpegHeader                   // a marker expected
+	jpegEntropy                  // entropy-coded data of a scan
+	jpegTrailer                  // after EOI
+)
+
+type jpegStepper struct{ phase jpegPhase }
+
+func (j *jpegStepper) step(r *Reader) error {
+	switch j.phase {
+	case jpegStart:
+		if _, err := r.need(2); err != nil {
+			return err
+		}
+		r.copyN(2) // SOI: New recognised FF D8 FF
+		j.phase = jpegHeader
+		return nil
+	case jpegEntropy:
+		return j.entropy(r)
+	case jpegTrailer:
+		if b, err := r.peek(1); err != nil || len(b) == 0 {
+			return cmpErr(err, io.EOF)
+		}
+		r.removed(KindTrailer, 0)
+		r.fillRest(0, KindTrailer)
+		return io.EOF
+	}
+	return j.marker(r)
+}
+
+// marker handles what follows a segment: a marker, possibly after fill
+// bytes, or junk that belongs to no segment (zeroed, as libjpeg skips it).
+func (j *jpegStepper) marker(r *Reader) error {
+	b, err := r.peek(2)
+	switch {
+	case err != nil:
+		return err
+	case len(b) == 0:
+		return io.EOF // the file ends without EOI: nothing more to send
+	case b[0] != 0xFF:
+		buf, _ := r.peek(r.src.Buffered())
+		n := bytes.IndexByte(buf, 0xFF)
+		if n < 0 {
+			n = len(buf)
+		}
+		r.fill(int64(n), 0, KindJunk)
+		return nil
+	case len(b) < 2:
+		r.copyN(1) // a last fill byte: harmless, and what a blanked last segment leaves
+		return nil
+	}
+	m := b[1]
+	switch {
+	case m == 0xFF: // fill bytes: copy the run but its last 0xFF, which starts the marker
+		buf, _ := r.peek(r.src.Buffered())
+		n := 0
+		for n < len(buf) && buf[n] == 0xFF {
+			n++
+		}
+		r.copyN(int64(max(n-1, 1)))
+		return nil
+	case m == 0x00: // a stuffed zero outside a scan: junk
+		r.fill(2, 0, KindJunk)
+		return nil
+	case m == 0xD9: // EOI
+		r.copyN(2)
+		j.phase = jpegTrailer
+		return nil
+	case m >= 0xD0 && m <= 0xD8, m == 0x01: // RSTn, SOI, TEM: no length
+		r.copyN(2)
+		return nil
+	}
+	return j.segment(r, m)
+}
+
+// segment handles a marker segment: FF m, a two-byte length, the payload.
+func (j *jpegStepper) segment(r *Reader, m byte) error {
+	b, err := r.peek(jpegIDPeek)
+	if err != nil {
+		return err
+	}
+	if len(b) < 4 {
+		return errTruncated
+	}
+	length := int(binary.BigEndian.Uint16(b[2:4]))
+	if length < 2 {
+		return r.problem("JPEG segment FF%02X of length %d", m, length)
+	}
+	total := int64(2 + length)
+	id := b[4:min(len(b), 2+length)] // the identifier cannot run past the segment
+	kind := ""
+	switch {
+	case m == 0xE0:
+		if !bytes.HasPrefix(id, idJFIF) && !bytes.HasPrefix(id, idJFXX) {
+			kind = KindOther
+		}
+	case m == 0xE1 && bytes.HasPrefix(id, idExif):
+		return j.exif(r, length)
+	case m == 0xE1 && (bytes.HasPrefix(id, idXMP) || bytes.HasPrefix(id, idXMPExt)):
+		kind = KindXMP
+	case m == 0xE2:
+		if !bytes.HasPrefix(id, idICC) {
+			kind = KindOther
+		}
+	case m == 0xED:
+		kind = KindIPTC
+	case m == 0xEE:
+		if !bytes.HasPrefix(id, idAdobe) {
+			kind = KindOther
+		}
+	case m >= 0xE1 && m <= 0xEF:
+		kind = KindOther
+	case m == 0xFE:
+		kind = KindComment
+	}
+	if kind != "" {
+		r.removed(kind, 0)
+		r.fill(total, jpegFill, kind)
+		return nil
+	}
+	r.copyN(total)
+	if m == 0xDA { // SOS: its scan's entropy-coded data follows
+		j.phase = jpegEntropy
+	}
+	return nil
+}
+
+// exif replaces an APP1 Exif segment with a minimal one holding only
+// Orientation, followed by fill bytes up to the segment's length.
+func (j *jpegStepper) exif(r *Reader, length int) error {
+	total := 2 + length
+	seg, err := r.peek(total) // at most 65,537 bytes: within the buffer
+	if err != nil {
+		return err
+	}
+	min := jpegExifHdr + minimalEXIFLen
+	var tiff []byte
+	if len(seg) > jpegExifHdr {
+		tiff = seg[jpegExifHdr:]
+	}
+	if total < min {
+		r.removed(KindEXIF, 0)
+		r.fill(int64(total), jpegFill, KindEXIF)
+		return nil
+	}
+	o := max(orientation(tiff), 1)
+	out := make([]byte, 0, min)
+	out = append(out, 0xFF, 0xE1)
+	out = binary.BigEndian.AppendUint16(out, uint16(min-2))
+	out = append(out, "Exif\x00\x00"...)
+	out = append(out, minimalEXIF(o)...)
+	r.note(func(rep *Report) { rep.Orientation = o })
+	if total == min && bytes.Equal(seg, out) {
+		r.copyN(int64(total)) // already minimal: nothing to report
+		return nil
+	}
+	r.removed(KindEXIF, int64(min))
+	r.emit(out)
+	r.fill(int64(total-min), jpegFill, KindEXIF)
+	return nil
+}
+
+// entropy copies a scan's entropy-coded data up to the next marker: 0xFF is
+// always followed by a stuffed 0x00, a restart marker, a fill byte or the
+// marker that ends the scan. It copies everything buffered up to that marker
+// in one op: a 10 MB scan has some 40,000 stuffed bytes.
+func (j *jpegStepper) entropy(r *Reader) error {
+	buf, err := r.peek(max(r.src.Buffered(), 2))
+	if err != nil {
+		return err
+	}
+	switch len(buf) {
+	case 0:
+		return io.EOF
+	case 1:
+		r.copyN(1) // the file ends inside the scan
+		return nil
+	}
+	for i := 0; i < len(buf); {
+		k := bytes.IndexByte(buf[i:], 0xFF)
+		if k < 0 {
+			r.copyN(int64(len(buf)))
+			return nil
+		}
+		i += k
+		if i+1 == len(buf) {
+			// The byte after this 0xFF is not buffered yet: copy up to
+			// it, and decide on the next step.
+			r.copyN(int64(max(i, 1)))
+			return nil
+		}
+		switch m := buf[i+1]; {
+		case m == 0x00, m >= 0xD0 && m <= 0xD7:
+			i += 2
+		case m == 0xFF:
+			i++
+		default:
+			r.copyN(int64(i))
+			j.phase = jpegHeader
+			return nil
+		}
+	}
+	r.copyN(int64(len(buf)))
+	return nil
+}

@@ -1,0 +1,153 @@
+package metastrip
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+)
+
+// PNG (ISO/IEC 15948, third edition). Critical chunks pass, and the
+// ancillary chunks that change how the picture looks or moves: tRNS, gAMA,
+// cHRM, sRGB, iCCP, cICP, mDCV, cLLI, sBIT, bKGD, hIST, pHYs, sPLT, and
+// APNG's acTL, fcTL, fdAT. eXIf keeps its length and holds the minimal EXIF
+// block (Orientation only); every other ancillary chunk (tEXt, zTXt, iTXt,
+// tIME, C2PA's caBX, private chunks) becomes a padBlank chunk of zeros, and
+// whatever follows IEND is zeroed. Chunk lengths never change, and each
+// rewritten chunk gets its own CRC.
+
+// pngPadType names a blanked chunk: ancillary, private, reserved bit clear,
+// safe to copy (lower, lower, upper, lower), so decoders skip it.
+const pngPadType = "blNk"
+
+var pngKeep = map[string]bool{
+	"tRNS": true, "gAMA": true, "cHRM": true, "sRGB": true, "iCCP": true,
+	"cICP": true, "mDCV": true, "mDCv": true, "cLLI": true, "cLLi": true,
+	"sBIT": true, "bKGD": true, "hIST": true, "pHYs": true, "sPLT": true,
+	"acTL": true, "fcTL": true, "fdAT": true,
+}
+
+var pngKinds = map[string]string{
+	"eXIf": KindEXIF, "tEXt": KindText, "zTXt": KindText, "iTXt": KindText, "tIME": KindTime,
+}
+
+type pngStepper struct {
+	started, ended bool
+	// crc, when set, is the CRC still to write after a rewritten chunk's
+	// zeros: computed once they have streamed, so a chunk claiming 2 GB in
+	// a short file costs nothing.
+	crc func() uint32
+}
+
+func (s *pngStepper) step(r *Reader) error {
+	if s.crc != nil {
+		r.emit(binary.BigEndian.AppendUint32(nil, s.crc()))
+		s.crc = nil
+		return nil
+	}
+	switch {
+	case !s.started:
+		if _, err := r.need(8); err != nil {
+			return err
+		}
+		r.copyN(8) // the signature New recognised
+		s.started = true
+		return nil
+	case s.ended:
+		if b, err := r.peek(1); err != nil || len(b) == 0 {
+			return cmpErr(err, io.EOF)
+		}
+		r.removed(KindTrailer, 0)
+		r.fillRest(0, KindTrailer)
+		return io.EOF
+	}
+	h, err := r.need(8)
+	if err != nil {
+		return err
+	}
+	length := int64(binary.BigEndian.Uint32(h))
+	typ := string(h[4:8])
+	if length > 1<<31-1 || !pngChunkName(typ) {
+		return r.problem("PNG chunk %q of length %d", typ, length)
+	}
+	switch {
+	case typ == "IEND":
+		s.ended = true
+		r.copyN(12 + length)
+	case typ[0]&0x20 == 0 || pngKeep[typ]: // critical, or kept
+		r.copyN(12 + length)
+	case typ == "eXIf":
+		s.exif(r, h, length)
+	case typ == pngPadType:
+		s.blank(r, h, length, "") // blanked already, or posing as such
+	default:
+		kind := pngKinds[typ]
+		if kind == "" {
+			kind = KindOther
+		}
+		s.blank(r, h, length, kind)
+	}
+	return nil
+}
+
+// pngChunkName reports whether typ is four ASCII letters, as the format
+// requires of every chunk type.
+func pngChunkName(typ string) bool {
+	for i := range 4 {
+		if c := typ[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// blank turns a chunk into a padBlank chunk of zeros of the same length.
+func (s *pngStepper) blank(r *Reader, h []byte, length int64, kind string) {
+	hdr := make([]byte, 8)
+	copy(hdr, h[:4])
+	copy(hdr[4:], pngPadType)
+	r.removed(kind, 12)
+	r.emit(hdr)
+	r.fill(length, 0, kind)
+	s.crc = func() uint32 { return crcZeros(crc32.Update(0, crc32.IEEETable, hdr[4:]), length) }
+}
+
+// exif keeps the eXIf chunk's length and puts the minimal EXIF block in it.
+func (s *pngStepper) exif(r *Reader, h []byte, length int64) {
+	b, _ := r.peek(int(min(12+length, maxEXIFPeek)))
+	var tiff []byte
+	if len(b) > 8 {
+		tiff = b[8:min(len(b), 8+int(min(length, maxEXIFPeek)))]
+	}
+	k := int(min(length, maxEXIFPeek-12))
+	data, o := replaceEXIF(tiff, nil, k)
+	hdr := append([]byte(nil), h[:8]...)
+	crc := func() uint32 {
+		c := crc32.Update(0, crc32.IEEETable, hdr[4:])
+		return crcZeros(crc32.Update(c, crc32.IEEETable, data), length-int64(k))
+	}
+	if o != 0 {
+		r.note(func(rep *Report) { rep.Orientation = o })
+	}
+	if int64(len(b)) == 12+length && string(b[8:8+k]) == string(data) &&
+		string(b[8+k:]) == string(binary.BigEndian.AppendUint32(nil, crc())) {
+		r.copyN(12 + length) // already minimal: nothing to report
+		return
+	}
+	r.removed(KindEXIF, 12+int64(k))
+	r.emit(hdr)
+	r.emit(data)
+	r.fill(length-int64(k), 0, KindEXIF)
+	s.crc = crc
+}
+
+var zeroBlock [32 << 10]byte
+
+// crcZeros continues crc over n zero bytes.
+func crcZeros(crc uint32, n int64) uint32 {
+	for n > 0 {
+		k := min(n, int64(len(zeroBlock)))
+		crc = crc32.Update(crc, crc32.IEEETable, zeroBlock[:k])
+		n -= k
+	}
+	return crc
+}

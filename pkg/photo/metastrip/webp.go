@@ -1,0 +1,114 @@
+package metastrip
+
+import (
+	"encoding/binary"
+	"io"
+)
+
+// WebP (RIFF container, RFC 9649). The image chunks pass (VP8, VP8L, ALPH,
+// ANIM, ANMF), as do VP8X and ICCP. The EXIF chunk keeps its size and holds
+// the minimal EXIF block (Orientation only), so VP8X's EXIF flag stays true;
+// XMP and every unknown chunk become JUNK chunks of zeros (RIFF's padding,
+// which readers skip) and VP8X's XMP flag is cleared. Since no chunk changes
+// size, the RIFF size in the header, written before any chunk is seen, stays
+// right without buffering the chunk list. Bytes past the RIFF size are
+// zeroed.
+
+const webpPadType = "JUNK"
+
+// VP8X flag bits (RFC 9649 section 2.7).
+const webpXMPFlag = 0x04
+
+type webpStepper struct {
+	started bool
+	end     int64 // where the RIFF size says the file ends
+	trailer bool
+}
+
+func (s *webpStepper) step(r *Reader) error {
+	if !s.started {
+		h, err := r.need(12)
+		if err != nil {
+			return err
+		}
+		s.end = 8 + int64(binary.LittleEndian.Uint32(h[4:8]))
+		s.started = true
+		r.copyN(12)
+		return nil
+	}
+	at := r.pos + r.queued()
+	if s.trailer || at >= s.end {
+		if b, err := r.peek(1); err != nil || len(b) == 0 {
+			return cmpErr(err, io.EOF)
+		}
+		r.removed(KindTrailer, 0)
+		r.fillRest(0, KindTrailer)
+		return io.EOF
+	}
+	h, err := r.need(8)
+	if err != nil {
+		return err
+	}
+	fourcc := string(h[:4])
+	size := int64(binary.LittleEndian.Uint32(h[4:8]))
+	padded := size + size&1
+	switch fourcc {
+	case "VP8 ", "VP8L", "ALPH", "ANIM", "ANMF", "ICCP":
+		r.copyN(8 + padded)
+	case "VP8X":
+		b, err := r.peek(int(min(8+size, 9)))
+		if err != nil {
+			return err
+		}
+		if len(b) < 9 || b[8]&webpXMPFlag == 0 {
+			r.copyN(8 + padded)
+			break
+		}
+		out := append([]byte(nil), b[:9]...)
+		out[8] &^= webpXMPFlag
+		r.emit(out)
+		r.copyN(padded - 1)
+	case "EXIF":
+		s.exif(r, h, size, padded)
+	case webpPadType:
+		r.emit(append([]byte(nil), h[:8]...))
+		r.fill(padded, 0, "") // blanked already, or posing as such
+	default:
+		kind := KindOther
+		if fourcc == "XMP " {
+			kind = KindXMP
+		}
+		hdr := append([]byte(webpPadType), h[4:8]...)
+		r.removed(kind, 8)
+		r.emit(hdr)
+		r.fill(padded, 0, kind)
+	}
+	return nil
+}
+
+// exif keeps the EXIF chunk's size and puts the minimal EXIF block in it,
+// after the "Exif\0\0" prefix some writers put there.
+func (s *webpStepper) exif(r *Reader, h []byte, size, padded int64) {
+	b, _ := r.peek(int(min(8+size, maxEXIFPeek)))
+	var data []byte
+	if len(b) > 8 {
+		data = b[8:]
+	}
+	var prefix []byte
+	if len(data) >= 6 && string(data[:6]) == "Exif\x00\x00" {
+		prefix = []byte("Exif\x00\x00")
+	}
+	k := int(min(size, maxEXIFPeek-8))
+	out, o := replaceEXIF(data[min(len(prefix), len(data)):], prefix, k)
+	if o != 0 {
+		r.note(func(rep *Report) { rep.Orientation = o })
+	}
+	if int64(k) == size && len(data) >= k && string(data[:k]) == string(out) {
+		r.copyN(8 + padded) // already minimal: nothing to report
+		return
+	}
+	r.removed(KindEXIF, 8+int64(k))
+	r.emit(append([]byte(nil), h[:8]...))
+	r.emit(out)
+	r.fill(padded-int64(k), 0, KindEXIF)
+}
