@@ -47,6 +47,9 @@ func main() {
 	pacingInstances := flag.String("pacing-instances", "2,4,10", "pacing: the numbers of instances N to compare")
 	pacingDuration := flag.Duration("pacing-duration", time.Minute, "pacing: how long uploads arrive at rate R in each run")
 	pacingSkew := flag.Duration("pacing-skew", 100*time.Millisecond, "pacing: the instances' clock skew for the skew runs (0 skips them)")
+	slidingRate := flag.Float64("sliding-rate", 30, "pacing: the service's sliding-log limit, requests per 60 s (its public backend's is 30)")
+	slidingInstances := flag.String("sliding-instances", "1,2,4,10", "pacing: the numbers of instances N run against the sliding log, all at once")
+	slidingDuration := flag.Duration("sliding-duration", 5*time.Minute, "pacing: how long uploads arrive in each sliding-log run (0 skips them)")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -58,12 +61,18 @@ func main() {
 		fmt.Fprintf(os.Stderr, "benchreport: -pacing-instances: %v\n", err)
 		os.Exit(2)
 	}
+	sns, err := parseInstances(*slidingInstances)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchreport: -sliding-instances: %v\n", err)
+		os.Exit(2)
+	}
 	if tc.SimBurst <= 0 {
 		tc.SimBurst = tc.Instances
 	}
 	opts := options{out: *out, stages: strings.Split(*stages, ","), images: *images, warmup: *warmup,
 		coldStarts: *coldStarts, throughput: tc,
-		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew}}
+		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew,
+			SlidingRate: *slidingRate, SlidingInstances: sns, SlidingDuration: *slidingDuration}}
 	if err := run(ctx, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
 		os.Exit(1)

@@ -21,13 +21,17 @@ import (
 // throughputConfig is the load: the service's limit and latency, and the
 // pipeline's shape.
 type throughputConfig struct {
-	RatePerMinute float64       // R: the simulator's limit and GEO_RATE_PER_MINUTE
-	SimBurst      int           // the simulator's token bucket burst
-	Latency       time.Duration // L: the simulator's latency per prediction
-	Instances     int           // N: concurrent function instances (GEO_MAX_CONCURRENCY)
-	BatchSize     int
-	Duration      time.Duration // how long uploads arrive, at rate R
-	RetryDelay    time.Duration // local shortening of the visibility timeout for failed messages
+	RatePerMinute float64 // R: the simulator's limit and GEO_RATE_PER_MINUTE
+	SimBurst      int     // the simulator's token bucket burst
+	// SlidingLog limits the simulator with the service's own limiter, a
+	// sliding log of whole-second timestamps (R per 60 s), instead of the
+	// token bucket of SimBurst.
+	SlidingLog bool
+	Latency    time.Duration // L: the simulator's latency per prediction
+	Instances  int           // N: concurrent function instances (GEO_MAX_CONCURRENCY)
+	BatchSize  int
+	Duration   time.Duration // how long uploads arrive, at rate R
+	RetryDelay time.Duration // local shortening of the visibility timeout for failed messages
 	// Pacing is GEO_PACING: predictor.PacingShared or PacingInstance.
 	Pacing string
 	// ConfiguredRate is GEO_RATE_PER_MINUTE; 0 means R (correctly set).
@@ -79,8 +83,7 @@ type throughputResult struct {
 // while N instances, each its own handler configured as the stack
 // configures it, drain the queue against a rate-limited simulator.
 func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughputConfig, progress func(string, ...any)) (*throughputResult, error) {
-	sim, simURL, stopSim, err := startSimulator(
-		geosim.WithRateLimit(tc.RatePerMinute, tc.SimBurst), geosim.WithLatency(tc.Latency))
+	sim, simURL, stopSim, err := startSimulator(tc.limiter(), geosim.WithLatency(tc.Latency))
 	if err != nil {
 		return nil, err
 	}

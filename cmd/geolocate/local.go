@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
@@ -39,12 +40,17 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard and --dashboard-demo, and, when given, for the results pipe whose events the run prints (make synth writes it; default: the default configuration's pipe)")
 		eventsFile  = fs.String("events", "", "write each result event the stack's results pipe would publish (one per photo that reaches a final status) to this file, as JSON lines")
 		demo        = fs.String("dashboard-demo", "", "instead of a run, write the stack's dashboard drawn from a simulated busy day (uploads all day and a half-hour outage of the service, played in seconds on a simulated clock) to this HTML file: what the dashboard looks like in operation")
+		profile     = fs.String("profile", string(geosim.ProfileContract), "the simulator's profile: contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its own key header, 30 predictions a minute)")
 		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
 		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
 		asMap       = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	simProfile, err := geosim.ParseProfile(*profile)
+	if err != nil {
+		return usageError{fmt.Errorf("--profile: %w", err)}
 	}
 	mode, err := checkUploadMetadata(*meta, true)
 	if err != nil {
@@ -99,6 +105,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		Watch:         *watch,
 		Unversioned:   *unversioned,
 		Notifications: *notify,
+		Profile:       simProfile,
 		Getenv:        c.getenv,
 		Progress:      c.stderr,
 	}
@@ -261,13 +268,20 @@ func writeMonitorReport(w io.Writer, rep *monitor.Report, failure string) {
 	}
 	fmt.Fprintf(tw, "monitor\t%s\n", health)
 	if cr := rep.Credits; cr != nil {
-		fmt.Fprintf(tw, "credits remaining\t%g\n", cr.Remaining)
+		fmt.Fprintf(tw, "credits remaining\t%g (%s)\n", cr.Remaining, cr.Source)
+	}
+	if rep.CreditNote != "" {
+		fmt.Fprintf(tw, "credit watch\t%s\n", rep.CreditNote)
 	}
 	if f := rep.Forecast; f != nil {
 		fmt.Fprintf(tw, "forecast\t%s\n", f.Describe())
 	}
 	if m := rep.Models; m != nil {
-		fmt.Fprintf(tw, "models\t%d ready, %d down, %d unknown\n", m.Ready, m.Down, m.Unknown)
+		public := ""
+		if m.PublicOnly {
+			public = " (the public list: the service lists models only without a key)"
+		}
+		fmt.Fprintf(tw, "models\t%d ready, %d down, %d unknown%s\n", m.Ready, m.Down, m.Unknown, public)
 		configured := "default model"
 		if m.ConfiguredModel != "" {
 			configured = m.ConfiguredModel

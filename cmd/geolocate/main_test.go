@@ -283,7 +283,7 @@ func TestPredictErrors(t *testing.T) {
 		{"no key", nil, func(u string) map[string]string { return simEnv(u, "") },
 			[]string{imgJPEG}, "predict: no API key", 0},
 		{"wrong key", nil, func(u string) map[string]string { return simEnv(u, "geo_test_fake_key_wrong") },
-			[]string{imgJPEG}, "predict " + imgJPEG + ": unauthorized (401)", 1},
+			[]string{imgJPEG}, "predict " + imgJPEG + ": the service refused this key (401)", 1},
 		{"out of credits", func(c *geosim.Config) { c.NoCredits = true }, nil,
 			[]string{imgJPEG, imgPNG}, "predict " + imgJPEG + ": out of credits (402)", 1},
 		{"not an image", nil, nil, []string{imgNotImage}, "predict " + imgNotImage + ":", 0},
@@ -428,7 +428,7 @@ func TestModels(t *testing.T) {
 		t.Errorf("keyed list %+v", list)
 	}
 	r = runCLI(t, simEnv(url, "geo_test_fake_key_wrong"), nil, "models")
-	assertOneLineError(t, r, "models: unauthorized (401)")
+	assertOneLineError(t, r, "models: the service refused this key (401)")
 }
 
 func TestCredits(t *testing.T) {

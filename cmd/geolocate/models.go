@@ -30,6 +30,13 @@ func runModels(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(c.stderr, "geolocate: models: no API key, so public models only: the whitelist models granted to your organisation are listed with %s (or --secret-id)\n", envvars.APIKey)
 	}
 	out, err := client.Models(ctx, &geoapi.ModelsInput{})
+	if geoapi.KeyNotAccepted(err) {
+		// The service lists models only to callers without a key (the
+		// public backend): the public ones, then, and say what is missing.
+		fmt.Fprintln(c.stderr, "geolocate: models: the service lists models only without an API key (it takes keys only for predictions): "+
+			"showing the public models; whitelist models granted to your organisation are not listed")
+		out, err = client.Models(ctx, &geoapi.ModelsInput{Anonymous: true})
+	}
 	if err != nil {
 		return describe(err)
 	}

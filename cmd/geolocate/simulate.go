@@ -31,8 +31,10 @@ func runSimulate(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("simulate", "")
 	var (
 		addr      = fs.String("addr", "127.0.0.1:8080", "loopback address to listen on (port 0 picks a free one)")
-		perMinute = fs.Float64("rate-per-minute", 0, "requests per minute allowed per account (0: unlimited)")
-		burst     = fs.Int("burst", 1, "rate limiter burst")
+		perMinute = fs.Float64("rate-per-minute", 0, "requests per minute allowed (0: unlimited; the backend profile's default is 30)")
+		limiter   = fs.String("limiter", string(geosim.LimiterSlidingLog), "rate limiter: sliding-log (the service's: whole-second timestamps over a 60 s window) or token-bucket")
+		burst     = fs.Int("burst", 1, "token bucket burst (--limiter token-bucket)")
+		profile   = fs.String("profile", string(geosim.ProfileContract), "contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its key header "+geosim.BackendKeyHeader+")")
 		latency   = fs.Duration("latency", 0, "processing time added to every prediction")
 		credits   = fs.Int("credits", geosim.DefaultAllowance, "subscription allowance of the demo account")
 		seed      = fs.Uint64("seed", 1, "seed of the fault injection random source")
@@ -47,8 +49,22 @@ func runSimulate(ctx context.Context, c *cli, args []string) error {
 	if !strings.HasPrefix(*key, simulatorKeyPrefix) || len(*key) == len(simulatorKeyPrefix) {
 		return usageError{fmt.Errorf("--key %q: a simulator key starts with %s and goes on", *key, simulatorKeyPrefix)}
 	}
+	simProfile, err := geosim.ParseProfile(*profile)
+	if err != nil {
+		return usageError{fmt.Errorf("--profile: %w", err)}
+	}
+	kind, err := geosim.ParseLimiter(*limiter)
+	if err != nil {
+		return usageError{fmt.Errorf("--limiter: %w", err)}
+	}
+	limit := func(cfg *geosim.Config) {
+		if flagGiven(fs, "rate-per-minute") || kind == geosim.LimiterTokenBucket {
+			cfg.Limiter, cfg.RatePerMinute, cfg.RateBurst = kind, *perMinute, *burst
+		}
+	}
 	sim := geosim.New(
-		geosim.WithRateLimit(*perMinute, *burst),
+		geosim.WithProfile(simProfile),
+		limit,
 		geosim.WithLatency(*latency),
 		geosim.WithSeed(*seed),
 		geosim.WithLogger(slog.New(slog.NewJSONHandler(c.stderr, nil))),
@@ -64,6 +80,9 @@ func runSimulate(ctx context.Context, c *cli, args []string) error {
 		// A simulator key: fake by construction (geo_sim_), and the same
 		// every time, so the README's export line can be pasted as it is.
 		fmt.Fprintf(c.stdout, "export %s=%s\n", envvars.APIKey, sim.DemoKey())
+		if simProfile == geosim.ProfileBackend {
+			fmt.Fprintf(c.stdout, "export %s=%s\n", envvars.APIKeyHeader, geosim.BackendKeyHeader)
+		}
 	}
 	start := time.Now()
 	if err := sim.ListenAndServe(ctx, *addr, ready); err != nil {

@@ -240,6 +240,13 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 
 func statusCredits(ctx context.Context, tw *tabwriter.Writer, client *geoapi.Client, problem func(string, error)) {
 	out, err := client.Credits(ctx, &geoapi.CreditsInput{})
+	if geoapi.KeyNotAccepted(err) {
+		// A known state of the service, not a failure: the monitor watches
+		// the credits from what the pipeline knows (its forecast below).
+		fmt.Fprintf(tw, "credits	not readable with an API key (the service takes keys only for predictions): "+
+			"the monitor estimates them from a declared or last read balance (geolocate credits --declare)\n")
+		return
+	}
 	if err != nil {
 		problem("credits", describe(err))
 		return

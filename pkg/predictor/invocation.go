@@ -29,12 +29,13 @@ type invocation struct {
 
 func (h *Handler) newInvocation(ctx context.Context) *invocation {
 	deadline, _ := ctx.Deadline()
+	logger := lambdarun.WithRequestID(ctx, h.deps.Logger)
 	return &invocation{
 		h:        h,
 		deadline: deadline,
 		start:    h.opts.Clock(),
-		logger:   lambdarun.WithRequestID(ctx, h.deps.Logger),
-		metrics:  newMetrics(h.deps.Metrics, h.cfg.MetricNamespace, h.cfg.PipelineName),
+		logger:   logger,
+		metrics:  newMetrics(h.deps.Metrics, h.cfg.MetricNamespace, h.cfg.PipelineName, logger),
 	}
 }
 

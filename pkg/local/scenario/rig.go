@@ -386,6 +386,14 @@ func (r *Rig) newMonitor() (*monitor.Monitor, error) {
 	})
 }
 
+// DeclareCredits stores a balance as an operator would with geolocate
+// credits --declare: the anchor of the monitor's estimate while the service
+// refuses API keys on its credit summary.
+func (r *Rig) DeclareCredits(ctx context.Context, credits float64) error {
+	h := monitor.NewHistory(r.opts.DynamoDB, r.opts.Table, r.opts.StackName, 0)
+	return h.Declare(ctx, monitor.Declared{Remaining: credits, At: r.clock.Now(), By: "scenario"})
+}
+
 // keys is a function's cached key provider on the rig's secret, its refresh
 // limit on the simulated clock.
 func (r *Rig) keys(secretID string) (*secretkey.SecretsManagerProvider, error) {
