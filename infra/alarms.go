@@ -136,21 +136,25 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 
 	specs := []alarmSpec{
 		{
-			id:          "CreditsLow",
-			description: "Remaining credits are below creditsLowThreshold; top up before predictions stop.",
-			metric:      m.metric(metricnames.CreditsRemaining, "Minimum", monitorPeriod),
-			comparison:  awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD,
-			threshold:   cfg.CreditsLowThreshold,
+			id: "CreditsLow",
+			description: "Remaining credits are below creditsLowThreshold; top up before predictions stop. " +
+				"Rests on the service's credit summary (CreditsRemaining) when it takes the API key; when the service " +
+				"refuses keys there, on CreditsEstimated: the last balance read, or one declared with geolocate credits --declare, " +
+				"minus the credits the pipeline's records show consumed since. The monitor's log and report say which.",
+			metric:     creditsKnown(m, monitorPeriod),
+			comparison: awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD,
+			threshold:  cfg.CreditsLowThreshold,
 			// No reading says nothing about credits; keep the last state and
 			// let MonitorHeartbeat report the silence.
 			missingData: awscloudwatch.TreatMissingData_IGNORE,
 		},
 		{
-			id:          "CreditsRunningOut",
-			description: "At the current burn rate credits run out within creditsForecastDays.",
-			metric:      m.metric(metricnames.CreditDaysRemaining, "Minimum", monitorPeriod),
-			comparison:  awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD,
-			threshold:   cfg.CreditsForecastDays,
+			id: "CreditsRunningOut",
+			description: "At the current burn rate credits run out within creditsForecastDays. " +
+				"Rests on the monitor's readings of the balance: the credit summary, or the estimate while the service refuses keys there (see CreditsLow).",
+			metric:     m.metric(metricnames.CreditDaysRemaining, "Minimum", monitorPeriod),
+			comparison: awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD,
+			threshold:  cfg.CreditsForecastDays,
 			// The monitor has no forecast while nothing is being spent, and
 			// none while it is down: keep the last state either way and let
 			// MonitorHeartbeat report a silent monitor, rather than turn OK.
@@ -168,11 +172,12 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			missingData: awscloudwatch.TreatMissingData_IGNORE,
 		},
 		{
-			id:          "MonitorHeartbeat",
-			description: "The schedule invoked the monitor but it reported no healthy run, for two schedule periods in a row: credit and model alarms are blind.",
-			metric:      monitorHeartbeat(p, monitorPeriod),
-			comparison:  awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			threshold:   1,
+			id: "MonitorHeartbeat",
+			description: "The schedule invoked the monitor but it reported no healthy run, for two schedule periods in a row: credit and model alarms are blind. " +
+				"A credit summary that refuses API keys is a known state, not a failure: it does not make a run unhealthy.",
+			metric:     monitorHeartbeat(p, monitorPeriod),
+			comparison: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			threshold:  1,
 			// Two periods: a run reported just after a period boundary
 			// leaves one period with a trigger and no report.
 			evaluationPeriods: 2,
@@ -258,11 +263,12 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			missingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
 		{
-			id:          "OutOfCredits",
-			description: "The service answered 402: the account has no credits left and predictions are not being made.",
-			metric:      sum(metricnames.OutOfCredits),
-			comparison:  awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			threshold:   1,
+			id: "OutOfCredits",
+			description: "The service answered 402: the account has no credits left and predictions are not being made. " +
+				"Rests on the service's own answers to the predictor, whether or not the credit summary can be read.",
+			metric:     sum(metricnames.OutOfCredits),
+			comparison: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			threshold:  1,
 			// A message refused with 402 comes back only after the queue's
 			// visibility timeout, so while credits are out a 402 is seen
 			// once per visibility timeout and the 5-minute periods between
@@ -309,6 +315,23 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 		alarms[s.id] = alarm
 	}
 	return alarms
+}
+
+// creditsKnown is the balance the credit alarms rest on: the credit
+// summary's figure (CreditsRemaining) in a period that has one, else the
+// estimate the monitor makes while the service refuses API keys on the
+// summary (CreditsEstimated). A period with neither has no datapoint
+// (CreditsLow keeps its state; MonitorHeartbeat reports a silent monitor).
+func creditsKnown(m pipelineMetrics, period awscdk.Duration) awscloudwatch.IMetric {
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String("IF(FILL(read, -1) >= 0, read, estimated)"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{
+			"read":      m.metric(metricnames.CreditsRemaining, "Minimum", period),
+			"estimated": m.metric(metricnames.CreditsEstimated, "Minimum", period),
+		},
+		Label:  jsii.String("Credits remaining (read from the service, else estimated)"),
+		Period: period,
+	})
 }
 
 // shortDays is a whole number of days ("2 days").

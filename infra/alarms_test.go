@@ -32,8 +32,13 @@ func TestAlarms(t *testing.T) {
 				// datapoints defaults to periods.
 				datapoints int
 			}{
-				{"CreditsLow", obj{"MetricName": metricnames.CreditsRemaining, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Minimum", "Period": monitorPeriod},
-					"LessThanThreshold", cfg.CreditsLowThreshold, 1, "ignore", 0},
+				// The credit summary's figure, else the monitor's estimate
+				// (the summary refusing API keys).
+				{"CreditsLow", obj{"Metrics": arrayWith(
+					like(obj{"Expression": "IF(FILL(read, -1) >= 0, read, estimated)", "ReturnData": true}),
+					like(obj{"Id": "estimated", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.CreditsEstimated, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Minimum", "Period": monitorPeriod})}),
+					like(obj{"Id": "read", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.CreditsRemaining, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Minimum", "Period": monitorPeriod})}),
+				)}, "LessThanThreshold", cfg.CreditsLowThreshold, 1, "ignore", 0},
 				{"CreditsRunningOut", obj{"MetricName": metricnames.CreditDaysRemaining, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Minimum", "Period": monitorPeriod},
 					"LessThanThreshold", cfg.CreditsForecastDays, 1, "ignore", 0},
 				{"ConfiguredModelUnavailable", obj{"MetricName": metricnames.ConfiguredModelAvailable, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Maximum", "Period": monitorPeriod},

@@ -40,13 +40,15 @@ type alarmScenario struct {
 	name     string
 	duration time.Duration
 	// credits is the account's subscription allowance; default plenty.
-	credits      int
-	key          string
+	credits int
+	key     string
+	// simulator adjusts the service simulator (a profile, say).
+	simulator    []func(*geosim.Config)
 	predictorEnv map[string]string
 	monitorEnv   map[string]string
 	// startAt is the time of day of the deployment (default midnight).
 	startAt time.Duration
-	// causeAt is the minute the trouble starts, from which the README's
+	// causeAt is the minute the trouble starts, from which docs/operations.md's
 	// table counts the minutes to fire.
 	causeAt int
 	// minute runs at the start of every simulated minute (0 = deployment).
@@ -58,7 +60,7 @@ type alarmScenario struct {
 	check func(t *testing.T, r *scenario.Rig)
 }
 
-// scenarioResult is one row of the README's scenario table.
+// scenarioResult is one row of the scenario table in docs/operations.md.
 type scenarioResult struct {
 	Scenario string `json:"scenario"`
 	// Fired is, by alarm id, the minutes from the cause to ALARM.
@@ -190,6 +192,36 @@ func alarmScenarios() []alarmScenario {
 			check: func(t *testing.T, r *scenario.Rig) {
 				if m := firstStatus(r, 402); m < 400 {
 					t.Errorf("first 402 at minute %d, want after the credit alarms", m)
+				}
+			},
+		},
+		{
+			// The same account behind the public backend, whose credit
+			// summary refuses API keys: the operator declared the 400
+			// credits at deployment. The credit alarms fire as when the
+			// balance could be read, from the monitor's estimate, and the
+			// refusal never makes MonitorHeartbeat page.
+			name:     "credits running down, summary refusing API keys",
+			duration: 7 * time.Hour,
+			credits:  400,
+			simulator: []func(*geosim.Config){
+				geosim.WithProfile(geosim.ProfileBackend), geosim.WithKeyHeader(geosim.KeyHeader),
+			},
+			minute: all(at(0, func(t *testing.T, r *scenario.Rig) {
+				if err := r.DeclareCredits(context.Background(), 400); err != nil {
+					t.Fatal(err)
+				}
+			}), steady(1)),
+			want: map[string][]episode{
+				"CreditsRunningOut": {{FiresFrom: 10, FiresBy: 20}},
+				"CreditsLow":        {{FiresFrom: 300, FiresBy: 306}},
+				"OutOfCredits":      {{FiresFrom: 400, FiresBy: 402}},
+			},
+			check: func(t *testing.T, r *scenario.Rig) {
+				for _, c := range r.Sim.Calls() {
+					if c.Endpoint == geosim.PathCredits && c.Status != 401 {
+						t.Fatalf("the credit summary answered %d: the scenario is not the backend's", c.Status)
+					}
 				}
 			},
 		},
@@ -462,7 +494,7 @@ func runAlarmScenario(t *testing.T, stackName string, template []byte, sc alarmS
 		Template: template, StackName: stackName, Start: start,
 		S3: s3c, Bucket: bucket, DynamoDB: ddb, Table: table,
 		PredictorEnv: sc.predictorEnv, MonitorEnv: sc.monitorEnv, Key: sc.key,
-		Simulator: []func(*geosim.Config){func(c *geosim.Config) { c.Allowance = credits }},
+		Simulator: append([]func(*geosim.Config){func(c *geosim.Config) { c.Allowance = credits }}, sc.simulator...),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
+	"github.com/geolocate-aws/geolocate/pkg/shared/keyheader"
 )
 
 // Context keys. Their defaults live in cdk.json; `cdk synth -c key=value`
@@ -20,6 +21,7 @@ import (
 const (
 	keyStackName                     = "stackName"
 	keyAPIURL                        = "apiUrl"
+	keyAPIKeyHeader                  = "apiKeyHeader"
 	keyExistingBucketName            = "existingBucketName"      // optional
 	keyUploadPrefix                  = "uploadPrefix"            // optional
 	keyUploadSuffix                  = "uploadSuffix"            // optional
@@ -70,6 +72,9 @@ type Config struct {
 	StackName string
 	// APIURL is the service's base URL (https, no query, no credentials).
 	APIURL string
+	// APIKeyHeader is the request header the key is sent in (the contract's
+	// X-Service-Key by default; a deployment may read another name).
+	APIKeyHeader string
 
 	// ExistingBucketName, when set, uses that bucket instead of creating one.
 	ExistingBucketName string
@@ -208,6 +213,7 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 	cfg := Config{
 		StackName:               r.matching(keyStackName, stackNamePattern, "letters, digits and hyphens, starting with a letter, at most 128"),
 		APIURL:                  r.apiURL(keyAPIURL),
+		APIKeyHeader:            r.keyHeader(keyAPIKeyHeader),
 		ExistingBucketName:      r.optionalMatching(keyExistingBucketName, bucketNamePattern, "an S3 bucket name: 3-63 lowercase letters, digits, dots or hyphens"),
 		UploadPrefix:            r.keyFilter(keyUploadPrefix),
 		UploadSuffix:            r.keyFilter(keyUploadSuffix),
@@ -513,6 +519,21 @@ func (r *contextReader) apiURL(key string) string {
 		return ""
 	}
 	return strings.TrimSuffix(s, "/")
+}
+
+// keyHeader accepts a header name the client can send the key in (the
+// rule the functions apply to GEO_API_KEY_HEADER); empty means the
+// contract's header.
+func (r *contextReader) keyHeader(key string) string {
+	s := r.str(key)
+	if s == "" {
+		return keyheader.Default
+	}
+	if err := keyheader.Check(s); err != nil {
+		r.fail(key, "%q is not allowed: %v", s, err)
+		return ""
+	}
+	return s
 }
 
 func (r *contextReader) email(key string) string {

@@ -53,12 +53,16 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			Title: jsii.String("Credits"), Width: jsii.Number(8), Height: jsii.Number(6),
 			Metrics: &[]awscloudwatch.IMetric{
 				m.labelled(metricnames.CreditsRemaining, "Minimum", "Remaining", monitorPeriod),
+				// When the service takes no API keys on its credit summary.
+				m.labelled(metricnames.CreditsEstimated, "Minimum", "Estimated (summary takes no keys)", monitorPeriod),
+				m.labelled(metricnames.CreditSummaryReadable, "Minimum", "Summary read with the key (1) or estimated (0)", monitorPeriod),
 				m.labelled(metricnames.CreditDaysRemaining, "Minimum", "Days left at current burn", monitorPeriod),
 				m.labelled(metricnames.CreditBurnPerDay, "Average", "Burn per day", monitorPeriod),
 			},
 		}),
 		graph("Credits remaining", []awscloudwatch.IMetric{
 			m.labelled(metricnames.CreditsRemaining, "Minimum", "Remaining", monitorPeriod),
+			m.labelled(metricnames.CreditsEstimated, "Minimum", "Estimated", monitorPeriod),
 			m.labelled(metricnames.SubscriptionCredits, "Minimum", "Subscription", monitorPeriod),
 			m.labelled(metricnames.TopUpCredits, "Minimum", "Top-up", monitorPeriod),
 		}, none),

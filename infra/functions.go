@@ -18,6 +18,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
 // The functions: each is built from ./functions/<name> (see assets.go); a
@@ -68,6 +69,7 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awsla
 		envvars.TableName:        p.table.TableName(),
 		envvars.SecretID:         secretID(cfg, p.secret),
 		envvars.APIURL:           jsii.String(cfg.APIURL),
+		envvars.APIKeyHeader:     jsii.String(cfg.APIKeyHeader),
 		envvars.ModelFallback:    jsii.String(strconv.FormatBool(cfg.ModelFallback)),
 		envvars.RatePerMinute:    jsii.String(strconv.Itoa(cfg.RatePerMinute)),
 		envvars.MaxConcurrency:   jsii.String(strconv.Itoa(cfg.MaxConcurrency)),
@@ -159,6 +161,7 @@ func newMonitor(stack awscdk.Stack, p *pipeline, assets functionAssets) awslambd
 		envvars.TableName:       p.table.TableName(),
 		envvars.SecretID:        secretID(cfg, p.secret),
 		envvars.APIURL:          jsii.String(cfg.APIURL),
+		envvars.APIKeyHeader:    jsii.String(cfg.APIKeyHeader),
 		envvars.HistoryTTLDays:  jsii.String(strconv.Itoa(cfg.HistoryTTLDays)),
 		envvars.MetricNamespace: jsii.String(metricnames.DefaultNamespace),
 		envvars.PipelineName:    stack.StackName(),
@@ -194,6 +197,13 @@ func newMonitor(stack awscdk.Stack, p *pipeline, assets functionAssets) awslambd
 		OnFailure:   awslambdadestinations.NewSqsDestination(failures),
 	})
 	grantTableData(role, p, monitorTableActions)
+	// While the service refuses API keys on its credit summary, the credit
+	// estimate reads the pipeline's records through the by-status index
+	// (pkg/monitor/estimate.go).
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("dynamodb:Query"),
+		Resources: jsii.Strings(*p.table.TableArn() + "/index/" + tableschema.StatusIndex),
+	}))
 	p.secret.GrantRead(role, nil)
 	// The monitor reads the API key too (GetSecretValue).
 	grantDecryptVia(role, cfg.ExistingSecretKmsKeyArn, "secretsmanager")

@@ -492,6 +492,8 @@ var requiredAccesses = []policyAccess{
 	// --- monitor (functions/monitor/main.go) ---
 	{"pkg/monitor/history.go History.Record (PutItem) and Since (Query on the table, no index)",
 		monitor, []string{"dynamodb:PutItem", "dynamodb:Query"}, func(s *policySystem) []policyTarget { return one(s.table) }, "Allowed"},
+	{"pkg/monitor/estimate.go History.consumedBetween reads the records through the by-status index (Query)",
+		monitor, []string{"dynamodb:Query"}, func(s *policySystem) []policyTarget { return one(s.table + "/index/" + tableschema.StatusIndex) }, "Allowed"},
 	{"Lambda sends a failed asynchronous monitor run to its on-failure destination with the monitor's role",
 		monitor, []string{"sqs:SendMessage"}, func(s *policySystem) []policyTarget {
 			if s.failuresQueue == "" {

@@ -370,6 +370,7 @@ func TestFunctions(t *testing.T) {
 			want := map[string]any{
 				envvars.TableName:        obj{"Ref": tableID},
 				envvars.APIURL:           cfg.APIURL,
+				envvars.APIKeyHeader:     cfg.APIKeyHeader,
 				envvars.ModelFallback:    strconv.FormatBool(cfg.ModelFallback),
 				envvars.RatePerMinute:    strconv.Itoa(cfg.RatePerMinute),
 				envvars.MaxConcurrency:   strconv.Itoa(cfg.MaxConcurrency),
@@ -423,6 +424,10 @@ func TestFunctions(t *testing.T) {
 			}
 			if environment(monitor)[envvars.PipelineName] != cfg.StackName {
 				t.Errorf("monitor %s = %v", envvars.PipelineName, environment(monitor)[envvars.PipelineName])
+			}
+			// Both functions send the key in the configured header.
+			if environment(monitor)[envvars.APIKeyHeader] != cfg.APIKeyHeader || cfg.APIKeyHeader == "" {
+				t.Errorf("monitor %s = %v, want %q", envvars.APIKeyHeader, environment(monitor)[envvars.APIKeyHeader], cfg.APIKeyHeader)
 			}
 
 			queueID, _ := s.onlyResource(t, "AWS::SQS::Queue", func(p obj) bool { return p["RedrivePolicy"] != nil })
@@ -600,7 +605,7 @@ func TestDependsOnNamesResources(t *testing.T) {
 	}
 }
 
-// TestOnlyManagedPolicyIsTheAutoDeleteHandlers backs the README's sentence
+// TestOnlyManagedPolicyIsTheAutoDeleteHandlers backs docs/security.md's sentence
 // on managed policies: the one AWS managed policy any stack attaches is
 // AWSLambdaBasicExecutionRole, on the role of CDK's auto-delete-objects
 // handler, which exists only when removeOnDestroy empties a bucket the

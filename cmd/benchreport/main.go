@@ -47,16 +47,14 @@ func main() {
 	realRate := flag.Float64("real-rate", 30, "throughput at the real rate: the service's limit, requests per minute (0 skips the run)")
 	realDuration := flag.Duration("real-duration", 2*time.Minute, "throughput at the real rate: how long uploads arrive")
 	realInstances := flag.Int("real-instances", 2, "throughput at the real rate: concurrent function instances (cdk.json's maxConcurrency)")
-	// The service's own limiter is a sliding log of whole seconds (30 calls
-	// in any 60 s), which admits short bursts; a token bucket of burst 1 is
-	// stricter than anything the service does and turns a call's network
-	// jitter of a few milliseconds into a 429 (the pacing section measures
-	// that limiter on purpose). Burst 2 is the closest token bucket.
-	realBurst := flag.Int("real-burst", 2, "throughput at the real rate: the simulator's burst")
+	realBurst := flag.Int("real-burst", 0, "throughput at the real rate: a token bucket of this burst instead of the service's own limiter, a sliding log of whole seconds (0)")
 	pacingRate := flag.Float64("pacing-rate", 120, "pacing: the service's rate limit R, requests per minute")
 	pacingInstances := flag.String("pacing-instances", "2,4,10", "pacing: the numbers of instances N to compare")
 	pacingDuration := flag.Duration("pacing-duration", time.Minute, "pacing: how long uploads arrive at rate R in each run")
 	pacingSkew := flag.Duration("pacing-skew", 100*time.Millisecond, "pacing: the instances' clock skew for the skew runs (0 skips them)")
+	slidingRate := flag.Float64("sliding-rate", 30, "pacing: the service's sliding-log limit, requests per 60 s (its public backend's is 30)")
+	slidingInstances := flag.String("sliding-instances", "1,2,4,10", "pacing: the numbers of instances N run against the sliding log, all at once")
+	slidingDuration := flag.Duration("sliding-duration", 5*time.Minute, "pacing: how long uploads arrive in each sliding-log run (0 skips them)")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -68,14 +66,21 @@ func main() {
 		fmt.Fprintf(os.Stderr, "benchreport: -pacing-instances: %v\n", err)
 		os.Exit(2)
 	}
+	sns, err := parseInstances(*slidingInstances)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchreport: -sliding-instances: %v\n", err)
+		os.Exit(2)
+	}
 	if tc.SimBurst <= 0 {
 		tc.SimBurst = tc.Instances
 	}
 	real := tc
 	real.RatePerMinute, real.Duration, real.Instances, real.SimBurst = *realRate, *realDuration, *realInstances, *realBurst
+	real.SlidingLog = *realBurst == 0
 	opts := options{out: *out, stages: strings.Split(*stages, ","), images: *images, warmup: *warmup,
 		coldStarts: *coldStarts, throughput: tc, realRate: real,
-		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew}}
+		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew,
+			SlidingRate: *slidingRate, SlidingInstances: sns, SlidingDuration: *slidingDuration}}
 	if err := run(ctx, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
 		os.Exit(1)

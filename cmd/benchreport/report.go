@@ -267,7 +267,7 @@ func (r *results) throughputSection(p func(string, ...any)) {
 
 func throughputSection(p func(string, ...any), t *throughputResult) {
 	c := t.Config
-	p("The simulator limits the account to R = %.0f requests/min (token bucket, burst %d) and answers each prediction after L = %v. ", c.RatePerMinute, c.SimBurst, c.Latency)
+	p("The simulator limits the account to R = %.0f requests/min (%s) and answers each prediction after L = %v. ", c.RatePerMinute, limiterName(c), c.Latency)
 	p("N = %d instances, each its own handler built from the stack's environment (GEO_RATE_PER_MINUTE=%.0f, GEO_MAX_CONCURRENCY=%d, GEO_PACING=%s), poll the local queue in batches of %d (cdk.json) through `sqsqueue.Poller`. ", c.Instances, c.configuredRate(), c.Instances, c.Pacing, c.BatchSize)
 	p("Uploads arrive at rate R for %v (%d images). Failed messages come back after %v instead of the 12-minute visibility timeout, to fit the run.\n\n", c.Duration, t.Uploads, c.RetryDelay)
 	p("| | |\n|---|---|\n")

@@ -22,13 +22,17 @@ import (
 // throughputConfig is the load: the service's limit and latency, and the
 // pipeline's shape.
 type throughputConfig struct {
-	RatePerMinute float64       // R: the simulator's limit and GEO_RATE_PER_MINUTE
-	SimBurst      int           // the simulator's token bucket burst
-	Latency       time.Duration // L: the simulator's latency per prediction
-	Instances     int           // N: concurrent function instances (GEO_MAX_CONCURRENCY)
-	BatchSize     int
-	Duration      time.Duration // how long uploads arrive, at rate R
-	RetryDelay    time.Duration // local shortening of the visibility timeout for failed messages
+	RatePerMinute float64 // R: the simulator's limit and GEO_RATE_PER_MINUTE
+	SimBurst      int     // the simulator's token bucket burst
+	// SlidingLog limits the simulator with the service's own limiter, a
+	// sliding log of whole-second timestamps (R per 60 s), instead of the
+	// token bucket of SimBurst.
+	SlidingLog bool
+	Latency    time.Duration // L: the simulator's latency per prediction
+	Instances  int           // N: concurrent function instances (GEO_MAX_CONCURRENCY)
+	BatchSize  int
+	Duration   time.Duration // how long uploads arrive, at rate R
+	RetryDelay time.Duration // local shortening of the visibility timeout for failed messages
 	// Pacing is GEO_PACING: predictor.PacingShared or PacingInstance.
 	Pacing string
 	// ConfiguredRate is GEO_RATE_PER_MINUTE; 0 means R (correctly set).
@@ -122,8 +126,7 @@ type throughputRig struct {
 // each its own handler with its own pacer: a client of the shared schedule,
 // or its own limiter at R/N.
 func setupThroughput(ctx context.Context, e *localEnv, st stack, tc throughputConfig) (*throughputRig, error) {
-	sim, simURL, stopSim, err := startSimulator(
-		geosim.WithRateLimit(tc.RatePerMinute, tc.SimBurst), geosim.WithLatency(tc.Latency))
+	sim, simURL, stopSim, err := startSimulator(tc.limiter(), geosim.WithLatency(tc.Latency))
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func describe(err error) error {
 	)
 	switch {
 	case errors.As(err, &unauthorized):
-		return apiError("unauthorized", &unauthorized.APIError, "check GEO_API_KEY or --secret-id")
+		return describeUnauthorized(unauthorized)
 	case errors.As(err, &noCredits):
 		return apiError("out of credits", &noCredits.APIError, "")
 	case errors.As(err, &validation):
@@ -79,8 +79,11 @@ func inputError(e *geoapi.InputError) error {
 // apiError formats "what (status): service message; hint".
 func apiError(what string, e *geoapi.APIError, hint string) error {
 	detail := e.Message
-	if detail == "" {
+	switch {
+	case detail == "":
 		detail = e.MessageCode
+	case e.Detail != "":
+		detail += " (" + e.Detail + ")"
 	}
 	if detail == "" {
 		detail = strings.Join(strings.Fields(e.Body), " ")

@@ -183,6 +183,10 @@ func functionName(arn string) string {
 type keyOutcome struct {
 	models *geoapi.ModelsOutput
 	fail   *checkResult // the key is missing, malformed or refused
+	// publicOnly: the service takes no keys on its model list, so the key
+	// was checked on the prediction endpoint (free) and models is the
+	// public list.
+	publicOnly bool
 }
 
 // keyAndModels reads the key from the secret and lists the models with it
@@ -226,21 +230,46 @@ func (d *doctor) keyAndModels(ctx context.Context) (*keyOutcome, error) {
 				return nil, fmt.Errorf("%s is not set, neither here nor in the predictor's configuration", envvars.APIURL)
 			}
 		}
-		client, err := geoapi.New(baseURL, func(o *geoapi.Options) { o.APIKey = key })
+		// The key goes in the header the deployed predictor uses.
+		header, err := keyHeaderFromEnv(d.c)
+		if err != nil {
+			return nil, err
+		}
+		if env, err := d.predictorEnv(ctx); err == nil && env[envvars.APIKeyHeader] != "" && d.c.getenv(envvars.APIKeyHeader) == "" {
+			header = env[envvars.APIKeyHeader]
+		}
+		client, err := geoapi.New(baseURL, func(o *geoapi.Options) { o.APIKey, o.KeyHeader = key, header })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", envvars.APIURL, err)
 		}
 		out, err := client.Models(ctx, &geoapi.ModelsInput{})
+		publicOnly := geoapi.KeyNotAccepted(err)
+		if publicOnly {
+			// The model list takes no keys (the service's public backend):
+			// the public list, then.
+			out, err = client.Models(ctx, &geoapi.ModelsInput{Anonymous: true})
+		}
+		if err == nil {
+			// The key must pass where the pipeline sends it, the prediction
+			// endpoint: a model list also answers a request whose key went
+			// in a header the service does not read. The probe carries no
+			// image, so it costs nothing.
+			_, err = client.CheckKey(ctx, nil)
+		}
 		var unauthorized *geoapi.UnauthorizedError
 		switch {
 		case errors.As(err, &unauthorized):
 			r := fail(fmt.Sprintf("the service refused the secret's key (%d): %s", unauthorized.StatusCode,
 				dash(unauthorized.Message)), putKey)
+			if unauthorized.Refusal() == geoapi.KeyMissing {
+				r = fail(fmt.Sprintf("the service received no key in %s (%d): %s", header, unauthorized.StatusCode, dash(unauthorized.Message)),
+					"deploy with -c apiKeyHeader=<the header the service documents>")
+			}
 			return &keyOutcome{fail: &r}, nil
 		case err != nil:
-			return nil, fmt.Errorf("model list: %w", describe(err))
+			return nil, fmt.Errorf("model list and key: %w", describe(err))
 		}
-		return &keyOutcome{models: out}, nil
+		return &keyOutcome{models: out, publicOnly: publicOnly}, nil
 	})
 }
 
@@ -253,7 +282,11 @@ func (d *doctor) checkKey(ctx context.Context) checkResult {
 	case k.fail != nil:
 		return *k.fail
 	}
-	return pass(fmt.Sprintf("the secret holds a geo_ key the service accepts (%d models listed)", len(k.models.Models)))
+	listed := fmt.Sprintf("%d models listed", len(k.models.Models))
+	if k.publicOnly {
+		listed = fmt.Sprintf("%d public models listed: the model list takes no keys", len(k.models.Models))
+	}
+	return pass("the secret holds a geo_ key the service accepts on the prediction endpoint (checked without a prediction; " + listed + ")")
 }
 
 // s3ObjectCreated is the event the stack subscribes the queue to.
@@ -521,6 +554,9 @@ func (d *doctor) checkModel(ctx context.Context) checkResult {
 	if id := env[envvars.ModelID]; id != "" {
 		m, ok := k.models.Find(id)
 		switch {
+		case !ok && k.publicOnly:
+			return pass("the configured model " + id + " is not in the public model list, the only one the service shows without a key: " +
+				"a whitelist model, or retired (the predictor falls back to the default model on the service's 422)")
 		case !ok:
 			return fail("the configured model "+id+" (the predictor's "+envvars.ModelID+") is not in the key's model list",
 				"deploy with a listed modelId (geolocate models) or without one for the service's default model")

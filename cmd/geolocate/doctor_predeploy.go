@@ -255,10 +255,10 @@ func (d *doctor) checkAccountConcurrency(ctx context.Context) checkResult {
 	}
 	out, err := d.clients.account.GetAccountSettings(ctx, &lambda.GetAccountSettingsInput{})
 	if err != nil {
-		return d.couldNotCheck(fmt.Errorf("Lambda account settings: %w", err))
+		return d.couldNotCheck(fmt.Errorf("reading the Lambda account settings: %w", err))
 	}
 	if out.AccountLimit == nil {
-		return d.couldNotCheck(errors.New("Lambda account settings: no account limit"))
+		return d.couldNotCheck(errors.New("the Lambda account settings carry no account limit"))
 	}
 	quota := int(out.AccountLimit.ConcurrentExecutions)
 	limit := configrules.MaxConcurrencyFor(quota)

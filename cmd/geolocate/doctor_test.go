@@ -281,7 +281,7 @@ func TestDoctorAllPass(t *testing.T) {
 		t.Fatalf("exit %d, report %+v\n%s", r.code, rep, r.stderr)
 	}
 	want := map[string]string{
-		"api-key":             "the secret holds a geo_ key the service accepts (4 models listed)",
+		"api-key":             "the secret holds a geo_ key the service accepts on the prediction endpoint (checked without a prediction; 4 models listed)",
 		"bucket-notification": "bucket uploads sends s3:ObjectCreated:* events to the queue",
 		"queue-trigger":       "the queue triggers Geo-Predictor (event source mapping esm-1 Enabled)",
 		"monitor-heartbeat":   "the monitor reported healthy 3m ago",
@@ -297,18 +297,20 @@ func TestDoctorAllPass(t *testing.T) {
 			t.Errorf("%s = %+v, want a pass with %q", c.ID, c, want[c.ID])
 		}
 	}
-	// The key came from the stack's secret, and only the free model list was
-	// called: nothing charged.
+	// The key came from the stack's secret, and only the free model list
+	// and the key's probe (no image, refused with 422) were called: nothing
+	// charged.
 	if len(w.secrets.asked) != 1 || w.secrets.asked[0] != docSecretArn {
 		t.Errorf("secrets asked %v", w.secrets.asked)
 	}
 	for _, call := range w.sim.Calls() {
-		if call.Endpoint != geosim.PathModels || call.Charged != 0 {
-			t.Errorf("service call %+v, want the model list only", call)
+		probe := call.Endpoint == geosim.PathPredict && call.Status == 422 && call.BytesReceived == 0
+		if (call.Endpoint != geosim.PathModels && !probe) || call.Charged != 0 {
+			t.Errorf("service call %+v, want the model list and the key's probe only", call)
 		}
 	}
-	if w.sim.CallCount() != 1 {
-		t.Errorf("%d service calls, want 1 (the model list, shared by two checks)", w.sim.CallCount())
+	if w.sim.CallCount() != 2 {
+		t.Errorf("%d service calls, want 2 (the model list, shared by two checks, and the probe)", w.sim.CallCount())
 	}
 }
 

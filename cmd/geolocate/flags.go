@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // newFlagSet returns a flag set whose usage goes to stdout when asked for
@@ -14,10 +15,26 @@ func (c *cli) newFlagSet(name, argsUsage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(&flagOutput{stdout: c.stdout, stderr: c.stderr})
 	fs.Usage = func() {
-		printUsageLine(fs.Output(), name, argsUsage)
+		w := fs.Output()
+		printUsageLine(w, name, argsUsage)
+		if c.name == name {
+			c.describe(w)
+		}
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// describe writes what the running command does and needs, between its
+// usage line and its flags.
+func (c *cli) describe(w io.Writer) {
+	text := strings.ToUpper(c.cmd.summary[:1]) + c.cmd.summary[1:] + "."
+	for _, more := range []string{commandDetails[c.name], needsLine(c.cmd.needs)} {
+		if more != "" {
+			text += "\n" + more
+		}
+	}
+	_, _ = io.WriteString(w, "\n"+text+"\n\nflags:\n")
 }
 
 func printUsageLine(w io.Writer, name, argsUsage string) {

@@ -58,6 +58,14 @@ func startCLI(t *testing.T, bin string, args ...string) *cliProcess {
 		}
 	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
+	p.start(t)
+	return p
+}
+
+// start starts p.cmd, waits for it in the background (done closes when it
+// has exited) and kills it at the end of the test if it is still running.
+func (p *cliProcess) start(t *testing.T) {
+	t.Helper()
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +81,6 @@ func startCLI(t *testing.T, bin string, args ...string) *cliProcess {
 			<-p.done
 		}
 	})
-	return p
 }
 
 // waitFor waits until the output holds text, failing if the process exits

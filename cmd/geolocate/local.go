@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
@@ -28,7 +29,7 @@ import (
 func runLocal(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("local", "")
 	var (
-		images      = fs.String("images", "testdata/images", "folder of images to upload, subfolders included (the key is the path below it); hidden files and folders and symbolic links are skipped and listed")
+		images      = fs.String("images", "", "folder of images to upload, subfolders included (the key is the path below it); hidden files and folders and symbolic links are skipped and listed (default: the sample images, testdata/images and a generated photo over the 10 MB limit, in a temporary copy removed at the end)")
 		prefix      = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
 		watch       = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
 		serve       = fs.Bool("serve", false, "start the local parts, upload the images without processing them, print the environment for invoking the functions by hand, and wait for Ctrl-C")
@@ -36,14 +37,20 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		verbose     = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
-		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard, and, when given, for the results pipe whose events the run prints (make synth writes it; default: the default configuration's pipe)")
+		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard and --dashboard-demo, and, when given, for the results pipe whose events the run prints (make synth writes it; default: the default configuration's pipe)")
 		eventsFile  = fs.String("events", "", "write each result event the stack's results pipe would publish (one per photo that reaches a final status) to this file, as JSON lines")
+		demo        = fs.String("dashboard-demo", "", "instead of a run, write the stack's dashboard drawn from a simulated busy day (uploads all day and a half-hour outage of the service, played in seconds on a simulated clock) to this HTML file: what the dashboard looks like in operation")
+		profile     = fs.String("profile", string(geosim.ProfileContract), "the simulator's profile: contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its own key header, 30 predictions a minute)")
 		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
 		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
 		asMap       = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	simProfile, err := geosim.ParseProfile(*profile)
+	if err != nil {
+		return usageError{fmt.Errorf("--profile: %w", err)}
 	}
 	mode, err := checkUploadMetadata(*meta, true)
 	if err != nil {
@@ -55,9 +62,41 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if *asMap.path != "" && *serve {
 		return usageError{errors.New("--map draws a run's records: --serve runs no function")}
 	}
+	if *demo != "" {
+		if *dashboard != "" || *serve || *watch || *asMap.path != "" || *images != "" || *eventsFile != "" {
+			return usageError{errors.New("--dashboard-demo draws a simulated day instead of a run: it takes --template only")}
+		}
+		return writeDashboardDemo(ctx, *demo, *stackTmpl, c.stderr)
+	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
 		return usageError{fmt.Errorf("--notifications %q: want %s or %s", *notify, pipeline.NotificationsS3, pipeline.NotificationsEventBridge)}
+	}
+	if *watch && *images != "" && isCheckoutSamples(*images) {
+		return usageError{fmt.Errorf("--watch on %s would leave the files dropped there in the repository, where later runs upload them and tests read them: name another folder, or leave --images out to watch a temporary copy", *images)}
+	}
+	var dash *localDashboard
+	if *dashboard != "" {
+		if *serve {
+			return fmt.Errorf("--dashboard draws a run's metrics: --serve runs no function")
+		}
+		var err error
+		if dash, err = newLocalDashboard(*dashboard, *stackTmpl, time.Now()); err != nil {
+			return err
+		}
+	}
+	if *images == "" {
+		dir, remove, err := sampleImages()
+		if err != nil {
+			return err
+		}
+		defer remove()
+		*images = dir
+		how := "removed at the end; --images DIR (make run IMAGES=DIR) uploads your own"
+		if *watch {
+			how = "watched: drop photos there; removed at the end"
+		}
+		fmt.Fprintf(c.stderr, "images    %s: a temporary copy of testdata/images plus a generated photo over 10 MB (%s)\n", dir, how)
 	}
 
 	opts := pipeline.Options{
@@ -66,6 +105,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		Watch:         *watch,
 		Unversioned:   *unversioned,
 		Notifications: *notify,
+		Profile:       simProfile,
 		Getenv:        c.getenv,
 		Progress:      c.stderr,
 	}
@@ -89,15 +129,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 	defer events.close()
 	opts.Events, opts.OnEvent = events.pipe, events.write
-	var dash *localDashboard
-	if *dashboard != "" {
-		if *serve {
-			return fmt.Errorf("--dashboard draws a run's metrics: --serve runs no function")
-		}
-		var err error
-		if dash, err = newLocalDashboard(*dashboard, *stackTmpl, time.Now()); err != nil {
-			return err
-		}
+	if dash != nil {
 		opts.Metrics = dash.metrics
 	}
 	if *serve {
@@ -236,13 +268,20 @@ func writeMonitorReport(w io.Writer, rep *monitor.Report, failure string) {
 	}
 	fmt.Fprintf(tw, "monitor\t%s\n", health)
 	if cr := rep.Credits; cr != nil {
-		fmt.Fprintf(tw, "credits remaining\t%g\n", cr.Remaining)
+		fmt.Fprintf(tw, "credits remaining\t%g (%s)\n", cr.Remaining, cr.Source)
+	}
+	if rep.CreditNote != "" {
+		fmt.Fprintf(tw, "credit watch\t%s\n", rep.CreditNote)
 	}
 	if f := rep.Forecast; f != nil {
 		fmt.Fprintf(tw, "forecast\t%s\n", f.Describe())
 	}
 	if m := rep.Models; m != nil {
-		fmt.Fprintf(tw, "models\t%d ready, %d down, %d unknown\n", m.Ready, m.Down, m.Unknown)
+		public := ""
+		if m.PublicOnly {
+			public = " (the public list: the service lists models only without a key)"
+		}
+		fmt.Fprintf(tw, "models\t%d ready, %d down, %d unknown%s\n", m.Ready, m.Down, m.Unknown, public)
 		configured := "default model"
 		if m.ConfiguredModel != "" {
 			configured = m.ConfiguredModel

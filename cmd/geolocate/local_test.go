@@ -110,3 +110,15 @@ func TestLocalReportsAMissingFolderOnceBeforeStarting(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalWatchRefusesTheRepositorysSampleImages: files dropped into a
+// watched testdata/images stayed there, untracked, and later runs uploaded
+// them and tests read them. Watching it is refused before anything starts.
+func TestLocalWatchRefusesTheRepositorysSampleImages(t *testing.T) {
+	for _, dir := range []string{"../../testdata/images", "../../testdata/images/"} {
+		r := runCLI(t, map[string]string{}, nil, "local", "--watch", "--images", dir)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--watch on "+dir+" would leave the files dropped there in the repository") {
+			t.Errorf("--watch --images %s: exit %d, stderr %q", dir, r.code, r.stderr)
+		}
+	}
+}

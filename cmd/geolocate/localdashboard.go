@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/geomap/widget"
-	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/dashpage"
@@ -31,7 +28,7 @@ type localDashboard struct {
 	metrics  *alarmeval.Store
 	start    time.Time
 	// records are the run's, from which the dashboard's map widget is
-	// drawn by the widget's own handler (see mapWidgetLocally).
+	// drawn by the widget's own handler (pipeline.MapWidget).
 	records []ledger.Record
 }
 
@@ -67,20 +64,6 @@ func resolveLocal(d alarmeval.Dimension) (string, bool) {
 	return "", false
 }
 
-// mapWidgetLocally answers the dashboard's custom widget as its function
-// (functions/mapwidget) does on AWS: the same handler, invoked through the
-// Lambda runtime's adapter, reading the run's records instead of the table.
-// The stack has one custom widget, the map; the endpoint is not needed.
-func mapWidgetLocally(records []ledger.Record) func(endpoint string, event []byte) ([]byte, error) {
-	w := widget.New(pipeline.RecordSet(records))
-	return func(_ string, event []byte) ([]byte, error) {
-		return lambdarun.Invoke(context.Background(), w.Handle, event, mapWidgetTimeout)
-	}
-}
-
-// mapWidgetTimeout is the deployed function's timeout (infra/mapwidget.go).
-const mapWidgetTimeout = 30 * time.Second
-
 // write evaluates the alarms over every minute of the run, as CloudWatch
 // would have once a minute, and writes the page.
 func (d *localDashboard) write(now time.Time, progress io.Writer) error {
@@ -109,7 +92,7 @@ func (d *localDashboard) write(now time.Time, progress io.Writer) error {
 			o.Refs = d.refs
 			o.ResolveDimension = resolveLocal
 			o.MatchUnresolvedByKey = true
-			o.CustomWidget = mapWidgetLocally(d.records)
+			o.CustomWidget = pipeline.MapWidget(d.records)
 		})
 	if err != nil {
 		return err

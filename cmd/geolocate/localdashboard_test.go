@@ -65,7 +65,7 @@ func TestLocalWritesTheDashboardPage(t *testing.T) {
 	// The alarm is judged on the run's data, as CloudWatch would a minute
 	// after the run: OK, not INSUFFICIENT_DATA (its missing-data rule), even
 	// for a run of seconds.
-	if !strings.Contains(html, "Geolocation-Deleted (OK)") {
+	if !strings.Contains(html, `<li data-state="OK" title="Geolocation-Deleted: `) {
 		t.Errorf("the alarm widget does not show Geolocation-Deleted in OK")
 	}
 

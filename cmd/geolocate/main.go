@@ -21,20 +21,70 @@ import (
 type command struct {
 	summary string
 	run     func(ctx context.Context, c *cli, args []string) error
+	// needs is what the command works against, which groups the help.
+	needs requirement
 }
+
+// requirement is what a command needs besides this machine.
+type requirement int
+
+const (
+	needsNothing requirement = iota // runs here (version)
+	needsLocal                      // runs everything here: no account, no key
+	needsService                    // the service: GEO_API_URL and a key
+	needsAWS                        // a deployed stack (or the local table), with AWS credentials
+)
 
 // commands is the dispatch table.
 var commands = map[string]command{
-	"predict":  {"predict where images were taken (costs credits)", runPredict},
-	"models":   {"list the models the key may use", runModels},
-	"credits":  {"show the account's remaining credits", runCredits},
-	"simulate": {"run the service simulator on 127.0.0.1", runSimulate},
-	"local":    {"run the whole pipeline on this machine (make run)", runLocal},
-	"results":  {"list prediction records from the results table", runResults},
-	"backfill": {"send existing objects of a bucket through the pipeline", runBackfill},
-	"status":   {"credits, forecast, models and queue depths of a deployed stack", runStatus},
-	"doctor":   {"check a deployed stack's setup: one pass/fail line per check, with fixes", runDoctor},
-	"version":  {"print the module version and the commit it was built from", runVersion},
+	"predict":  {"predict where images were taken (costs credits)", runPredict, needsService},
+	"models":   {"list the models (the key shows the ones granted to you too)", runModels, needsService},
+	"credits":  {"show the account's remaining credits", runCredits, needsService},
+	"simulate": {"run the service simulator on 127.0.0.1", runSimulate, needsLocal},
+	"local":    {"run the whole pipeline on this machine (make run)", runLocal, needsLocal},
+	"results":  {"list prediction records from the results table", runResults, needsAWS},
+	"backfill": {"send existing objects of a bucket through the pipeline", runBackfill, needsAWS},
+	"status":   {"credits, forecast, models and queue depths of a deployed stack", runStatus, needsAWS},
+	"doctor":   {"check a deployed stack's setup: one pass/fail line per check, with fixes", runDoctor, needsAWS},
+	"version":  {"print the module version and the commit it was built from", runVersion, needsNothing},
+}
+
+// commandDetails add to a command's -h, after its summary, what the
+// summary cannot say in a line.
+var commandDetails = map[string]string{
+	"status": `Prints one line per part: the service's credits and models (with the
+stack's key, or GEO_API_KEY or --secret-id), the monitor's credit forecast,
+the last day's records by status, the upload queue's and the dead-letter
+queue's depths, and the dashboard's address. A part that cannot be read
+says why on its line; the exit status is then 1. It only reads.`,
+	"results": `Reads the table named by --table, else TABLE_NAME, else the stack's
+TableName output: after pasting the export line of geolocate local --serve,
+that is the local table (no AWS account needed).`,
+}
+
+// needsLine says in a command's -h what it needs besides this machine.
+func needsLine(r requirement) string {
+	switch r {
+	case needsLocal:
+		return "Runs on this machine: no AWS account, no key."
+	case needsService:
+		return "Calls the service at GEO_API_URL with GEO_API_KEY (or the key in --secret-id);\nfor the simulator, geolocate simulate prints both."
+	case needsAWS:
+		return "Uses your AWS credentials (AWS_PROFILE, or AWS_ACCESS_KEY_ID and\nAWS_SECRET_ACCESS_KEY)."
+	}
+	return ""
+}
+
+// helpGroups are the help's sections, in order, each saying what its
+// commands need.
+var helpGroups = []struct {
+	needs requirement
+	title string
+}{
+	{needsLocal, "on this machine (no AWS account, no key):"},
+	{needsService, "against the service (GEO_API_URL, and GEO_API_KEY or --secret-id;\ngeolocate simulate prints both for its simulator):"},
+	{needsAWS, "against a deployed stack, with your AWS credentials (AWS_PROFILE, or\nAWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; results also reads the local\ntable once the export line of geolocate local --serve is pasted):"},
+	{needsNothing, "other:"},
 }
 
 // stopSignals end a run the way Ctrl-C does: the long-running commands
@@ -46,9 +96,15 @@ var commands = map[string]command{
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 func main() {
+	var command string
+	if len(os.Args) > 1 {
+		command = os.Args[1]
+	}
+	release := takeForeground(command)
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 	stop()
+	release()
 	os.Exit(code)
 }
 
@@ -70,6 +126,9 @@ type cli struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	secrets        secretSource
+	// name and cmd are the command being run, for its -h.
+	name string
+	cmd  command
 	// key is the API key in use, remembered only to scrub it from any
 	// message before printing.
 	key string
@@ -93,6 +152,7 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		c.printErr(fmt.Errorf("unknown command %q (run geolocate help)", args[0]))
 		return exitUsage
 	}
+	c.name, c.cmd = args[0], cmd
 	err := cmd.run(ctx, c, args[1:])
 	var usage usageError
 	switch {
@@ -108,6 +168,11 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		}
 		return exitUsage
 	default:
+		// A missing or expired AWS credential is said in one line with
+		// what to do, whichever call of the command met it.
+		if problem := credentialsProblem(err, c.getenv); problem != nil {
+			err = problem
+		}
 		c.printErr(fmt.Errorf("%s: %w", args[0], err))
 		return exitError
 	}
@@ -115,17 +180,20 @@ func (c *cli) main(ctx context.Context, args []string) int {
 
 func (c *cli) usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: geolocate COMMAND [flags] [args]")
-	fmt.Fprintln(w, "\ncommands:")
 	names := make([]string, 0, len(commands))
 	for name := range commands {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
+	for _, g := range helpGroups {
+		fmt.Fprintf(w, "\n%s\n", g.title)
+		for _, name := range names {
+			if commands[name].needs == g.needs {
+				fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
+			}
+		}
 	}
-	fmt.Fprintln(w, "\nenvironment: GEO_API_URL (required), GEO_API_KEY (or --secret-id)")
-	fmt.Fprintln(w, "run geolocate COMMAND -h for a command's flags, geolocate --version for the build")
+	fmt.Fprintln(w, "\nrun geolocate COMMAND -h for a command's flags, geolocate --version for the build")
 }
 
 // printErr writes err as one line, with the key scrubbed out.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -110,6 +111,34 @@ func TestUsage(t *testing.T) {
 		}
 		if r.stderr == "" || r.stdout != "" {
 			t.Errorf("%v: stdout %q, stderr %q: want the problem on stderr only", args, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestHelpSaysWhatEachCommandNeeds: the command list is grouped by what a
+// command needs (nothing, the service, AWS credentials), and each
+// command's -h says what it does and needs, before its flags.
+func TestHelpSaysWhatEachCommandNeeds(t *testing.T) {
+	r := runCLI(t, nil, nil, "-h")
+	if strings.Contains(r.stdout, "(required)") {
+		t.Errorf("help says a variable is required for every command:\n%s", r.stdout)
+	}
+	sections := strings.Split(r.stdout, "\n\n")
+	for name, cmd := range commands {
+		var in []string
+		for _, sec := range sections {
+			if regexp.MustCompile(`(?m)^  ` + name + ` `).MatchString(sec) {
+				in = append(in, sec)
+			}
+		}
+		want := map[requirement]string{needsLocal: "no AWS account, no key", needsService: "GEO_API_URL", needsAWS: "your AWS credentials", needsNothing: "other:"}[cmd.needs]
+		if len(in) != 1 || !strings.Contains(in[0], want) {
+			t.Errorf("%s is listed in %q, want once in the section that says %q", name, in, want)
+		}
+		h := runCLI(t, nil, nil, name, "-h")
+		summary := strings.ToUpper(cmd.summary[:1]) + cmd.summary[1:] + "."
+		if name != "doctor" && (!strings.Contains(h.stdout, "\n\n"+summary+"\n") || !strings.Contains(h.stdout, needsLine(cmd.needs)) || !strings.Contains(h.stdout, "\nflags:\n")) {
+			t.Errorf("%s -h does not say what it does and needs before its flags:\n%s", name, h.stdout)
 		}
 	}
 }
@@ -254,7 +283,7 @@ func TestPredictErrors(t *testing.T) {
 		{"no key", nil, func(u string) map[string]string { return simEnv(u, "") },
 			[]string{imgJPEG}, "predict: no API key", 0},
 		{"wrong key", nil, func(u string) map[string]string { return simEnv(u, "geo_test_fake_key_wrong") },
-			[]string{imgJPEG}, "predict " + imgJPEG + ": unauthorized (401)", 1},
+			[]string{imgJPEG}, "predict " + imgJPEG + ": the service refused this key (401)", 1},
 		{"out of credits", func(c *geosim.Config) { c.NoCredits = true }, nil,
 			[]string{imgJPEG, imgPNG}, "predict " + imgJPEG + ": out of credits (402)", 1},
 		{"not an image", nil, nil, []string{imgNotImage}, "predict " + imgNotImage + ":", 0},
@@ -379,7 +408,14 @@ func TestModels(t *testing.T) {
 	if strings.Contains(r.stdout, geosim.ModelPropertyWL) {
 		t.Error("no-key list shows a whitelist model")
 	}
+	// A shorter list must not pass for models gone.
+	if !strings.Contains(r.stderr, "no API key, so public models only: the whitelist models granted to your organisation are listed with GEO_API_KEY") {
+		t.Errorf("no-key list does not say what it leaves out: stderr %q", r.stderr)
+	}
 	r = runCLI(t, simEnv(url, testKey), nil, "models", "--json")
+	if r.stderr != "" {
+		t.Errorf("keyed list: stderr %q", r.stderr)
+	}
 	var list []struct{ ID, Status, Access string }
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
 		t.Fatalf("stdout %q: %v", r.stdout, err)
@@ -392,7 +428,7 @@ func TestModels(t *testing.T) {
 		t.Errorf("keyed list %+v", list)
 	}
 	r = runCLI(t, simEnv(url, "geo_test_fake_key_wrong"), nil, "models")
-	assertOneLineError(t, r, "models: unauthorized (401)")
+	assertOneLineError(t, r, "models: the service refused this key (401)")
 }
 
 func TestCredits(t *testing.T) {
@@ -442,7 +478,8 @@ func TestSimulate(t *testing.T) {
 			}
 		}
 	}
-	if !strings.HasPrefix(env[envvars.APIURL], "http://127.0.0.1:") || !strings.HasPrefix(env[envvars.APIKey], "geo_sim_") {
+	// The key is the same every time, so the README's export line pastes.
+	if !strings.HasPrefix(env[envvars.APIURL], "http://127.0.0.1:") || env[envvars.APIKey] != "geo_sim_demo" {
 		t.Fatalf("simulate printed %q", stdout.String())
 	}
 	r := runCLI(t, env, nil, "credits", "--json")
@@ -460,5 +497,17 @@ func TestSimulate(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `"endpoint":"/v1/credits/summary"`) {
 		t.Errorf("no call log on stderr: %q", stderr.String())
+	}
+	if !regexp.MustCompile(`(?m)^stopped after \S+, 1 call, 0 credits charged$`).MatchString(stdout.String()) {
+		t.Errorf("closing line: %q", stdout.String())
+	}
+}
+
+func TestSimulateKeyIsASimulatorKey(t *testing.T) {
+	for _, key := range []string{"geo_realkey", "geo_sim_", "demo"} {
+		r := runCLI(t, map[string]string{}, nil, "simulate", "--addr", "127.0.0.1:0", "--key", key)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "a simulator key starts with geo_sim_") {
+			t.Errorf("--key %q: exit %d, stderr %q", key, r.code, r.stderr)
+		}
 	}
 }

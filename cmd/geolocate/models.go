@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // runModels: geolocate models [--json]. The key is optional: without one
@@ -23,7 +24,19 @@ func runModels(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.key == "" {
+		// Without a key the service lists its public models only: say so,
+		// or a shorter list reads as models gone.
+		fmt.Fprintf(c.stderr, "geolocate: models: no API key, so public models only: the whitelist models granted to your organisation are listed with %s (or --secret-id)\n", envvars.APIKey)
+	}
 	out, err := client.Models(ctx, &geoapi.ModelsInput{})
+	if geoapi.KeyNotAccepted(err) {
+		// The service lists models only to callers without a key (the
+		// public backend): the public ones, then, and say what is missing.
+		fmt.Fprintln(c.stderr, "geolocate: models: the service lists models only without an API key (it takes keys only for predictions): "+
+			"showing the public models; whitelist models granted to your organisation are not listed")
+		out, err = client.Models(ctx, &geoapi.ModelsInput{Anonymous: true})
+	}
 	if err != nil {
 		return describe(err)
 	}

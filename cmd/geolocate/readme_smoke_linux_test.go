@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,11 +100,15 @@ type smokeShell struct {
 // notRunHere are the README commands this test does not run, with why.
 var notRunHere = map[string]string{
 	"make test": "it is what runs this test",
+	"bin/geolocate results --stack Geolocation --since 24h":                        "needs a deployed stack (its TableName output); the local results commands above run the same code, results_test.go covers --stack with fakes",
 	"bin/geolocate backfill --stack Geolocation --bucket my-photos --prefix 2026/": "needs a deployed stack (its outputs, the SQS queue); backfill_test.go covers it with fakes",
-	"bin/geolocate backfill --stack Geolocation --requeue-unknown":                 "needs a deployed stack; backfill_test.go covers it with fakes",
 	"bin/geolocate status --stack Geolocation":                                     "needs a deployed stack (CloudFormation outputs, SQS); status_test.go covers it with fakes",
 	"bin/geolocate doctor --stack Geolocation":                                     "needs a deployed stack; doctor_test.go covers it with fakes",
 }
+
+// readmeSimulatorAddr is where the README's simulate listens (its default)
+// and its export line points.
+const readmeSimulatorAddr = "127.0.0.1:8080"
 
 // smokeSteps runs each README command the test knows; the key is the
 // command exactly as the README shows it, comment removed.
@@ -118,8 +123,12 @@ var smokeSteps = map[string]func(s *smokeShell, command string){
 			`(?m)^OBJECT +STATUS +PLACE`,
 			`(?m)^2 upload\(s\): 2 succeeded`,
 			`(?m)^monitor +healthy$`,
-			// Two monitor readings (before and after the uploads): a forecast.
-			`(?m)^forecast +[0-9.]+ credits a day, [0-9.]+ (days|hours|minutes) left$`)
+			// Two monitor readings (before and after the uploads), seconds
+			// apart: too short a span for a forecast, said as such.
+			`(?m)^forecast +not enough history yet: 2 readings over \d+s; a forecast needs them to span 5 minutes`)
+		if strings.Contains(out, "left") {
+			s.t.Errorf("make run: a forecast from readings seconds apart:\n%s", out)
+		}
 	},
 	"make build-cli": func(s *smokeShell, _ string) {
 		// Built once for the whole test, the same package into a temporary
@@ -129,17 +138,15 @@ var smokeSteps = map[string]func(s *smokeShell, command string){
 		}
 	},
 	"bin/geolocate local --serve": func(s *smokeShell, _ string) {
-		p := s.start(s.cli, "local", "--serve")
+		// "In a second shell": a new shell, without the first one's exports.
+		p := s.startInNewShell(s.cli, "local", "--serve")
 		p.waitFor(s.t, "serving ", 2*time.Minute)
 		out := p.output.String()
 		exportLine := regexp.MustCompile(`(?m)^export (.+)$`).FindStringSubmatch(out)
 		if exportLine == nil {
 			s.t.Fatalf("local --serve printed no export line:\n%s", out)
 		}
-		for _, assignment := range strings.Fields(exportLine[1]) {
-			name, value, _ := strings.Cut(assignment, "=")
-			s.env[name] = value
-		}
+		s.export(exportLine[1])
 		for _, name := range []string{envvars.TableName, envvars.APIURL, "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_S3"} {
 			if s.env[name] == "" {
 				s.t.Errorf("local --serve's export line lacks %s: %s", name, exportLine[0])
@@ -186,22 +193,39 @@ var smokeSteps = map[string]func(s *smokeShell, command string){
 		s.wantMatch(command, out, `^geolocate \S+ \(commit \S+, go1\.`)
 	},
 	"bin/geolocate simulate": func(s *smokeShell, command string) {
-		// A free port instead of 8080, which something else on a shared
-		// machine may hold; the output is the same.
-		p := s.start(s.cli, "simulate", "--addr", "127.0.0.1:0")
+		// As written, on 127.0.0.1:8080, when that port is free here; on a
+		// shared machine something else may hold it, and then the test
+		// takes a free port and the export step below points at it.
+		args := []string{"simulate"}
+		if l, err := net.Listen("tcp", readmeSimulatorAddr); err == nil {
+			l.Close()
+		} else {
+			s.t.Logf("%s is taken here (%v): the simulator takes a free port", readmeSimulatorAddr, err)
+			args = append(args, "--addr", "127.0.0.1:0")
+		}
+		p := s.startInNewShell(s.cli, args...) // "in a second shell"
 		p.waitFor(s.t, envvars.APIKey+"=", 30*time.Second)
 		out := p.output.String()
-		url := regexp.MustCompile(envvars.APIURL + `=(http://127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
-		key := regexp.MustCompile(envvars.APIKey + `=(geo_sim_\w+)`).FindStringSubmatch(out)
+		url := regexp.MustCompile(`(?m)^export ` + envvars.APIURL + `=(http://127\.0\.0\.1:\d+)$`).FindStringSubmatch(out)
+		key := regexp.MustCompile(`(?m)^export ` + envvars.APIKey + `=(geo_sim_\w+)$`).FindStringSubmatch(out)
 		if url == nil || key == nil {
 			s.t.Fatalf("%s: no %s and %s in:\n%s", command, envvars.APIURL, envvars.APIKey, out)
 		}
 		s.simulator.url, s.simulator.key = url[1], key[1]
 		s.ports = append(s.ports, listenedPorts(out)...)
 	},
-	"export GEO_API_URL=http://127.0.0.1:8080 GEO_API_KEY=geo_sim_...": func(s *smokeShell, _ string) {
-		// The README's values stand for what simulate printed.
-		s.env[envvars.APIURL], s.env[envvars.APIKey] = s.simulator.url, s.simulator.key
+	"export GEO_API_URL=http://127.0.0.1:8080 GEO_API_KEY=geo_sim_demo": func(s *smokeShell, command string) {
+		// Pasted as written: the README's values are what simulate
+		// printed (the port aside, if 8080 was taken here).
+		line := strings.TrimPrefix(command, "export ")
+		if addr := strings.TrimPrefix(s.simulator.url, "http://"); addr != readmeSimulatorAddr {
+			line = strings.ReplaceAll(line, readmeSimulatorAddr, addr)
+		}
+		s.export(line)
+		if s.env[envvars.APIURL] != s.simulator.url || s.env[envvars.APIKey] != s.simulator.key {
+			s.t.Errorf("%s: the README exports %s=%s %s=%s, simulate printed %s and %s", command,
+				envvars.APIURL, s.env[envvars.APIURL], envvars.APIKey, s.env[envvars.APIKey], s.simulator.url, s.simulator.key)
+		}
 	},
 	"bin/geolocate predict testdata/images/gradient-64x48.jpg": func(s *smokeShell, command string) {
 		out, code := s.run(s.cli, "predict", "testdata/images/gradient-64x48.jpg")
@@ -218,12 +242,20 @@ var smokeSteps = map[string]func(s *smokeShell, command string){
 		s.wantExit(code, 0, command, out)
 		s.wantMatch(command, out, `(?m)^remaining +\d+$`)
 	},
-	"bin/geolocate results --stack Geolocation --status succeeded --since 24h --geojson > today.geojson": func(s *smokeShell, command string) {
-		// Against local --serve's table (TABLE_NAME from its export line
-		// names it before any stack output is looked up), where the
-		// predictor recorded "harbour at dusk.jpg".
-		stdout, stderr, code := s.runSplit(s.cli, "results", "--stack", "Geolocation", "--status", "succeeded", "--since", "24h", "--geojson")
+	"bin/geolocate results --since 1h": func(s *smokeShell, command string) {
+		// Against local --serve's table (TABLE_NAME from its export line),
+		// where the predictor recorded "harbour at dusk.jpg".
+		stdout, stderr, code := s.runSplit(s.cli, "results", "--since", "1h")
 		s.wantExit(code, 0, command, stdout+stderr)
+		s.wantMatch(command, stdout, `(?m)^UPDATED +OBJECT +STATUS`, `(?m)harbour at dusk\.jpg +succeeded `)
+	},
+	"bin/geolocate results --status succeeded --geojson > today.geojson": func(s *smokeShell, command string) {
+		stdout, stderr, code := s.runSplit(s.cli, "results", "--status", "succeeded", "--geojson")
+		s.wantExit(code, 0, command, stdout+stderr)
+		today := filepath.Join(s.t.TempDir(), "today.geojson") // the shell's redirect
+		if err := os.WriteFile(today, []byte(stdout), 0o644); err != nil {
+			s.t.Fatal(err)
+		}
 		var geo struct {
 			Type     string            `json:"type"`
 			Features []json.RawMessage `json:"features"`
@@ -232,9 +264,9 @@ var smokeSteps = map[string]func(s *smokeShell, command string){
 			s.t.Errorf("%s: %q (%v), want a FeatureCollection with the recorded photo", command, stdout, err)
 		}
 	},
-	"bin/geolocate results --stack Geolocation --since 7d --limit 5000 --map week.html": func(s *smokeShell, command string) {
+	"bin/geolocate results --since 7d --map week.html": func(s *smokeShell, command string) {
 		page := filepath.Join(s.t.TempDir(), "week.html")
-		stdout, stderr, code := s.runSplit(s.cli, "results", "--stack", "Geolocation", "--since", "7d", "--limit", "5000", "--map", page)
+		stdout, stderr, code := s.runSplit(s.cli, "results", "--since", "7d", "--map", page)
 		s.wantExit(code, 0, command, stdout+stderr)
 		if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "harbour at dusk.jpg") || !strings.Contains(string(b), "<svg") {
 			s.t.Errorf("%s: no map page with the recorded photo (%v)", command, err)
@@ -328,20 +360,49 @@ func TestREADMESmoke(t *testing.T) {
 	assertPortsFree(t, s.ports)
 }
 
-// environ is the shell's environment: the test's own without a service
-// URL or key (the README starts from none), plus what was exported.
+// environ is the first shell's environment: a new shell's, plus what was
+// exported in it.
 func (s *smokeShell) environ() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if name != envvars.APIURL && name != envvars.APIKey && name != envvars.TableName && s.env[name] == "" {
-			env = append(env, kv)
-		}
-	}
+	env := s.newShellEnv()
 	for name, value := range s.env {
 		env = append(env, name+"="+value)
 	}
 	return env
+}
+
+// newShellEnv is a new shell's environment: the test's own without a
+// service URL or key, a table name or AWS credentials (the README starts
+// from none).
+func (s *smokeShell) newShellEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case envvars.APIURL, envvars.APIKey, envvars.TableName, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE":
+			continue
+		}
+		if s.env[name] == "" {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// export applies an export line's assignments (NAME=VALUE ...) as a shell
+// would, $NAME in a value expanded from what the shell has.
+func (s *smokeShell) export(assignments string) {
+	for _, assignment := range strings.Fields(assignments) {
+		name, value, ok := strings.Cut(assignment, "=")
+		if !ok {
+			s.t.Fatalf("export %q: not NAME=VALUE", assignment)
+		}
+		s.env[name] = os.Expand(value, func(v string) string {
+			if got, ok := s.env[v]; ok {
+				return got
+			}
+			return os.Getenv(v)
+		})
+	}
 }
 
 // run runs a command to its end in the module root, returning its combined
@@ -365,12 +426,13 @@ func (s *smokeShell) runSplit(name string, args ...string) (string, string, int)
 	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
 }
 
-// start starts a command in the background, as `cmd &` or a second
-// terminal would; the test stops it at the end.
-func (s *smokeShell) start(name string, args ...string) *cliProcess {
+// startInNewShell starts a command in the background, as in a second
+// terminal, whose shell has none of the first one's exports; the test stops
+// it at the end.
+func (s *smokeShell) startInNewShell(name string, args ...string) *cliProcess {
 	s.t.Helper()
 	p := &cliProcess{cmd: exec.Command(name, args...), done: make(chan struct{})}
-	p.cmd.Dir, p.cmd.Env = s.root, s.environ()
+	p.cmd.Dir, p.cmd.Env = s.root, s.newShellEnv()
 	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
 	if err := p.cmd.Start(); err != nil {
 		s.t.Fatal(err)

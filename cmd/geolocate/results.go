@@ -177,6 +177,7 @@ type resultRow struct {
 	// photo over the limit sent resized, "re-encoded ..." when its sides
 	// were kept and only the encoding made it fit.
 	Downscaled string `json:"downscaled,omitempty"`
+
 	// What of the photo's metadata the service received: upload_metadata
 	// strip (metadata_removed says what, kind -> bytes) or keep; with keep,
 	// position_sent says the upload carried the EXIF position, so the
@@ -184,6 +185,14 @@ type resultRow struct {
 	UploadMetadata  string           `json:"upload_metadata,omitempty"`
 	MetadataRemoved map[string]int64 `json:"metadata_removed,omitempty"`
 	PositionSent    bool             `json:"position_sent,omitempty"`
+
+	// Match is the best match of a vehicle or property result, in words
+	// ("vehicle Mercedes-Benz S-Class 2020-2023, 87.5%"); Vehicles and
+	// Properties are every match as recorded.
+	Match      string            `json:"match,omitempty"`
+	ResultType string            `json:"result_type,omitempty"`
+	Vehicles   []ledger.Vehicle  `json:"vehicles,omitempty"`
+	Properties []ledger.Property `json:"properties,omitempty"`
 }
 
 func rowFromRecord(r *ledger.Record) resultRow {
@@ -221,7 +230,36 @@ func rowFromRecord(r *ledger.Record) resultRow {
 		UploadMetadata:  r.UploadMetadata,
 		MetadataRemoved: r.MetadataRemoved,
 		PositionSent:    r.PositionSent,
+
+		Match:      matchFrom(r),
+		ResultType: r.ResultType,
+		Vehicles:   r.Vehicles,
+		Properties: r.Properties,
 	}
+}
+
+// matchFrom words the best match of a vehicle or property result.
+func matchFrom(r *ledger.Record) string {
+	pct := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + "%" }
+	join := func(parts ...string) string {
+		var kept []string
+		for _, p := range parts {
+			if p = strings.TrimSpace(p); p != "" {
+				kept = append(kept, p)
+			}
+		}
+		return strings.Join(kept, " ")
+	}
+	switch {
+	case len(r.Vehicles) > 0:
+		v := r.Vehicles[0]
+		return "vehicle " + join(v.Make, v.Model, v.Variant, v.Year) + ", " + pct(v.ConfidencePercent)
+	case len(r.Properties) > 0:
+		p := r.Properties[0]
+		where := strings.Join(slices.DeleteFunc([]string{p.Location, p.Country}, func(s string) bool { return s == "" }), ", ")
+		return "property " + join(p.Name, "("+where+")") + ", " + pct(p.ConfidencePercent)
+	}
+	return ""
 }
 
 // downscaledFrom describes the re-encoding of a photo over the limit:
@@ -267,7 +305,18 @@ func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 		}
 		fmt.Fprintln(tw, line)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The re-encoding's figures would widen the STATUS column past a
+	// terminal's width: they go below the table, one line each.
+	for _, r := range rows {
+		if r.Downscaled != "" {
+			how, figures, _ := strings.Cut(r.Downscaled, " ")
+			fmt.Fprintf(w, "%s %s: %s (over the service's size limit)\n", how, r.Key, figures)
+		}
+	}
+	return nil
 }
 
 // rowStatus is the status with its reason, and where the object waits for
@@ -278,7 +327,8 @@ func rowStatus(r resultRow) string {
 	case r.Source == ledger.SourceEXIF:
 		status += " (from EXIF, no call)"
 	case r.Downscaled != "":
-		status += " (" + r.Downscaled + ")"
+		how, _, _ := strings.Cut(r.Downscaled, " ") // the figures are below the table
+		status += " (" + how + ")"
 	case r.Reason != "" && r.DeadLetter:
 		status += " (" + r.Reason + ", in the dead-letter queue)"
 	case r.Reason != "":
@@ -287,8 +337,12 @@ func rowStatus(r resultRow) string {
 	return status
 }
 
-// rowPlace is the place name with its administrative areas, finest first.
+// rowPlace is the place name with its administrative areas, finest first,
+// or the match of a vehicle or property result, which has no place.
 func rowPlace(r resultRow) string {
+	if r.Place == "" && r.Match != "" {
+		return r.Match
+	}
 	var parts []string
 	for _, p := range []string{r.Place, r.Admin2, r.Admin1} {
 		if p != "" && !slices.Contains(parts, p) {

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 )
@@ -21,7 +21,7 @@ type secretSource interface {
 type awsSecrets struct{}
 
 func (awsSecrets) SecretString(ctx context.Context, id string) (string, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := loadAWSConfig(ctx, os.Getenv)
 	if err != nil {
 		return "", err
 	}

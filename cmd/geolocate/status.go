@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -80,14 +80,12 @@ type awsClients struct {
 	region    string
 }
 
-// loadAWS builds the clients from the default configuration: credentials,
-// region and endpoints (AWS_ENDPOINT_URL_DYNAMODB and friends, to point a
-// command at local services) come from the usual environment and profile.
-// Tests replace it.
+// loadAWS builds the clients from the default configuration
+// (loadAWSConfig), failing at once without credentials. Tests replace it.
 var loadAWS = func(ctx context.Context) (*awsClients, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := loadAWSConfig(ctx, os.Getenv)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		return nil, err
 	}
 	stacks := cloudformation.NewFromConfig(cfg)
 	objects := s3.NewFromConfig(cfg, lambdarun.S3Options)
@@ -242,6 +240,13 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 
 func statusCredits(ctx context.Context, tw *tabwriter.Writer, client *geoapi.Client, problem func(string, error)) {
 	out, err := client.Credits(ctx, &geoapi.CreditsInput{})
+	if geoapi.KeyNotAccepted(err) {
+		// A known state of the service, not a failure: the monitor watches
+		// the credits from what the pipeline knows (its forecast below).
+		fmt.Fprintf(tw, "credits	not readable with an API key (the service takes keys only for predictions): "+
+			"the monitor estimates them from a declared or last read balance (geolocate credits --declare)\n")
+		return
+	}
 	if err != nil {
 		problem("credits", describe(err))
 		return

@@ -5,6 +5,10 @@
 // A Recorder collects values with Add and writes them with Flush, one line
 // per distinct dimension set, within the format's limits (at most 100
 // metrics per line and 100 values per metric; more are split over lines).
+// Dimension values are valid by construction: one that breaks CloudWatch's
+// rules (1 to 1,024 ASCII characters, no control character, not blank),
+// which CloudWatch would drop with its metric, is published as a safe
+// stand-in and logged once.
 package emf
 
 import (
@@ -12,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -50,6 +55,7 @@ type Recorder struct {
 	namespace string
 	dims      map[string]string
 	now       func() time.Time
+	logger    *slog.Logger
 
 	mu      sync.Mutex
 	sets    map[string]*dimensionSet // by canonical key
@@ -69,17 +75,33 @@ type metric struct {
 	values []float64
 }
 
+// Options configure a Recorder.
+type Options struct {
+	// Logger receives the line about a dimension value published as a
+	// stand-in. Default slog.Default().
+	Logger *slog.Logger
+}
+
 // New returns a Recorder writing to w in namespace, with dims on every
 // metric (e.g. {"Pipeline": "prod"}).
-func New(w io.Writer, namespace string, dims map[string]string) *Recorder {
-	return &Recorder{w: w, namespace: namespace, dims: dims, now: time.Now, sets: map[string]*dimensionSet{}}
+func New(w io.Writer, namespace string, dims map[string]string, optFns ...func(*Options)) *Recorder {
+	var o Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Recorder{w: w, namespace: namespace, dims: dims, now: time.Now, logger: o.Logger, sets: map[string]*dimensionSet{}}
 }
 
 // Add records one value of metric name. extraDims apply to this value only
 // (overriding a base dimension of the same name); values with different
-// dimensions go to different lines. A value that cannot be published (empty
-// name, NaN or infinite value, a name equal to a dimension's, too many
-// dimensions) is dropped and reported by the next Flush.
+// dimensions go to different lines. A dimension value CloudWatch would
+// refuse is replaced by a stand-in (see standIn). A value that cannot be
+// published (empty name, NaN or infinite value, a name equal to a
+// dimension's, a dimension name CloudWatch refuses, too many dimensions) is
+// dropped and reported by the next Flush.
 func (r *Recorder) Add(name string, unit Unit, value float64, extraDims ...Dim) {
 	dims := r.mergeDims(extraDims)
 	err := validate(name, value, dims)
@@ -116,7 +138,7 @@ func (r *Recorder) mergeDims(extra []Dim) []Dim {
 	}
 	dims := make([]Dim, 0, len(merged))
 	for k, v := range merged {
-		dims = append(dims, Dim{Name: k, Value: v})
+		dims = append(dims, Dim{Name: k, Value: safeDimensionValue(r.logger, k, v)})
 	}
 	slices.SortFunc(dims, func(a, b Dim) int { return strings.Compare(a.Name, b.Name) })
 	return dims
@@ -134,6 +156,9 @@ func validate(name string, value float64, dims []Dim) error {
 	for _, d := range dims {
 		if d.Name == name {
 			return fmt.Errorf("metric %s has the name of a dimension", name)
+		}
+		if why := checkDimensionName(d.Name); why != "" {
+			return fmt.Errorf("metric %s: dimension name %q %s", name, d.Name, why)
 		}
 	}
 	return nil

@@ -21,17 +21,29 @@ type ModelsInput struct {
 	// APIKey is optional: without a key (here or in Options) only public
 	// models are listed and no key header is sent.
 	APIKey string
+	// Anonymous sends no key even when the client has one: the public
+	// models only, from a service that refuses keys on this endpoint (see
+	// KeyNotAccepted).
+	Anonymous bool
 }
 
-// Model is one entry of the model list.
+// Model is one entry of the model list. The contract shows only id and
+// status; the other fields are read from the layouts the public backend
+// uses ({model_id, model_type, credits_per_use, access_level, status} and
+// {id, type, name, version, enabled}) and are empty when absent.
 type Model struct {
 	ID     string
 	Status ModelStatus
 	// StatusRaw is the status as received, which may be empty or a value
-	// the contract does not define.
+	// the contract does not define. A record with no status but an enabled
+	// flag gets "enabled" or "disabled" here (see Status).
 	StatusRaw   string
 	AccessClass string
 	Type        string
+	Name        string
+	Version     string
+	// CreditsPerUse is the listed cost of one prediction; nil when not listed.
+	CreditsPerUse *int
 	// Raw is the model record as received.
 	Raw json.RawMessage
 }
@@ -73,6 +85,9 @@ func (c *Client) Models(ctx context.Context, in *ModelsInput, optFns ...func(*Op
 	o, base, key, err := c.prepare(optFns, in.APIKey, false)
 	if err != nil {
 		return nil, err
+	}
+	if in.Anonymous {
+		key = ""
 	}
 	resp, err := c.invoke(ctx, &o, base, &operation{
 		name: opName, method: http.MethodGet, path: "/v1/prediction/models", apiKey: key,

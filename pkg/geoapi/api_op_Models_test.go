@@ -36,6 +36,18 @@ func TestParseModelsLayouts(t *testing.T) {
 		{"list of ids", `{"models":["geo-a","geo-b"]}`,
 			[]brief{{"geo-a", "unknown", "", "", ""}, {"geo-b", "unknown", "", "", ""}}},
 		{"empty list", `{"data":{"models":[]}}`, []brief{}},
+		// The public backend's layouts: dotted ids, access_level, and a
+		// catalogue with an enabled flag instead of a status.
+		{"backend: model_id, access_level", `{"message_code":"SUCCESS","data":[
+{"model_id":"global_v0.1","model_type":"global","credits_per_use":1,"access_level":"public","status":"ready"},
+{"model_id":"madrid_v0.1","model_type":"accuracy","credits_per_use":3,"access_level":"whitelist","status":"unknown"}]}`,
+			[]brief{{"global_v0.1", "ready", "ready", "public", "global"}, {"madrid_v0.1", "unknown", "unknown", "whitelist", "accuracy"}}},
+		{"backend: enabled flag", `{"message_code":"SUCCESS","data":{"models":[
+{"id":"global_v0.1","type":"global","name":"Global","version":"0.1","enabled":true},
+{"id":"cars_v0.1","type":"cars","name":"Vehicle ID","version":"0.1","enabled":false}]}}`,
+			[]brief{{"global_v0.1", "ready", "enabled", "", "global"}, {"cars_v0.1", "down", "disabled", "", "cars"}}},
+		{"a status wins over the enabled flag", `[{"id":"a","status":"down","enabled":true}]`, []brief{{"a", "down", "down", "", ""}}},
+		{"an enabled flag that is not a boolean is ignored", `[{"id":"a","enabled":"yes"}]`, []brief{{"a", "unknown", "", "", ""}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,6 +66,23 @@ func TestParseModelsLayouts(t *testing.T) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseModelsBackendFields(t *testing.T) {
+	models, err := parseModels([]byte(`{"data":[{"model_id":"global_v0.1","credits_per_use":1,"status":"ready"},
+{"id":"cars_v0.1","name":"Vehicle ID","version":"0.1","enabled":true},{"name":"only-a-name"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := models[0]; m.CreditsPerUse == nil || *m.CreditsPerUse != 1 {
+		t.Errorf("credits_per_use not read: %+v", m)
+	}
+	if m := models[1]; m.Name != "Vehicle ID" || m.Version != "0.1" || m.CreditsPerUse != nil {
+		t.Errorf("name/version not read: %+v", m)
+	}
+	if m := models[2]; m.ID != "only-a-name" || m.Name != "" {
+		t.Errorf("a name standing for the id: %+v", m)
 	}
 }
 

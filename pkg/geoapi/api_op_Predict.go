@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
@@ -36,7 +38,12 @@ type PredictInput struct {
 	// Filename is the form filename; default "image" plus the extension of
 	// the detected format.
 	Filename string
-	// ContentType is the part's Content-Type; default the detected format's.
+	// ContentType overrides the file part's Content-Type, which is otherwise
+	// the detected format's (image/jpeg, image/heic, ...). It is honoured
+	// only when the service accepts it, an image/* type or
+	// application/octet-stream: anything else (S3's binary/octet-stream, an
+	// empty or malformed type) would be refused (the public backend answers
+	// 400 INVALID_FILE_TYPE), so the detected type is sent instead.
 	ContentType string
 	// TopN is the number of results to ask for: 0 leaves it to the service
 	// (5), otherwise 1 to 15.
@@ -95,10 +102,7 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 	if filename == "" {
 		filename = "image" + format.Extension
 	}
-	contentType := in.ContentType
-	if contentType == "" {
-		contentType = format.MIME
-	}
+	contentType := partContentType(in.ContentType, format)
 
 	query := url.Values{}
 	if in.TopN != 0 {
@@ -108,7 +112,7 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 		query.Set("model_id", in.ModelID)
 	}
 	op := &operation{
-		name: opName, method: http.MethodPost, path: "/v1/prediction/predict",
+		name: opName, method: http.MethodPost, path: pathPredict,
 		query: query, apiKey: key, requestedModel: in.ModelID,
 		newBody: func(ctx context.Context, attempt int) (*uploadBody, error) {
 			img := first
@@ -169,6 +173,21 @@ func validatePredictInput(in *PredictInput, maxImageBytes int64) error {
 		return &InputError{Field: "Image", Reason: reasonNoSource, Err: ErrNotImage}
 	}
 	return nil
+}
+
+// octetStream is the type the service accepts for any file.
+const octetStream = "application/octet-stream"
+
+// partContentType is the file part's type: the caller's when the service
+// accepts it, else the detected format's, else application/octet-stream.
+func partContentType(given string, format imageformat.Format) string {
+	if mt, _, err := mime.ParseMediaType(given); err == nil && (strings.HasPrefix(mt, "image/") || mt == octetStream) {
+		return mt
+	}
+	if strings.HasPrefix(format.MIME, "image/") {
+		return format.MIME
+	}
+	return octetStream
 }
 
 func tooLarge(n, limit int64) error {

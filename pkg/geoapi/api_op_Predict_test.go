@@ -393,3 +393,37 @@ func TestPredictMaxImageBytesOption(t *testing.T) {
 		})
 	}
 }
+
+// TestPredictPartContentType: the file part carries the photo's real type,
+// or application/octet-stream; a type the service refuses is never sent.
+func TestPredictPartContentType(t *testing.T) {
+	heic := append([]byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic"), make([]byte, 64)...)
+	tests := []struct {
+		name  string
+		image []byte
+		given string
+		want  string
+	}{
+		{"jpeg detected", fakeJPEG(64), "", "image/jpeg"},
+		{"png detected", fakePNG(64), "", "image/png"},
+		{"heic detected", heic, "", "image/heic"},
+		{"an image type given", fakeJPEG(64), "image/jpeg", "image/jpeg"},
+		{"octet-stream given", fakeJPEG(64), "application/octet-stream", "application/octet-stream"},
+		{"S3's default binary/octet-stream is replaced", fakeJPEG(64), "binary/octet-stream", "image/jpeg"},
+		{"text/plain is replaced", fakePNG(64), "text/plain; charset=utf-8", "image/png"},
+		{"a malformed type is replaced", fakeJPEG(64), "image/", "image/jpeg"},
+		{"parameters are dropped", fakeJPEG(64), "image/jpeg; q=1", "image/jpeg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := newRecorder(t, respond(http.StatusOK, coordinatesBody))
+			c, _ := rec.client(t)
+			if _, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(tt.image), ContentType: tt.given}); err != nil {
+				t.Fatalf("Predict: %v", err)
+			}
+			if got := rec.requests()[0].PartType; got != tt.want {
+				t.Errorf("part Content-Type = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

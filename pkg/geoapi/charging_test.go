@@ -16,6 +16,9 @@ import (
 
 func TestMaybeCharged(t *testing.T) {
 	api := func(status int) APIError { return APIError{StatusCode: status, Operation: "Predict"} }
+	apiCode := func(status int, code string) APIError {
+		return APIError{StatusCode: status, MessageCode: code, Operation: "Predict"}
+	}
 	tests := []struct {
 		name  string
 		err   error
@@ -34,10 +37,14 @@ func TestMaybeCharged(t *testing.T) {
 		{"503 after the upload, no delay", &ServerError{APIError: api(503), RequestSent: true}, true, false},
 		{"503 after the upload with a delay", &ServerError{APIError: api(503), RequestSent: true, RetryAfter: time.Second}, false, true},
 		{"500 after the upload", &ServerError{APIError: api(500), RequestSent: true}, false, true},
+		{"503 EXTERNAL_SERVICE_ERROR after the upload, no delay", &ServerError{APIError: apiCode(503, "EXTERNAL_SERVICE_ERROR"), RequestSent: true}, false, true},
+		{"500 PREDICTION_FAILED after the upload", &ServerError{APIError: apiCode(500, "PREDICTION_FAILED"), RequestSent: true}, false, true},
+		{"502 with an uncharged code in lower case", &ServerError{APIError: apiCode(502, "prediction_failed"), RequestSent: true}, false, true},
+		{"504 with another code after the upload", &ServerError{APIError: apiCode(504, "INTERNAL_ERROR"), RequestSent: true}, true, false},
 		{"502 before the upload was complete", &ServerError{APIError: api(502)}, false, true},
 		{"429", &RateLimitedError{APIError: api(429)}, false, true},
 		{"401", &UnauthorizedError{api(401)}, false, false},
-		{"402", &OutOfCreditsError{api(402)}, false, false},
+		{"402", &OutOfCreditsError{APIError: api(402)}, false, false},
 		{"413", &TooLargeError{api(413)}, false, false},
 		{"422", &ValidationError{APIError: api(422)}, false, false},
 		{"404", &APIError{StatusCode: 404}, false, false},

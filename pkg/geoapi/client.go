@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/shared/keyheader"
 )
 
 // Defaults applied by New and per call when an Options field is zero.
@@ -27,8 +28,9 @@ const (
 	DefaultMaxServerDelay = 5 * time.Minute
 )
 
-// KeyHeader is the request header that carries the API key.
-const KeyHeader = "X-Service-Key"
+// KeyHeader is the contract's request header for the API key, the default
+// of Options.KeyHeader.
+const KeyHeader = keyheader.Default
 
 // Options configure a Client. A copy is taken by New; per-call option
 // functions modify a further copy for that call only.
@@ -62,6 +64,10 @@ type Options struct {
 	// *InputError (ErrImageTooLarge) and nothing is sent. 0 means
 	// imageformat.DefaultMaxImageBytes, the contract's 10 MB.
 	MaxImageBytes int64
+	// KeyHeader is the request header that carries the key. Default
+	// KeyHeader (the contract's X-Service-Key); it must pass
+	// keyheader.Check.
+	KeyHeader string
 	// MaxServerDelay caps every delay the service asks for, in any form
 	// (Retry-After seconds or date, X-RateLimit-Retry-After seconds or Unix
 	// time, a body's retry_after): the client waits at most this long, a
@@ -89,6 +95,9 @@ func New(baseURL string, optFns ...func(*Options)) (*Client, error) {
 		return nil, err
 	}
 	o.setDefaults()
+	if err := keyheader.Check(o.KeyHeader); err != nil {
+		return nil, fmt.Errorf("geoapi: %w", err)
+	}
 	return &Client{options: o}, nil
 }
 
@@ -107,6 +116,9 @@ func (c *Client) resolveOptions(optFns []func(*Options)) (Options, *url.URL, err
 		return o, nil, err
 	}
 	o.setDefaults()
+	if err := keyheader.Check(o.KeyHeader); err != nil {
+		return o, nil, fmt.Errorf("geoapi: %w", err)
+	}
 	return o, base, nil
 }
 
@@ -182,6 +194,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxImageBytes <= 0 {
 		o.MaxImageBytes = imageformat.DefaultMaxImageBytes
+	}
+	if o.KeyHeader == "" {
+		o.KeyHeader = KeyHeader
 	}
 	if o.MaxServerDelay <= 0 {
 		o.MaxServerDelay = DefaultMaxServerDelay

@@ -102,3 +102,38 @@ func TestLogsNeverContainTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyHeaderIsConfigurable: the key travels in the configured header
+// only, and a name no HTTP header can have is refused before any call.
+func TestKeyHeaderIsConfigurable(t *testing.T) {
+	rec := newRecorder(t, respond(http.StatusOK, `{"models":[]}`))
+	c, _ := rec.client(t, func(o *Options) { o.KeyHeader = "X-GeoInfer-Key" })
+	if _, err := c.Models(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	req := rec.requests()[0]
+	if got := req.Header.Get("X-GeoInfer-Key"); got != testKey {
+		t.Errorf("X-GeoInfer-Key = %q, want the key", got)
+	}
+	if req.HasKey {
+		t.Errorf("the key was also sent in %s", KeyHeader)
+	}
+	if c.Options().KeyHeader != "X-GeoInfer-Key" {
+		t.Errorf("Options().KeyHeader = %q", c.Options().KeyHeader)
+	}
+	def, _ := rec.client(t)
+	if def.Options().KeyHeader != "X-Service-Key" {
+		t.Errorf("default key header %q, want the contract's X-Service-Key", def.Options().KeyHeader)
+	}
+
+	for _, bad := range []string{"X Key", "X-Key\r\nX-Evil: 1", "Authorization"} {
+		if _, err := New(rec.srv.URL, func(o *Options) { o.KeyHeader = bad }); err == nil {
+			t.Errorf("New accepted the key header %q", bad)
+		}
+		before := len(rec.requests())
+		_, err := def.Models(context.Background(), nil, func(o *Options) { o.KeyHeader = bad })
+		if err == nil || len(rec.requests()) != before {
+			t.Errorf("a per-call key header %q: err = %v, %d requests sent", bad, err, len(rec.requests())-before)
+		}
+	}
+}

@@ -12,8 +12,17 @@
 // other unexplained 5xx after the upload. Throttling (429), a 500, a 503 with
 // a retry delay, any 5xx before the upload was complete and other transport
 // failures are retried with capped exponential backoff and full jitter,
-// honouring any delay the service asks for.
+// honouring any delay the service asks for, in whichever form it asks
+// (Retry-After, X-RateLimit-Retry-After, a body's retry_after), capped at
+// Options.MaxServerDelay.
 //
-// The API key is sent only in the X-Service-Key header and is never written
-// to a log line or an error message.
+// The client reads the contract's shapes and those of the service's public
+// backend (upper-case codes in {"message_code","message","details"}, 400 for
+// a file's size or type, keys refused off the prediction endpoint, vehicle
+// and property results): see docs/service-assumptions.md. CheckKey tells
+// whether the prediction endpoint accepts a key without a prediction.
+//
+// The API key is sent only in the configured header (Options.KeyHeader,
+// the contract's X-Service-Key by default) and is never written to a log
+// line or an error message.
 package geoapi

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,25 +12,37 @@ import (
 )
 
 // errorBody is what could be understood of an error response. The contract
-// does not specify error bodies, so every field is optional.
+// does not specify error bodies, so every field is optional. The public
+// backend answers {"message_code","message","details":{...}} with codes in
+// upper case; FastAPI's own {"detail": ...} and {"error": ...} are read too.
 type errorBody struct {
 	MessageCode string
 	Message     string
-	ModelID     string        // model_id or model, else a detail item's input
-	RetryAfter  time.Duration // 0 when the body names no delay
+	Detail      string // details.description, or the validation errors in one line
+	ModelID     string // model_id or model, else a validation error's input
+
+	// Delay is the delay the body asks for, in seconds (retry_after,
+	// retry_after_ms, data.retry_after, details.retry_after), and
+	// DelayFound whether it names one at all.
+	Delay      float64
+	DelayFound bool
+
+	// CreditsRequired and CreditsAvailable are a 402's figures.
+	CreditsRequired, CreditsAvailable *int
 
 	// What the body says about a rejected model or image (see newAPIError).
 	RetiredCode    bool   // a code says the model is retired, unknown, ...
-	DetailModel    bool   // a FastAPI detail item is located at model_id
+	DetailModel    bool   // a validation error is located at model_id
 	RetiredModelID string // retired_model or retired_model_id
 	SizeCode       bool   // a code says the image is too large
-	FileSizeDetail bool   // a FastAPI detail item at file speaks of its size
+	FileSizeDetail bool   // a validation error at file speaks of its size
+	FileTypeCode   bool   // a code says the file type is refused
 }
 
-// parseErrorBody reads the common shapes: {"message_code","message"},
-// FastAPI's {"detail": "..."} or {"detail": [{"loc":[...],"msg":"..."}]},
-// {"error": "..."} or {"error": {"code","message"}}, plus model_id / model and
-// retry_after / retry_after_ms / data.retry_after. Unknown shapes give a zero
+// parseErrorBody reads the common shapes: {"message_code","message",
+// "details"}, FastAPI's {"detail": "..."} or {"detail": [{"loc":[...],
+// "msg":"..."}]}, {"error": "..."} or {"error": {"code","message"}}, plus
+// model_id / model and the delay fields. Unknown shapes give a zero
 // errorBody; it never fails.
 func parseErrorBody(body []byte) errorBody {
 	var out errorBody
@@ -39,6 +52,17 @@ func parseErrorBody(body []byte) errorBody {
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return out
 	}
+	var details map[string]json.RawMessage
+	if json.Unmarshal(m["details"], &details) != nil {
+		details = nil
+	}
+	// The validation errors: FastAPI's detail list, or the backend's
+	// details.validation_errors (the same items under another name).
+	validation := m["detail"]
+	if len(detailItems(validation)) == 0 && details != nil {
+		validation = details["validation_errors"]
+	}
+
 	out.MessageCode = rawString(m["message_code"])
 	if out.MessageCode == "" {
 		out.MessageCode = rawString(m["code"])
@@ -60,14 +84,26 @@ func parseErrorBody(body []byte) errorBody {
 			out.Message = rawString(e)
 		}
 	}
+	if details != nil {
+		out.Detail = rawString(details["description"])
+		if items := detailMessage(details["validation_errors"]); items != "" {
+			out.Detail = strings.TrimPrefix(out.Detail+": "+items, ": ")
+		}
+		out.CreditsRequired = rawInt(details["credits_required"], details["required_credits"])
+		out.CreditsAvailable = rawInt(details["available_credits"], details["credits_available"])
+	}
 	codes := []string{rawString(m["message_code"]), rawString(m["code"]), errorCode(m["error"])}
 	out.RetiredCode = slices.ContainsFunc(codes, isRetiredModelCode)
 	out.SizeCode = slices.ContainsFunc(codes, isTooLargeCode)
+	out.FileTypeCode = slices.ContainsFunc(codes, isFileTypeCode)
 	out.ModelID = rawString(m["model_id"])
 	if out.ModelID == "" {
 		out.ModelID = rawString(m["model"])
 	}
-	detailModel, atModel := detailModelID(m["detail"])
+	if out.ModelID == "" && details != nil {
+		out.ModelID = rawString(details["model_id"])
+	}
+	detailModel, atModel := detailModelID(validation)
 	out.DetailModel = atModel
 	if out.ModelID == "" {
 		out.ModelID = detailModel
@@ -76,10 +112,11 @@ func parseErrorBody(body []byte) errorBody {
 	if out.RetiredModelID == "" {
 		out.RetiredModelID = rawString(m["retired_model"])
 	}
-	out.FileSizeDetail = detailFileSize(m["detail"])
-	out.RetryAfter = bodyRetryAfter(m)
+	out.FileSizeDetail = detailFileSize(validation)
+	out.Delay, out.DelayFound = bodyDelay(m, details)
 	out.MessageCode = oneLine(out.MessageCode, 100)
 	out.Message = oneLine(out.Message, 500)
+	out.Detail = oneLine(out.Detail, 500)
 	return out
 }
 
@@ -167,11 +204,18 @@ func isRetiredModelCode(code string) bool {
 		"retired", "unknown", "not_found", "notfound", "invalid", "unavailable", "not_available", "deprecated")
 }
 
-// isTooLargeCode recognises codes such as payload_too_large or
-// file_size_exceeded.
+// isTooLargeCode recognises codes such as payload_too_large,
+// FILE_TOO_LARGE or file_size_exceeded.
 func isTooLargeCode(code string) bool {
 	c := strings.ToLower(code)
 	return containsAny(c, "too_large", "size")
+}
+
+// isFileTypeCode recognises codes such as INVALID_FILE_TYPE,
+// unsupported_media_type or unsupported_format: the file's type refused.
+func isFileTypeCode(code string) bool {
+	c := strings.ToLower(code)
+	return containsAny(c, "file_type", "media_type", "unsupported_format", "invalid_format", "mime")
 }
 
 func containsAny(s string, subs ...string) bool {
@@ -200,22 +244,37 @@ func rawString(raw json.RawMessage) string {
 	return s
 }
 
-// bodyRetryAfter reads retry_after (seconds), retry_after_ms, or
-// data.retry_after (seconds).
-func bodyRetryAfter(m map[string]json.RawMessage) time.Duration {
+// bodyDelay reads the delay a body asks for, in seconds: retry_after,
+// retry_after_ms, data.retry_after or details.retry_after (the public
+// backend's 429), and whether it names one.
+func bodyDelay(m, details map[string]json.RawMessage) (float64, bool) {
 	if secs, ok := rawNumber(m["retry_after"]); ok {
-		return secondsToDuration(secs)
+		return secs, true
 	}
 	if ms, ok := rawNumber(m["retry_after_ms"]); ok {
-		return secondsToDuration(ms / 1000)
+		return ms / 1000, true
+	}
+	if secs, ok := rawNumber(details["retry_after"]); ok {
+		return secs, true
 	}
 	var data map[string]json.RawMessage
 	if json.Unmarshal(m["data"], &data) == nil {
 		if secs, ok := rawNumber(data["retry_after"]); ok {
-			return secondsToDuration(secs)
+			return secs, true
 		}
 	}
-	return 0
+	return 0, false
+}
+
+// rawInt returns the first of raws that holds a whole number, or nil.
+func rawInt(raws ...json.RawMessage) *int {
+	for _, raw := range raws {
+		if f, ok := rawNumber(raw); ok && f == math.Trunc(f) && math.Abs(f) <= math.MaxInt32 {
+			n := int(f)
+			return &n
+		}
+	}
+	return nil
 }
 
 // rawNumber accepts a JSON number or a numeric string.
@@ -235,7 +294,9 @@ func rawNumber(raw json.RawMessage) (float64, bool) {
 // newAPIError builds the typed error for a non-2xx response. key is removed
 // from everything taken from the body; requestedModel is the model_id sent,
 // named in a retired-model 422 whose body does not name the model itself.
-func newAPIError(op string, status int, header http.Header, body []byte, key, requestedModel string) error {
+// A delay the service asks for is set as requested; the caller caps it
+// (Options.capDelay).
+func newAPIError(op string, status int, header http.Header, body []byte, key, requestedModel string, now time.Time) error {
 	// Invalid bytes are dropped before redacting, so that dropping them
 	// later cannot join two halves of a key; parsed fields are redacted again
 	// because JSON escapes can spell the key without it appearing raw.
@@ -243,34 +304,38 @@ func newAPIError(op string, status int, header http.Header, body []byte, key, re
 	parsed := parseErrorBody([]byte(redacted))
 	parsed.MessageCode = redact(parsed.MessageCode, key)
 	parsed.Message = redact(parsed.Message, key)
+	parsed.Detail = redact(parsed.Detail, key)
 	parsed.ModelID = redact(parsed.ModelID, key)
 	parsed.RetiredModelID = redact(parsed.RetiredModelID, key)
 	base := APIError{
 		StatusCode:  status,
 		MessageCode: parsed.MessageCode,
 		Message:     parsed.Message,
+		Detail:      parsed.Detail,
 		Body:        excerpt(redacted, maxErrorExcerpt),
 		Operation:   op,
 	}
+	// Refusals of the file's content: 400 (the backend), 413/415, or a 422
+	// whose code or file detail says so.
+	content := status == http.StatusBadRequest || status == http.StatusUnprocessableEntity
 	switch {
 	case status == http.StatusUnauthorized:
 		return &UnauthorizedError{base}
 	case status == http.StatusPaymentRequired:
-		return &OutOfCreditsError{base}
+		return &OutOfCreditsError{APIError: base, CreditsRequired: parsed.CreditsRequired, CreditsAvailable: parsed.CreditsAvailable}
 	case status == http.StatusRequestEntityTooLarge,
-		status == http.StatusUnprocessableEntity && (parsed.SizeCode || parsed.FileSizeDetail):
+		content && (parsed.SizeCode || parsed.FileSizeDetail):
 		return &TooLargeError{base}
+	case status == http.StatusUnsupportedMediaType, content && parsed.FileTypeCode:
+		return &UnsupportedFormatError{base}
 	case status == http.StatusUnprocessableEntity:
 		return &ValidationError{APIError: base, RetiredModelID: retiredModel(parsed, requestedModel)}
 	case status == http.StatusTooManyRequests:
-		delay, ok := headerRetryAfter(header, time.Now())
-		if !ok {
-			delay = parsed.RetryAfter
-		}
-		return &RateLimitedError{APIError: base, RetryAfter: delay}
+		d, source, _ := serverDelay(header, parsed, now)
+		return &RateLimitedError{APIError: base, RetryAfter: d, RequestedRetryAfter: d, DelaySource: source}
 	case status >= 500:
-		delay, ok := headerRetryAfter(header, time.Now())
-		return &ServerError{APIError: base, RetryAfter: delay, retryAfterHeader: ok}
+		d, source, given := serverDelay(header, parsed, now)
+		return &ServerError{APIError: base, RetryAfter: d, RequestedRetryAfter: d, DelaySource: source, delayGiven: given}
 	}
 	return &base
 }

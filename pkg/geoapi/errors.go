@@ -146,8 +146,12 @@ type APIError struct {
 	StatusCode  int
 	MessageCode string
 	Message     string
-	Body        string // excerpt of the response body, at most 2 KiB
-	Operation   string
+	// Detail is what the body adds to Message: the public backend's
+	// details.description, or its validation errors (details.validation_errors,
+	// FastAPI's detail list) in one line. Empty when the body has neither.
+	Detail    string
+	Body      string // excerpt of the response body, at most 2 KiB
+	Operation string
 }
 
 func (e *APIError) Error() string {
@@ -156,22 +160,73 @@ func (e *APIError) Error() string {
 	if e.MessageCode != "" {
 		fmt.Fprintf(&b, " %s", e.MessageCode)
 	}
-	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", e.Message)
-	} else if e.MessageCode == "" && e.Body != "" {
+	switch {
+	case e.Message != "" && e.Detail != "":
+		fmt.Fprintf(&b, ": %s (%s)", e.Message, e.Detail)
+	case e.Message != "" || e.Detail != "":
+		fmt.Fprintf(&b, ": %s", e.Message+e.Detail)
+	case e.MessageCode == "" && e.Body != "":
 		fmt.Fprintf(&b, ": body %q", oneLine(e.Body, 200))
 	}
 	return b.String()
 }
 
-// UnauthorizedError is a 401: the key is missing, invalid or revoked.
+// UnauthorizedError is a 401: the key is missing, invalid or revoked, or
+// the endpoint takes no API keys at all (Refusal tells which).
 type UnauthorizedError struct{ APIError }
 
 // Unwrap lets errors.As find the embedded *APIError.
 func (e *UnauthorizedError) Unwrap() error { return &e.APIError }
 
-// OutOfCreditsError is a 402: the account has no remaining credits.
-type OutOfCreditsError struct{ APIError }
+// KeyRefusal is why a 401 refused the call.
+type KeyRefusal string
+
+// Reasons of a 401, read from the body's code and words.
+const (
+	// KeyInvalid: the key is unknown, revoked or expired (INVALID_API_KEY),
+	// or the body does not say (the contract's plain 401 is read this way).
+	KeyInvalid KeyRefusal = "invalid_key"
+	// KeyMissing: no key reached the service (AUTH_REQUIRED).
+	KeyMissing KeyRefusal = "missing_key"
+	// KeyNotAcceptedHere: the endpoint takes no API keys, whatever the key
+	// (the public backend accepts keys only on predict: "API keys not
+	// allowed for this endpoint"). The key itself was not judged.
+	KeyNotAcceptedHere KeyRefusal = "endpoint_refuses_api_keys"
+)
+
+// Refusal says why the service refused the call, from its code and words.
+func (e *UnauthorizedError) Refusal() KeyRefusal {
+	code := strings.ToUpper(e.MessageCode)
+	words := strings.ToLower(e.Message + " " + e.Detail)
+	switch {
+	case strings.Contains(words, "not allowed for this endpoint"),
+		strings.Contains(words, "keys not allowed"),
+		strings.Contains(words, "use frontend"):
+		return KeyNotAcceptedHere
+	case code == "AUTH_REQUIRED":
+		return KeyMissing
+	}
+	return KeyInvalid
+}
+
+// KeyNotAccepted reports whether err is a 401 saying the endpoint takes no
+// API keys: a refusal of the endpoint, not of the key.
+func KeyNotAccepted(err error) bool {
+	var ue *UnauthorizedError
+	return errors.As(err, &ue) && ue.Refusal() == KeyNotAcceptedHere
+}
+
+// OutOfCreditsError is a 402: the account has no remaining credits. The
+// public backend also answers 402 after a prediction whose charge failed;
+// it charged nothing then either.
+type OutOfCreditsError struct {
+	APIError
+	// CreditsRequired and CreditsAvailable are the figures the body gives
+	// (details.credits_required or required_credits, available_credits);
+	// nil when it gives none.
+	CreditsRequired  *int
+	CreditsAvailable *int
+}
 
 // Unwrap lets errors.As find the embedded *APIError.
 func (e *OutOfCreditsError) Unwrap() error { return &e.APIError }
@@ -197,8 +252,13 @@ func (e *ValidationError) Unwrap() error { return &e.APIError }
 // RateLimitedError is a 429.
 type RateLimitedError struct {
 	APIError
-	// RetryAfter is the delay the service asked for; 0 when it gave none.
+	// RetryAfter is the delay the client honours: the one the service asked
+	// for, capped at Options.MaxServerDelay; 0 when it gave none.
 	RetryAfter time.Duration
+	// RequestedRetryAfter is the delay as the service asked for it, before
+	// the cap, and DelaySource the form it came in (see serverDelay).
+	RequestedRetryAfter time.Duration
+	DelaySource         string
 }
 
 func (e *RateLimitedError) Error() string {
@@ -213,11 +273,21 @@ func (e *RateLimitedError) Error() string {
 func (e *RateLimitedError) Unwrap() error { return &e.APIError }
 
 // TooLargeError is the service refusing the image for its size: a 413, or a
-// 422 whose code or file detail names the size. It is free and not retried.
+// 400 or 422 whose code or file detail names the size (the public backend
+// answers 400 FILE_TOO_LARGE). It is free and not retried.
 type TooLargeError struct{ APIError }
 
 // Unwrap lets errors.As find the embedded *APIError.
 func (e *TooLargeError) Unwrap() error { return &e.APIError }
+
+// UnsupportedFormatError is the service refusing the file's type: a 415, or
+// a 400 or 422 whose code names the file type (the public backend answers
+// 400 INVALID_FILE_TYPE). The same bytes would be refused again: it is free
+// and not retried.
+type UnsupportedFormatError struct{ APIError }
+
+// Unwrap lets errors.As find the embedded *APIError.
+func (e *UnsupportedFormatError) Unwrap() error { return &e.APIError }
 
 // ServerError is a 5xx. Whether it may have been charged, and so whether it
 // is retried, depends on the status, RetryAfter and RequestSent; see
@@ -227,12 +297,15 @@ type ServerError struct {
 	// RequestSent is true when a paid request (Predict) had been sent in
 	// full before the answer came. Always false for free operations.
 	RequestSent bool
-	// RetryAfter is the delay asked for in Retry-After or
-	// X-RateLimit-Retry-After; 0 when none was given.
-	RetryAfter time.Duration
-	// retryAfterHeader records that such a header was present, even with a
-	// zero delay: a 503 carrying one declined the work.
-	retryAfterHeader bool
+	// RetryAfter is the delay asked for (any form serverDelay reads), capped
+	// at Options.MaxServerDelay; 0 when none was given. RequestedRetryAfter
+	// and DelaySource are as for RateLimitedError.
+	RetryAfter          time.Duration
+	RequestedRetryAfter time.Duration
+	DelaySource         string
+	// delayGiven records that a delay was named, even a zero one: a 503
+	// carrying one declined the work.
+	delayGiven bool
 }
 
 func (e *ServerError) Error() string {

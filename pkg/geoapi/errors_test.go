@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,7 +106,7 @@ func TestErrorTypes(t *testing.T) {
 
 func TestErrorMessageFormat(t *testing.T) {
 	err := newAPIError("Predict", 422, nil,
-		[]byte(`{"message_code":"model_retired","message":"model geo-global-v1\nis retired","model_id":"geo-global-v1"}`), testKey, "")
+		[]byte(`{"message_code":"model_retired","message":"model geo-global-v1\nis retired","model_id":"geo-global-v1"}`), testKey, "", time.Now())
 	want := "geoapi: Predict: HTTP 422 model_retired: model geo-global-v1 is retired"
 	if err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err.Error(), want)
@@ -158,11 +160,27 @@ func TestParseErrorBody(t *testing.T) {
 		{"error string", `{"error":"rate limited"}`, errorBody{Message: "rate limited"}},
 		{"error object", `{"error":{"code":"E42","message":"boom"}}`, errorBody{MessageCode: "E42", Message: "boom"}},
 		{"model field", `{"message":"retired","model":"geo-a"}`, errorBody{Message: "retired", ModelID: "geo-a"}},
-		{"retry_after", `{"message_code":"rate_limited","retry_after":1.5}`, errorBody{MessageCode: "rate_limited", RetryAfter: 1500 * time.Millisecond}},
-		{"retry_after string", `{"retry_after":"2"}`, errorBody{RetryAfter: 2 * time.Second}},
-		{"retry_after_ms", `{"retry_after_ms":250}`, errorBody{RetryAfter: 250 * time.Millisecond}},
-		{"data.retry_after", `{"data":{"retry_after":3}}`, errorBody{RetryAfter: 3 * time.Second}},
-		{"negative retry", `{"retry_after":-3}`, errorBody{}},
+		{"retry_after", `{"message_code":"rate_limited","retry_after":1.5}`, errorBody{MessageCode: "rate_limited", Delay: 1.5, DelayFound: true}},
+		{"retry_after string", `{"retry_after":"2"}`, errorBody{Delay: 2, DelayFound: true}},
+		{"retry_after_ms", `{"retry_after_ms":250}`, errorBody{Delay: 0.25, DelayFound: true}},
+		{"data.retry_after", `{"data":{"retry_after":3}}`, errorBody{Delay: 3, DelayFound: true}},
+		{"negative retry", `{"retry_after":-3}`, errorBody{Delay: -3, DelayFound: true}},
+		// The public backend's shapes: upper-case codes, details.
+		{"backend 429", `{"message_code":"RATE_LIMIT_EXCEEDED","message":"Rate limit exceeded","details":{"limit":30,"window_seconds":60,"current_count":30,"retry_after":23,"rate_key":"rate_limit:prediction:api_key:k1","client_type":"api_key"}}`,
+			errorBody{MessageCode: "RATE_LIMIT_EXCEEDED", Message: "Rate limit exceeded", Delay: 23, DelayFound: true}},
+		{"backend 401 off predict", `{"message_code":"UNAUTHORIZED","message":"Authentication required","details":{"description":"API keys not allowed for this endpoint. Use frontend application."}}`,
+			errorBody{MessageCode: "UNAUTHORIZED", Message: "Authentication required", Detail: "API keys not allowed for this endpoint. Use frontend application."}},
+		{"backend 402", `{"message_code":"INSUFFICIENT_CREDITS","message":"Insufficient credits","details":{"credits_required":3,"available_credits":1}}`,
+			errorBody{MessageCode: "INSUFFICIENT_CREDITS", Message: "Insufficient credits", CreditsRequired: intPtr(3), CreditsAvailable: intPtr(1)}},
+		{"backend 402, other spelling", `{"message_code":"INSUFFICIENT_CREDITS","message":"Insufficient credits","details":{"required_credits":2}}`,
+			errorBody{MessageCode: "INSUFFICIENT_CREDITS", Message: "Insufficient credits", CreditsRequired: intPtr(2)}},
+		{"backend 400 size", `{"message_code":"FILE_TOO_LARGE","message":"File size too large","details":{}}`,
+			errorBody{MessageCode: "FILE_TOO_LARGE", Message: "File size too large", SizeCode: true}},
+		{"backend 400 type", `{"message_code":"INVALID_FILE_TYPE","message":"Invalid file type","details":{}}`,
+			errorBody{MessageCode: "INVALID_FILE_TYPE", Message: "Invalid file type", FileTypeCode: true}},
+		{"backend 422 at model_id", `{"message_code":"INVALID_INPUT","message":"Invalid input provided","details":{"description":"Request validation failed","validation_errors":[{"type":"enum","loc":["query","model_id"],"msg":"Input should be 'global_v0.1'","input":"global_v0.0"}]}}`,
+			errorBody{MessageCode: "INVALID_INPUT", Message: "Invalid input provided", Detail: "Request validation failed: query.model_id: Input should be 'global_v0.1'",
+				ModelID: "global_v0.0", DetailModel: true}},
 		{"html", `<html><body>502 Bad Gateway</body></html>`, errorBody{}},
 		{"array", `[1,2,3]`, errorBody{}},
 		{"empty", ``, errorBody{}},
@@ -170,7 +188,7 @@ func TestParseErrorBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := parseErrorBody([]byte(tt.body)); got != tt.want {
+			if got := parseErrorBody([]byte(tt.body)); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("parseErrorBody() = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -179,7 +197,7 @@ func TestParseErrorBody(t *testing.T) {
 
 func TestErrorBodyExcerptIsBounded(t *testing.T) {
 	body := `{"message":"` + strings.Repeat("é", 5000) + `"}`
-	err := newAPIError("Models", 500, nil, []byte(body), "", "")
+	err := newAPIError("Models", 500, nil, []byte(body), "", "", time.Now())
 	var se *ServerError
 	if !errors.As(err, &se) {
 		t.Fatalf("err = %T", err)
@@ -200,13 +218,16 @@ func FuzzParseErrorBody(f *testing.F) {
 	f.Add([]byte(`{"detail":[null,{"loc":[null,{}]}]}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		got := parseErrorBody(body)
-		if got.RetryAfter < 0 || got.RetryAfter > maxServerDelay {
-			t.Fatalf("RetryAfter %v out of range", got.RetryAfter)
-		}
-		err := newAPIError("Predict", 422, nil, body, testKey, "geo-a")
+		parseErrorBody(body)
+		err := newAPIError("Predict", 422, nil, body, testKey, "geo-a", time.Now())
 		if msg := err.Error(); strings.Contains(msg, "\n") || strings.Contains(msg, testKey) {
 			t.Fatalf("bad message %q", msg)
+		}
+		for _, status := range []int{429, 503} {
+			err := newAPIError("Predict", status, nil, body, testKey, "geo-a", time.Now())
+			if d := errorDelay(err); d < 0 || d > longestDelay {
+				t.Fatalf("HTTP %d: delay %v out of range", status, d)
+			}
 		}
 	})
 }
@@ -230,6 +251,8 @@ func TestRetiredModelOnlyWhenTheServiceSaysSo(t *testing.T) {
 		{"model_unavailable", `{"message_code":"model_unavailable"}`, requested},
 		{"model_not_available (whitelist not granted)", `{"message_code":"model_not_available","model_id":"geo-v2"}`, requested},
 		{"fastapi detail at model_id", `{"detail":[{"loc":["query","model_id"],"msg":"unknown","input":"geo-v2"}]}`, requested},
+		{"backend validation error at model_id", `{"message_code":"INVALID_INPUT","message":"Invalid input provided","details":{"validation_errors":[{"loc":["query","model_id"],"msg":"Input should be 'global_v0.1'","input":"geo-v2"}]}}`, requested},
+		{"backend validation error elsewhere", `{"message_code":"INVALID_INPUT","message":"Invalid input provided","details":{"validation_errors":[{"loc":["query","top_n"],"msg":"too big","input":"geo-v2"}]}}`, ""},
 		{"retired_model field", `{"message_code":"validation_error","retired_model":"geo-v0"}`, "geo-v0"},
 		{"retired_model_id field", `{"message":"gone","retired_model_id":"geo-v0"}`, "geo-v0"},
 		{"model id without a retirement code", `{"message_code":"invalid_top_n","model_id":"geo-v2"}`, ""},
@@ -237,13 +260,44 @@ func TestRetiredModelOnlyWhenTheServiceSaysSo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := newAPIError("Predict", http.StatusUnprocessableEntity, nil, []byte(tt.body), testKey, requested)
+			err := newAPIError("Predict", http.StatusUnprocessableEntity, nil, []byte(tt.body), testKey, requested, time.Now())
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("err = %#v, want *ValidationError", err)
 			}
 			if ve.RetiredModelID != tt.want {
 				t.Errorf("RetiredModelID = %q, want %q", ve.RetiredModelID, tt.want)
+			}
+		})
+	}
+}
+
+// TestUnsupportedFormatError: a refusal of the file's type is its own
+// typed error, free and final, whatever status carries it.
+func TestUnsupportedFormatError(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   bool
+	}{
+		{"400 INVALID_FILE_TYPE (the backend)", http.StatusBadRequest, `{"message_code":"INVALID_FILE_TYPE","message":"Invalid file type","details":{}}`, true},
+		{"415", http.StatusUnsupportedMediaType, ``, true},
+		{"422 unsupported_media_type", http.StatusUnprocessableEntity, `{"message_code":"unsupported_media_type"}`, true},
+		{"400 FILE_TOO_LARGE", http.StatusBadRequest, `{"message_code":"FILE_TOO_LARGE"}`, false},
+		{"422 top_n", http.StatusUnprocessableEntity, `{"message_code":"INVALID_INPUT"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := newRecorder(t, respond(tt.status, tt.body))
+			c, sleeps := rec.client(t)
+			_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(64))})
+			var uf *UnsupportedFormatError
+			if got := errors.As(err, &uf); got != tt.want {
+				t.Fatalf("err = %#v; *UnsupportedFormatError %v, want %v", err, got, tt.want)
+			}
+			if tt.want && (Retryable(err) || MaybeCharged(err) || len(rec.requests()) != 1 || len(sleeps.all()) != 0) {
+				t.Errorf("a type refusal is free and final: %d requests", len(rec.requests()))
 			}
 		})
 	}
@@ -263,7 +317,11 @@ func TestTooLargeError(t *testing.T) {
 		{"422 fastapi file size", http.StatusUnprocessableEntity, `{"detail":[{"loc":["body","file"],"msg":"File size exceeds the 10 MB limit"}]}`, true},
 		{"422 fastapi file missing", http.StatusUnprocessableEntity, `{"detail":[{"loc":["body","file"],"msg":"Field required"}]}`, false},
 		{"422 top_n", http.StatusUnprocessableEntity, `{"message_code":"invalid_top_n","message":"top_n too large"}`, false},
-		{"400 naming the size", http.StatusBadRequest, `{"message_code":"file_too_large"}`, false},
+		// The public backend refuses the size with 400 FILE_TOO_LARGE.
+		{"400 FILE_TOO_LARGE (the backend)", http.StatusBadRequest, `{"message_code":"FILE_TOO_LARGE","message":"File size too large","details":{}}`, true},
+		{"400 about something else", http.StatusBadRequest, `{"message_code":"BAD_REQUEST","message":"Bad request"}`, false},
+		{"400 INVALID_FILE_TYPE", http.StatusBadRequest, `{"message_code":"INVALID_FILE_TYPE","message":"Invalid file type","details":{}}`, false},
+		{"500 naming the size", http.StatusInternalServerError, `{"message_code":"FILE_TOO_LARGE"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -377,5 +435,39 @@ func TestGroupDigits(t *testing.T) {
 		if got := groupDigits(n); got != want {
 			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestUnauthorizedRefusal tells a key the service refuses from an endpoint
+// that refuses every key, by the service's code and words.
+func TestUnauthorizedRefusal(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want KeyRefusal
+	}{
+		{"backend: keys refused off predict", `{"message_code":"UNAUTHORIZED","message":"Authentication required","details":{"description":"API keys not allowed for this endpoint. Use frontend application."}}`, KeyNotAcceptedHere},
+		{"backend: invalid key", `{"message_code":"INVALID_API_KEY","message":"Invalid or expired API key","details":{}}`, KeyInvalid},
+		{"backend: no key", `{"message_code":"AUTH_REQUIRED","message":"Authentication required","details":{"description":"Provide either 'X-GeoInfer-Key' header or use the FE"}}`, KeyMissing},
+		{"contract: a plain 401", `{"message_code":"unauthorized","message":"invalid API key"}`, KeyInvalid},
+		{"no body", ``, KeyInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := newAPIError("Credits", http.StatusUnauthorized, nil, []byte(tt.body), testKey, "", time.Now())
+			var ue *UnauthorizedError
+			if !errors.As(err, &ue) {
+				t.Fatalf("err = %#v", err)
+			}
+			if got := ue.Refusal(); got != tt.want {
+				t.Errorf("Refusal() = %q, want %q", got, tt.want)
+			}
+			if KeyNotAccepted(fmt.Errorf("wrapped: %w", err)) != (tt.want == KeyNotAcceptedHere) {
+				t.Errorf("KeyNotAccepted disagrees with Refusal")
+			}
+			if tt.want == KeyNotAcceptedHere && !strings.Contains(err.Error(), "not allowed for this endpoint") {
+				t.Errorf("Error() = %q should carry the service's explanation", err)
+			}
+		})
 	}
 }

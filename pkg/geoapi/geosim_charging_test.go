@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 )
@@ -133,7 +134,7 @@ func TestSimRetirementAgreesWithClient(t *testing.T) {
 			if status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d: %s", status, body)
 			}
-			err := newAPIError("Predict", status, nil, body, testKey, geosim.ModelGlobalDefault)
+			err := newAPIError("Predict", status, nil, body, testKey, geosim.ModelGlobalDefault, time.Now())
 			var ve *ValidationError
 			if !errors.As(err, &ve) || ve.RetiredModelID != "" {
 				t.Errorf("err = %#v from %s; want a *ValidationError that is not a retirement", err, body)
@@ -146,8 +147,8 @@ func TestSimTooLargeIsTooLargeError(t *testing.T) {
 	sim, c := newSim(t, func(cfg *geosim.Config) { cfg.MaxImageBytes = 1000 })
 	_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(5000))})
 	var tl *TooLargeError
-	if !errors.As(err, &tl) || tl.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Fatalf("err = %#v, want *TooLargeError 413", err)
+	if !errors.As(err, &tl) || tl.StatusCode != http.StatusBadRequest || tl.MessageCode != geosim.CodeTooLarge {
+		t.Fatalf("err = %#v, want *TooLargeError 400 FILE_TOO_LARGE", err)
 	}
 	if Retryable(err) || sim.CallCount() != 1 || sim.Charged(geosim.DefaultOrg) != 0 {
 		t.Errorf("calls %d, charged %d; want one free call", sim.CallCount(), sim.Charged(geosim.DefaultOrg))

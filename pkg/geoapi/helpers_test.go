@@ -67,6 +67,7 @@ type received struct {
 	PartType      string
 	File          []byte
 	Parts         int
+	Header        http.Header
 }
 
 // recorder is an httptest server whose handler is chosen per request number.
@@ -93,6 +94,7 @@ func (rec *recorder) serve(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(),
 		Key: r.Header.Get(KeyHeader), ContentType: r.Header.Get("Content-Type"),
 		ContentLength: r.ContentLength, Chunked: len(r.TransferEncoding) > 0,
+		Header: r.Header.Clone(),
 	}
 	_, got.HasKey = r.Header[http.CanonicalHeaderKey(KeyHeader)]
 	if mt, params, err := mime.ParseMediaType(got.ContentType); err == nil && mt == "multipart/form-data" {
@@ -194,3 +196,5 @@ func (s *countingSource) open(context.Context) (io.ReadCloser, error) {
 
 // maxImage is the default upload limit as an int, for building images.
 const maxImage = int(imageformat.DefaultMaxImageBytes)
+
+func intPtr(n int) *int { return &n }

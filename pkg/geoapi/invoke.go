@@ -25,10 +25,14 @@ const (
 
 // Operation names, as reported in errors.
 const (
-	opPredict = "Predict"
-	opModels  = "Models"
-	opCredits = "Credits"
+	opPredict  = "Predict"
+	opModels   = "Models"
+	opCredits  = "Credits"
+	opCheckKey = "CheckKey"
 )
+
+// pathPredict is the prediction endpoint, which Predict and CheckKey call.
+const pathPredict = "/v1/prediction/predict"
 
 // operation describes one HTTP call for invoke.
 type operation struct {
@@ -41,6 +45,12 @@ type operation struct {
 	requestedModel string
 	// newBody opens the request body for attempt n (1-based); nil for no body.
 	newBody func(ctx context.Context, attempt int) (*uploadBody, error)
+}
+
+// paidSent reports whether a paid request went out in full: from then on
+// the service may have done, and charged for, the work.
+func (op *operation) paidSent(body *uploadBody) bool {
+	return body != nil && body.sent.Load() && !freeOperation(op.name)
 }
 
 // response is a 2xx response read in full.
@@ -79,13 +89,7 @@ func (c *Client) invoke(ctx context.Context, o *Options, base *url.URL, op *oper
 			log.Warn("geoapi call failed, no attempts left", slog.Int("attempt", attempt), slog.String("error", err.Error()))
 			return nil, withAttempts(err, attempt)
 		}
-		requested := serverDelay(err)
-		if requested > o.MaxServerDelay {
-			log.Warn("geoapi: the service asked for a longer wait than the cap: capped",
-				slog.Duration("requested", requested), slog.Duration("max_server_delay", o.MaxServerDelay))
-			requested = o.MaxServerDelay
-		}
-		wait := backoff(o, attempt+1, requested)
+		wait := backoff(o, attempt+1, errorDelay(err))
 		if exceedsDeadline(ctx, wait) {
 			log.Warn("geoapi retry would pass the deadline, giving up", slog.Int("attempt", attempt),
 				slog.Duration("wait", wait), slog.String("error", err.Error()))
@@ -163,7 +167,7 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", o.UserAgent)
 	if op.apiKey != "" {
-		req.Header.Set(KeyHeader, op.apiKey)
+		req.Header.Set(o.KeyHeader, op.apiKey)
 	}
 
 	start := time.Now()
@@ -177,7 +181,7 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 		te := &TransportError{Operation: op.name, Err: redactErr(err, op.apiKey)}
 		// An upload that reached the service in full may have been
 		// processed and charged even though no answer came back.
-		te.RequestSent = body != nil && body.sent.Load()
+		te.RequestSent = op.paidSent(body)
 		return nil, te
 	}
 	defer func() {
@@ -187,12 +191,13 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		apiErr := newAPIError(op.name, resp.StatusCode, resp.Header, raw, op.apiKey, op.requestedModel)
+		apiErr := newAPIError(op.name, resp.StatusCode, resp.Header, raw, op.apiKey, op.requestedModel, time.Now())
+		o.capDelay(apiErr)
 		var se *ServerError
 		if errors.As(apiErr, &se) {
 			// Whether the whole upload had gone out when the 5xx came tells a
 			// refusal (free) from a lost answer (maybe charged).
-			se.RequestSent = body != nil && body.sent.Load()
+			se.RequestSent = op.paidSent(body)
 		}
 		o.Logger.Debug("geoapi error response", slog.String("operation", op.name),
 			slog.Int("attempt", n), slog.Int("status", resp.StatusCode), slog.Duration("round_trip", time.Since(start)))

@@ -99,8 +99,25 @@ func parseModel(raw json.RawMessage, keyID string) (Model, error) {
 	}
 	m.StatusRaw = firstString(rec, "status", "state", "health")
 	m.Status = normaliseStatus(m.StatusRaw)
-	m.AccessClass = firstString(rec, "access", "access_class", "class", "visibility")
+	if m.StatusRaw == "" {
+		// A layout with an enabled flag and no status (the backend's model
+		// catalogue): a disabled model is not served, so down; an enabled
+		// one is served, so ready. StatusRaw says it was derived.
+		var enabled bool
+		if json.Unmarshal(rec["enabled"], &enabled) == nil && rec["enabled"] != nil {
+			m.Status, m.StatusRaw = StatusDown, "disabled"
+			if enabled {
+				m.Status, m.StatusRaw = StatusReady, "enabled"
+			}
+		}
+	}
+	m.AccessClass = firstString(rec, "access", "access_class", "access_level", "class", "visibility")
 	m.Type = firstString(rec, "type", "model_type")
+	if rawString(rec["id"]) != "" || rawString(rec["model_id"]) != "" {
+		m.Name = rawString(rec["name"]) // otherwise the name is the id
+	}
+	m.Version = firstString(rec, "version")
+	m.CreditsPerUse = rawInt(rec["credits_per_use"], rec["credits_per_call"], rec["credits"])
 	return m, nil
 }
 

@@ -3,6 +3,7 @@ package geoapi
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -47,8 +48,8 @@ func fullJitter(d time.Duration) time.Duration {
 	return rand.N(d + 1)
 }
 
-// serverDelay returns the delay a retryable error asked for, if any.
-func serverDelay(err error) time.Duration {
+// errorDelay returns the delay a retryable error asked for, capped, if any.
+func errorDelay(err error) time.Duration {
 	var (
 		rl *RateLimitedError
 		se *ServerError
@@ -83,43 +84,109 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// headerRetryAfter reads X-RateLimit-Retry-After (seconds, possibly
-// fractional, or a Unix time) and then Retry-After (whole seconds or an HTTP
-// date). The precise header goes first: Retry-After is rounded up to whole
-// seconds, and waiting a second where a tenth would do costs throughput under
-// a tight rate limit. The first header holding a usable value wins.
-func headerRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("X-RateLimit-Retry-After")); v != "" {
-		if secs, err := strconv.ParseFloat(v, 64); err == nil {
-			// Values this large are a point in time, not a delay.
-			if secs > 1e9 {
-				sec, frac := math.Modf(min(secs, 1e15))
-				return max(time.Unix(int64(sec), int64(frac*1e9)).Sub(now), 0), true
-			}
-			return secondsToDuration(secs), true
-		}
+// Forms of a server-requested delay, as named in logs and errors.
+const (
+	delayRateLimitRetryAfter = "X-RateLimit-Retry-After"
+	delayRetryAfter          = "Retry-After"
+	delayBody                = "body retry_after"
+	delayRateLimitReset      = "X-RateLimit-Reset"
+)
+
+// serverDelay reads the delay a response asks for, as asked (capping is
+// Options.capDelay's), the form it came in, and whether any form named
+// one. In order: X-RateLimit-Retry-After (seconds, possibly fractional, or
+// a Unix time), Retry-After (whole seconds or an HTTP date), the body's
+// retry_after (parsed into p), then X-RateLimit-Reset (seconds or a Unix
+// time; the public backend sends the same seconds as its retry-after). The
+// precise header goes first: Retry-After is rounded up to whole seconds,
+// and waiting a second where a tenth would do costs throughput under a
+// tight rate limit. The first form holding a usable value wins.
+func serverDelay(h http.Header, p errorBody, now time.Time) (time.Duration, string, bool) {
+	if d, ok := secondsOrUnixTime(h.Get(delayRateLimitRetryAfter), now); ok {
+		return d, delayRateLimitRetryAfter, true
 	}
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+	if v := strings.TrimSpace(h.Get(delayRetryAfter)); v != "" {
 		if secs, err := strconv.ParseFloat(v, 64); err == nil {
-			return secondsToDuration(secs), true
+			return secondsToDuration(secs), delayRetryAfter, true
 		}
 		if t, err := http.ParseTime(v); err == nil {
-			return max(t.Sub(now), 0), true
+			return untilTime(t, now), delayRetryAfter, true
 		}
 	}
-	return 0, false
+	if p.DelayFound {
+		return secondsToDuration(p.Delay), delayBody, true
+	}
+	if d, ok := secondsOrUnixTime(h.Get(delayRateLimitReset), now); ok {
+		return d, delayRateLimitReset, true
+	}
+	return 0, "", false
 }
 
-// maxServerDelay bounds a server-requested delay so a silly value cannot
-// overflow; the context deadline rule normally applies long before it.
-const maxServerDelay = 24 * time.Hour
+// unixTimeThreshold tells a point in time from a delay: no service asks to
+// wait 30 years, and no Unix time of this century is smaller.
+const unixTimeThreshold = 1e9
+
+// secondsOrUnixTime reads a header of seconds, or of a Unix time when the
+// value is that large.
+func secondsOrUnixTime(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(secs) {
+		return 0, false
+	}
+	if secs > unixTimeThreshold {
+		sec, frac := math.Modf(min(secs, 1e15))
+		return untilTime(time.Unix(int64(sec), int64(frac*1e9)), now), true
+	}
+	return secondsToDuration(secs), true
+}
+
+// longestDelay bounds a parsed delay before the configured cap applies, so
+// that no value, however large, overflows a time.Duration.
+const longestDelay = 100 * 365 * 24 * time.Hour
+
+func untilTime(t, now time.Time) time.Duration {
+	if t.After(now.Add(longestDelay)) {
+		return longestDelay
+	}
+	return max(t.Sub(now), 0)
+}
 
 func secondsToDuration(secs float64) time.Duration {
 	if math.IsNaN(secs) || secs <= 0 {
 		return 0
 	}
-	if secs >= maxServerDelay.Seconds() {
-		return maxServerDelay
+	if secs >= longestDelay.Seconds() {
+		return longestDelay
 	}
 	return time.Duration(secs * float64(time.Second))
+}
+
+// capDelay bounds the delay err asks for at MaxServerDelay, keeping the
+// requested one in RequestedRetryAfter, and logs a capped delay: a 429
+// asking for a year would otherwise park every instance's schedule there.
+func (o *Options) capDelay(err error) {
+	var (
+		rl   *RateLimitedError
+		se   *ServerError
+		d    *time.Duration
+		from string
+	)
+	switch {
+	case errors.As(err, &rl):
+		d, from = &rl.RetryAfter, rl.DelaySource
+	case errors.As(err, &se):
+		d, from = &se.RetryAfter, se.DelaySource
+	default:
+		return
+	}
+	if *d <= o.MaxServerDelay {
+		return
+	}
+	o.Logger.Warn("geoapi: server-requested delay capped", slog.String("form", from),
+		slog.Duration("requested", *d), slog.Duration("cap", o.MaxServerDelay))
+	*d = o.MaxServerDelay
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -286,28 +288,134 @@ func TestBackoffIsCappedExponentialWithFullJitter(t *testing.T) {
 	}
 }
 
-func TestHeaderRetryAfter(t *testing.T) {
+func TestServerDelayForms(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	body := func(delay float64) errorBody { return errorBody{Delay: delay, DelayFound: true} }
 	tests := []struct {
 		name   string
 		header http.Header
+		body   errorBody
 		want   time.Duration
-		ok     bool
+		source string
 	}{
-		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second, true},
-		{"date", http.Header{"Retry-After": {now.Add(10 * time.Second).Format(http.TimeFormat)}}, 10 * time.Second, true},
-		{"date in the past", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0, true},
-		{"garbage falls through", http.Header{"Retry-After": {"soon"}, "X-Ratelimit-Retry-After": {"0.25"}}, 250 * time.Millisecond, true},
-		{"unix time", http.Header{"X-Ratelimit-Retry-After": {"1767323050"}}, 5 * time.Second, true},
-		{"none", http.Header{}, 0, false},
+		{"Retry-After seconds", http.Header{"Retry-After": {"3"}}, errorBody{}, 3 * time.Second, delayRetryAfter},
+		{"Retry-After date", http.Header{"Retry-After": {now.Add(10 * time.Second).Format(http.TimeFormat)}}, errorBody{}, 10 * time.Second, delayRetryAfter},
+		{"Retry-After date in the past", http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, errorBody{}, 0, delayRetryAfter},
+		{"garbage falls through", http.Header{"Retry-After": {"soon"}, "X-Ratelimit-Retry-After": {"0.25"}}, errorBody{}, 250 * time.Millisecond, delayRateLimitRetryAfter},
+		{"X-RateLimit-Retry-After seconds (the backend)", http.Header{"X-Ratelimit-Retry-After": {"23"}, "X-Ratelimit-Reset": {"23"}}, body(23), 23 * time.Second, delayRateLimitRetryAfter},
+		{"X-RateLimit-Retry-After as a Unix time", http.Header{"X-Ratelimit-Retry-After": {"1767323050"}}, errorBody{}, 5 * time.Second, delayRateLimitRetryAfter},
+		{"body retry_after", http.Header{}, body(1.5), 1500 * time.Millisecond, delayBody},
+		{"header wins over body", http.Header{"Retry-After": {"2"}}, body(9), 2 * time.Second, delayRetryAfter},
+		{"X-RateLimit-Reset seconds", http.Header{"X-Ratelimit-Reset": {"40"}}, errorBody{}, 40 * time.Second, delayRateLimitReset},
+		{"X-RateLimit-Reset as a Unix time", http.Header{"X-Ratelimit-Reset": {"1767323065"}}, errorBody{}, 20 * time.Second, delayRateLimitReset},
+		{"a date centuries ahead stays representable", http.Header{"Retry-After": {"Fri, 31 Dec 9999 23:59:59 GMT"}}, errorBody{}, longestDelay, delayRetryAfter},
+		{"a huge number of seconds", http.Header{"X-Ratelimit-Retry-After": {"1e300"}}, errorBody{}, longestDelay, delayRateLimitRetryAfter},
+		{"NaN is no delay", http.Header{"X-Ratelimit-Retry-After": {"NaN"}}, errorBody{}, 0, ""},
+		{"none", http.Header{}, errorBody{}, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := headerRetryAfter(tt.header, now)
-			if got != tt.want || ok != tt.ok {
-				t.Errorf("headerRetryAfter() = %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
+			got, source, found := serverDelay(tt.header, tt.body, now)
+			if got != tt.want || source != tt.source || found != (tt.source != "") {
+				t.Errorf("serverDelay() = %v, %q, %v; want %v, %q", got, source, found, tt.want, tt.source)
 			}
 		})
+	}
+}
+
+// TestEveryDelayFormIsCapped answers 429 and 503 asking for a year in each
+// form a server may use: the client waits at most MaxServerDelay (default 5
+// minutes), a caller pacing on the error sees the cap, the request is kept,
+// and each capped delay is logged.
+func TestEveryDelayFormIsCapped(t *testing.T) {
+	year := 365 * 24 * time.Hour
+	inAYear := time.Now().Add(year)
+	forms := []struct {
+		name string
+		set  func(w http.ResponseWriter) string // sets the delay, returns the body
+	}{
+		{"Retry-After seconds", func(w http.ResponseWriter) string {
+			w.Header().Set("Retry-After", strconv.Itoa(int(year.Seconds())))
+			return `{}`
+		}},
+		{"Retry-After HTTP date", func(w http.ResponseWriter) string {
+			w.Header().Set("Retry-After", inAYear.UTC().Format(http.TimeFormat))
+			return `{}`
+		}},
+		{"X-RateLimit-Retry-After seconds", func(w http.ResponseWriter) string {
+			w.Header().Set("X-RateLimit-Retry-After", strconv.Itoa(int(year.Seconds())))
+			return `{}`
+		}},
+		{"X-RateLimit-Retry-After Unix time", func(w http.ResponseWriter) string {
+			w.Header().Set("X-RateLimit-Retry-After", strconv.FormatInt(inAYear.Unix(), 10))
+			return `{}`
+		}},
+		{"body retry_after", func(http.ResponseWriter) string { return fmt.Sprintf(`{"retry_after":%d}`, int(year.Seconds())) }},
+		{"body details.retry_after", func(http.ResponseWriter) string {
+			return fmt.Sprintf(`{"message_code":"RATE_LIMIT_EXCEEDED","details":{"retry_after":%d}}`, int(year.Seconds()))
+		}},
+	}
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		for _, f := range forms {
+			t.Run(fmt.Sprintf("%d %s", status, f.name), func(t *testing.T) {
+				rec := newRecorder(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+					writeBody(w, status, f.set(w))
+				})
+				var logs bytes.Buffer
+				var paced []time.Duration
+				c, sleeps := rec.client(t, func(o *Options) {
+					o.MaxAttempts = 2
+					o.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+					o.OnRateLimited = func(_ context.Context, e *RateLimitedError) { paced = append(paced, e.RetryAfter) }
+				})
+				_, err := c.Models(context.Background(), nil)
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if got := sleeps.all(); len(got) != 1 || got[0] != DefaultMaxServerDelay {
+					t.Errorf("waited %v, want one wait of the cap %v", got, DefaultMaxServerDelay)
+				}
+				for _, d := range paced {
+					if d != DefaultMaxServerDelay {
+						t.Errorf("OnRateLimited saw %v, want the cap", d)
+					}
+				}
+				requested := year - time.Hour
+				var rl *RateLimitedError
+				var se *ServerError
+				switch {
+				case errors.As(err, &rl):
+					if rl.RetryAfter != DefaultMaxServerDelay || rl.RequestedRetryAfter < requested {
+						t.Errorf("429: RetryAfter %v, requested %v", rl.RetryAfter, rl.RequestedRetryAfter)
+					}
+				case errors.As(err, &se):
+					if se.RetryAfter != DefaultMaxServerDelay || se.RequestedRetryAfter < requested {
+						t.Errorf("503: RetryAfter %v, requested %v", se.RetryAfter, se.RequestedRetryAfter)
+					}
+				default:
+					t.Errorf("err = %T %v", err, err)
+				}
+				if n := strings.Count(logs.String(), "server-requested delay capped"); n != 2 {
+					t.Errorf("%d log lines about the cap, want one per answer (2):\n%s", n, logs.String())
+				}
+			})
+		}
+	}
+
+	// A smaller configured cap applies too; a delay under it is kept.
+	rec := newRecorder(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-RateLimit-Retry-After", "90")
+		writeBody(w, http.StatusTooManyRequests, `{}`)
+	})
+	c, sleeps := rec.client(t, func(o *Options) { o.MaxAttempts, o.MaxServerDelay = 2, time.Minute })
+	_, _ = c.Models(context.Background(), nil)
+	if got := sleeps.all(); len(got) != 1 || got[0] != time.Minute {
+		t.Errorf("with MaxServerDelay 1m waited %v", got)
+	}
+	c, sleeps = rec.client(t, func(o *Options) { o.MaxAttempts, o.MaxServerDelay = 2, 2*time.Minute })
+	_, _ = c.Models(context.Background(), nil)
+	if got := sleeps.all(); len(got) != 1 || got[0] != 90*time.Second {
+		t.Errorf("a delay under the cap: waited %v, want 90s", got)
 	}
 }
 

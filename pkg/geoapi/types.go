@@ -2,11 +2,15 @@ package geoapi
 
 import "encoding/json"
 
-// Result types defined by the contract. Other values are passed through
-// with the raw result kept in Result.Raw.
+// Result types. coordinates and accuracy are the contract's; vehicle and
+// property are the public backend's (the contract leaves their bodies
+// unshown). Other values are passed through with the raw result kept in
+// Result.Raw.
 const (
 	ResultTypeCoordinates = "coordinates"
 	ResultTypeAccuracy    = "accuracy"
+	ResultTypeVehicle     = "vehicle"
+	ResultTypeProperty    = "property"
 )
 
 // Result is a prediction result (data.prediction).
@@ -18,6 +22,10 @@ type Result struct {
 	// Predictions and TopPrediction are set for accuracy results.
 	Predictions   []PointPrediction
 	TopPrediction *PointPrediction
+	// Vehicles and Properties are set for vehicle and property results, in
+	// the order received (the backend's predictions list).
+	Vehicles   []VehicleMatch
+	Properties []PropertyMatch
 	// ProcessingTimeMS is the service's processing time.
 	ProcessingTimeMS int64
 	// Raw is the data.prediction object as received, always kept.
@@ -29,6 +37,34 @@ type Cluster struct {
 	Center   Coordinates
 	Location Location
 	RadiusKM float64
+	// Points are the individual predictions the cluster groups (the
+	// backend's points); empty when the service sends none.
+	Points []Coordinates
+	// Confidence is the cluster's confidence when the service gives one.
+	Confidence *float64
+}
+
+// VehicleMatch is one match of a vehicle result.
+type VehicleMatch struct {
+	Make, Model string
+	// Year is as sent: "2023" or a range such as "2020-2023".
+	Year string
+	// ConfidencePercent is 0 to 100, as the backend sends it (point
+	// predictions use 0 to 1).
+	ConfidencePercent float64
+	Variant           string
+}
+
+// PropertyMatch is one match of a property (hotel, rental) result.
+type PropertyMatch struct {
+	Name string
+	// Location is a place description ("Roppongi Hills, Tokyo"), Country a
+	// country name, not a code.
+	Location, Country string
+	// Coordinates is nil when the match has none.
+	Coordinates       *Coordinates
+	ConfidencePercent float64
+	Category, Address string
 }
 
 // Coordinates are degrees of latitude and longitude.

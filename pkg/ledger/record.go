@@ -119,8 +119,13 @@ type Record struct {
 
 	Clusters    []Cluster    `dynamodbav:"clusters,omitempty"`
 	Predictions []Prediction `dynamodbav:"predictions,omitempty"`
+	// Vehicles and Properties are the matches of a vehicle or property
+	// result, typed where the predictor knows their fields.
+	Vehicles   []Vehicle  `dynamodbav:"vehicles,omitempty"`
+	Properties []Property `dynamodbav:"properties,omitempty"`
 	// RawResult keeps the service's result verbatim when its result_type is
-	// not one the predictor understands, bounded by MaxRawResultBytes.
+	// not coordinates or accuracy (vehicle, property, or one the predictor
+	// does not know), bounded by MaxRawResultBytes.
 	RawResult string `dynamodbav:"raw_result,omitempty"`
 
 	ProcessingMS int64 `dynamodbav:"processing_ms,omitempty"`
@@ -211,9 +216,31 @@ type Cluster struct {
 	Longitude   float64  `dynamodbav:"longitude"`
 	Name        string   `dynamodbav:"name,omitempty"`
 	Admin1      string   `dynamodbav:"admin1,omitempty"`
+	Admin2      string   `dynamodbav:"admin2,omitempty"`
 	CountryCode string   `dynamodbav:"country_code,omitempty"`
 	RadiusKM    *float64 `dynamodbav:"radius_km,omitempty"`
 	Confidence  *float64 `dynamodbav:"confidence,omitempty"`
+}
+
+// Vehicle is one match of a vehicle result.
+type Vehicle struct {
+	Make              string  `dynamodbav:"make,omitempty"`
+	Model             string  `dynamodbav:"model,omitempty"`
+	Year              string  `dynamodbav:"year,omitempty"`
+	ConfidencePercent float64 `dynamodbav:"confidence_pct"` // 0 to 100
+	Variant           string  `dynamodbav:"variant,omitempty"`
+}
+
+// Property is one match of a property (hotel, rental) result.
+type Property struct {
+	Name              string   `dynamodbav:"name,omitempty"`
+	Location          string   `dynamodbav:"location,omitempty"` // a description, "Roppongi Hills, Tokyo"
+	Country           string   `dynamodbav:"country,omitempty"`  // a name, not a code
+	Latitude          *float64 `dynamodbav:"latitude,omitempty"`
+	Longitude         *float64 `dynamodbav:"longitude,omitempty"`
+	ConfidencePercent float64  `dynamodbav:"confidence_pct"` // 0 to 100
+	Category          string   `dynamodbav:"category,omitempty"`
+	Address           string   `dynamodbav:"address,omitempty"`
 }
 
 // Prediction is one ranked point of a high-accuracy result.

@@ -35,6 +35,7 @@ type AWSClients struct {
 func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Writer) (*Monitor, error) {
 	client, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) {
 		o.Logger = logger
+		o.KeyHeader = cfg.KeyHeader
 		o.AttemptTimeout = attemptTimeout
 		o.MaxAttempts = maxAttempts
 		o.MaxBackoff = maxBackoff

@@ -13,6 +13,11 @@ const (
 	DefaultPipelineName   = "local"
 	DefaultHistoryTTLDays = 14
 	DefaultHistoryWindow  = 24 * time.Hour
+	// DefaultRecordSettle is how old a record must be before the credit
+	// estimate counts it: the by-status index is eventually consistent, and
+	// a record not yet in it when the tally passes its time would never be
+	// counted. A record younger is counted by the next run.
+	DefaultRecordSettle = 30 * time.Second
 )
 
 // Config is the monitor's configuration, read once at cold start.
@@ -28,6 +33,8 @@ type Config struct {
 	APIKey string
 	// APIURL is the service base URL.
 	APIURL string
+	// KeyHeader is the request header carrying the key.
+	KeyHeader string
 	// ModelID is the configured model; empty means the service's default
 	// model (the recommended path).
 	ModelID string
@@ -40,6 +47,10 @@ type Config struct {
 	// HistoryWindow is how far back the forecast looks. It has no
 	// environment variable; DefaultHistoryWindow unless set in code.
 	HistoryWindow time.Duration
+	// RecordSettle is how old a record must be for the credit estimate to
+	// count it. No environment variable; DefaultRecordSettle unless set in
+	// code (a local run on DynamoDB Local, whose index is consistent, sets 0).
+	RecordSettle time.Duration
 	// Namespace and PipelineName place the metrics: every metric carries
 	// the dimension Pipeline = PipelineName.
 	Namespace    string
@@ -72,10 +83,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		SecretID:      secretID,
 		APIKey:        apiKey,
 		APIURL:        p.URL(envvars.APIURL),
+		KeyHeader:     p.KeyHeader(envvars.APIKeyHeader),
 		ModelID:       p.Str(envvars.ModelID),
 		CreditsPath:   p.Str(envvars.CreditsPath),
 		HistoryTTL:    time.Duration(p.IntRange(envvars.HistoryTTLDays, DefaultHistoryTTLDays, 1, 36500)) * 24 * time.Hour,
 		HistoryWindow: DefaultHistoryWindow,
+		RecordSettle:  DefaultRecordSettle,
 		Namespace:     p.StrDefault(envvars.MetricNamespace, metricnames.DefaultNamespace),
 		PipelineName:  p.StrDefault(envvars.PipelineName, DefaultPipelineName),
 		LogLevel:      p.LogLevel(envvars.LogLevel),

@@ -38,24 +38,25 @@ func TestLoadConfigDefaults(t *testing.T) {
 
 func TestLoadConfigAll(t *testing.T) {
 	c, err := LoadConfig(envOf(map[string]string{
-		"GEO_API_URL":      "https://geo.example.test",
-		"GEO_SECRET_ID":    "geolocate/api-key",
-		"GEO_API_KEY":      fakeKey,
-		"TABLE_NAME":       "results",
-		"GEO_MODEL_ID":     "geo-global-v2",
-		"GEO_CREDITS_PATH": "data.summary.total_available",
-		"HISTORY_TTL_DAYS": "3",
-		"METRIC_NAMESPACE": "Geo/Test",
-		"PIPELINE_NAME":    "prod",
-		"LOG_LEVEL":        "DEBUG",
+		"GEO_API_URL":        "https://geo.example.test",
+		"GEO_SECRET_ID":      "geolocate/api-key",
+		"GEO_API_KEY":        fakeKey,
+		"TABLE_NAME":         "results",
+		"GEO_MODEL_ID":       "geo-global-v2",
+		"GEO_CREDITS_PATH":   "data.summary.total_available",
+		"HISTORY_TTL_DAYS":   "3",
+		"METRIC_NAMESPACE":   "Geo/Test",
+		"PIPELINE_NAME":      "prod",
+		"LOG_LEVEL":          "DEBUG",
+		"GEO_API_KEY_HEADER": "X-Geo-Api-Key",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{
-		TableName: "results", SecretID: "geolocate/api-key", APIURL: "https://geo.example.test",
+		TableName: "results", SecretID: "geolocate/api-key", APIURL: "https://geo.example.test", KeyHeader: "X-Geo-Api-Key",
 		ModelID: "geo-global-v2", CreditsPath: "data.summary.total_available",
-		HistoryTTL: 3 * 24 * time.Hour, HistoryWindow: 24 * time.Hour,
+		HistoryTTL: 3 * 24 * time.Hour, HistoryWindow: 24 * time.Hour, RecordSettle: DefaultRecordSettle,
 		Namespace: "Geo/Test", PipelineName: "prod", LogLevel: "debug",
 	}
 	if c != want {
@@ -75,6 +76,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"bad ttl", map[string]string{"GEO_API_URL": "http://127.0.0.1:1", "GEO_API_KEY": fakeKey, "HISTORY_TTL_DAYS": "0"}, []string{"HISTORY_TTL_DAYS"}},
 		{"ttl not a number", map[string]string{"GEO_API_URL": "http://127.0.0.1:1", "GEO_API_KEY": fakeKey, "HISTORY_TTL_DAYS": "2w"}, []string{"HISTORY_TTL_DAYS"}},
 		{"bad log level", map[string]string{"GEO_API_URL": "http://127.0.0.1:1", "GEO_API_KEY": fakeKey, "LOG_LEVEL": "loud"}, []string{"LOG_LEVEL"}},
+		{"bad key header", map[string]string{"GEO_API_URL": "http://127.0.0.1:1", "GEO_API_KEY": fakeKey, "GEO_API_KEY_HEADER": "X Key"}, []string{"GEO_API_KEY_HEADER"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

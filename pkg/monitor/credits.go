@@ -23,6 +23,9 @@ func (m *Monitor) readCredits(ctx context.Context, key string) (*CreditsReading,
 	})
 	if err != nil {
 		var layout *geoapi.LayoutError
+		if geoapi.KeyNotAccepted(err) {
+			return nil, err // a state, not a failure: the caller estimates
+		}
 		if errors.As(err, &layout) {
 			return nil, fmt.Errorf("credit summary layout not recognised: no %s (keys seen: %s); set %s to the dotted JSON path of the remaining credits",
 				layout.Missing, strings.Join(layout.Keys, ", "), envvars.CreditsPath)
@@ -34,6 +37,7 @@ func (m *Monitor) readCredits(ctx context.Context, key string) (*CreditsReading,
 	}
 	reading := &CreditsReading{
 		Remaining:     *out.Remaining,
+		Source:        SourceSummary,
 		RemainingPath: out.RemainingPath,
 		TopUp:         out.TopUpBalance,
 		Subscription:  out.SubscriptionRemaining,
@@ -50,7 +54,7 @@ func (m *Monitor) readCredits(ctx context.Context, key string) (*CreditsReading,
 // a result with ok false means there is not enough history yet, which is
 // healthy.
 func (m *Monitor) forecast(ctx context.Context, reading *CreditsReading, now time.Time) (ForecastResult, bool, error) {
-	if err := m.history.Put(ctx, Reading{At: now, Remaining: reading.Remaining}); err != nil {
+	if err := m.history.put(ctx, Reading{At: now, Remaining: reading.Remaining}, reading.Source); err != nil {
 		return ForecastResult{}, false, err
 	}
 	readings, err := m.history.Since(ctx, now.Add(-m.cfg.HistoryWindow), now)

@@ -66,6 +66,17 @@ func (f ForecastResult) Describe() string {
 // minForecastReadings is the fewest readings a slope can be fitted on.
 const minForecastReadings = 2
 
+// MinForecastSpan is the shortest time the readings of a forecast must
+// cover: a forecast extrapolates a burn rate to days, and readings seconds
+// apart measure a burst, not a rate any day keeps (a healthy local run,
+// which reads before and after its uploads, forecast "304496.0 credits a
+// day, 5 minutes left", and its dashboard's CreditsRunningOut went to
+// ALARM). Five minutes is the monitor's default schedule period
+// (monitorScheduleMinutes): a deployed stack forecasts from its second
+// scheduled reading as before, and a shorter schedule waits until its
+// readings span five minutes.
+const MinForecastSpan = 5 * time.Minute
+
 // Forecast estimates the credit burn rate and the days until credits run out.
 //
 // Readings after now are ignored (a skewed clock must not extrapolate into the
@@ -73,9 +84,9 @@ const minForecastReadings = 2
 // latest increase onwards are used: an increase is a top-up or a new
 // subscription period, which resets the series. The burn rate is the negated
 // least-squares slope of remaining over time, per day. ok is false, with a
-// Reason, when fewer than two readings are usable, when they all share one
-// instant (BurnPerDay and DaysRemaining nil), or when credits are not going
-// down (BurnPerDay 0, DaysRemaining nil).
+// Reason, when fewer than two readings are usable or they span less than
+// MinForecastSpan (BurnPerDay and DaysRemaining nil), or when credits are
+// not going down (BurnPerDay 0, DaysRemaining nil).
 func Forecast(readings []Reading, now time.Time) (ForecastResult, bool) {
 	usable := make([]Reading, 0, len(readings))
 	for _, r := range readings {
@@ -111,6 +122,12 @@ func Forecast(readings []Reading, now time.Time) (ForecastResult, bool) {
 		return res, false
 	}
 
+	// Too short a span, readings at one instant included, makes no rate.
+	if span := series[len(series)-1].At.Sub(series[0].At); span < MinForecastSpan {
+		res.Reason = fmt.Sprintf("not enough history yet: %d readings over %s; a forecast needs them to span %s, as credits spent over seconds are no daily rate",
+			len(series), span.Round(time.Second), shortSpan(MinForecastSpan))
+		return res, false
+	}
 	slopePerSecond, ok := leastSquaresSlope(series)
 	if !ok {
 		res.Reason = "all readings share one timestamp"
@@ -132,6 +149,14 @@ func Forecast(readings []Reading, now time.Time) (ForecastResult, bool) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// shortSpan is "5 minutes" rather than Duration's "5m0s".
+func shortSpan(d time.Duration) string {
+	if d%time.Minute == 0 {
+		return fmt.Sprintf("%d minutes", int(d/time.Minute))
+	}
+	return d.String()
+}
 
 // runway says how long credits last in the unit that keeps it readable:
 // under a day "0.0 days" would read as "runs out now" (a short local run

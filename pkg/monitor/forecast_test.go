@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -102,8 +106,30 @@ func TestForecast(t *testing.T) {
 			name:       "same instant",
 			readings:   []Reading{{t0, 100}, {t0, 90}},
 			now:        t0,
-			wantReason: "share one timestamp",
+			wantReason: "not enough history yet: 2 readings over 0s; a forecast needs them to span 5 minutes",
 			wantUsed:   2,
+		},
+		{
+			// A local run reads before and after its uploads: a burst of
+			// seconds is no daily rate (it said "5 minutes left").
+			name:       "readings seconds apart",
+			readings:   []Reading{{t0, 1000}, {t0.Add(9 * time.Second), 992}},
+			now:        t0.Add(9 * time.Second),
+			wantReason: "not enough history yet: 2 readings over 9s; a forecast needs them to span 5 minutes, as credits spent over seconds are no daily rate",
+			wantUsed:   2,
+		},
+		{
+			name:       "a minute-schedule waits until five minutes are covered",
+			readings:   series(time.Minute, 100, 99, 98, 97, 96),
+			now:        t0.Add(4 * time.Minute),
+			wantReason: "5 readings over 4m0s",
+			wantUsed:   5,
+		},
+		{
+			name:     "two readings one default period apart are enough",
+			readings: series(MinForecastSpan, 100, 90),
+			now:      t0.Add(MinForecastSpan),
+			wantOK:   true, wantBurn: 10 * 12 * 24, wantDays: 90.0 / (10 * 12 * 24), wantUsed: 2,
 		},
 		{
 			name:     "overdrawn balance gives zero days",
@@ -215,12 +241,36 @@ func TestTooFewReadingsAreAbsentNotZero(t *testing.T) {
 	if want := "960.0 credits a day, 1.5 hours left"; fast.Describe() != want {
 		t.Errorf("under a day: %q, want %q", fast.Describe(), want)
 	}
-	faster, _ := Forecast(series(time.Minute, 100, 90), t0.Add(time.Minute))
-	if want := "14400.0 credits a day, 9 minutes left"; faster.Describe() != want {
+	faster, _ := Forecast(series(5*time.Minute, 100, 90), t0.Add(5*time.Minute))
+	if want := "2880.0 credits a day, 45 minutes left"; faster.Describe() != want {
 		t.Errorf("under an hour: %q, want %q", faster.Describe(), want)
 	}
 	flat, _ := Forecast(series(time.Hour, 500, 500), t0.Add(time.Hour))
 	if !strings.HasPrefix(flat.Describe(), "no credit burn over 2 readings") {
 		t.Errorf("flat: %q", flat.Describe())
 	}
+}
+
+// TestNoForecastMetricsFromReadingsSecondsApart: a local run's monitor
+// reads before and after its uploads, seconds apart. Neither
+// CreditBurnPerDay nor CreditDaysRemaining is published from such a pair,
+// so CreditsRunningOut (days remaining below creditsForecastDays) has
+// nothing to go to ALARM on; the report says why there is no forecast.
+func TestNoForecastMetricsFromReadingsSecondsApart(t *testing.T) {
+	client, table := awspartstest.DynamoDB(t)
+	sim, url := newSim(t)
+	cfg := testConfig()
+	h := newHarness(t, url, cfg, NewHistory(codeClient(client), table, cfg.PipelineName, cfg.HistoryTTL))
+	sim.AddAccount(geosim.DefaultOrg, 1000, 0)
+	h.now = t0
+	h.run(t)
+	sim.AddAccount(geosim.DefaultOrg, 992, 0) // 8 photos predicted in 9 seconds
+	h.now = t0.Add(9 * time.Second)
+	rep, pts := h.run(t)
+	pts.want(t, metricnames.CreditsRemaining, 992)
+	pts.wantAbsent(t, metricnames.CreditBurnPerDay, metricnames.CreditDaysRemaining)
+	if rep.Forecast == nil || rep.Forecast.DaysRemaining != nil {
+		t.Fatalf("forecast %+v, want none", rep.Forecast)
+	}
+	wantContains(t, "forecast", rep.Forecast.Describe(), "not enough history yet: 2 readings over 9s")
 }

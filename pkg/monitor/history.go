@@ -11,14 +11,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
-// DynamoDBAPI is the part of *dynamodb.Client the History uses.
-type DynamoDBAPI interface {
-	PutItem(ctx context.Context, params *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(ctx context.Context, params *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
+// DynamoDBAPI is the part of *dynamodb.Client the monitor uses: the
+// ledger's, because the credit estimate reads the pipeline's records
+// through the ledger (only PutItem and Query are called).
+type DynamoDBAPI = ledger.DynamoDBAPI
 
 // Key prefixes of credit history items in the results table.
 const (
@@ -50,6 +50,7 @@ type historyItem struct {
 	PK        string  `dynamodbav:"pk"`
 	SK        string  `dynamodbav:"sk"`
 	Remaining float64 `dynamodbav:"remaining"`
+	Source    string  `dynamodbav:"source,omitempty"`
 	ExpiresAt int64   `dynamodbav:"expires_at,omitempty"`
 }
 
@@ -67,8 +68,12 @@ func historySortKey(t time.Time) string {
 
 // Put stores one reading. Storing the same instant twice overwrites it,
 // so a retried invocation does not duplicate a reading.
-func (h *History) Put(ctx context.Context, r Reading) error {
-	item := historyItem{PK: h.partitionKey(), SK: historySortKey(r.At), Remaining: r.Remaining}
+func (h *History) Put(ctx context.Context, r Reading) error { return h.put(ctx, r, "") }
+
+// put stores a reading with its source (SourceSummary or SourceEstimate),
+// kept in the item so a reader of the table can tell them apart.
+func (h *History) put(ctx context.Context, r Reading, source CreditSource) error {
+	item := historyItem{PK: h.partitionKey(), SK: historySortKey(r.At), Remaining: r.Remaining, Source: string(source)}
 	if h.ttl > 0 {
 		item.ExpiresAt = r.At.Add(h.ttl).Unix()
 	}

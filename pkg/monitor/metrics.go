@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"log/slog"
+
 	"github.com/geolocate-aws/geolocate/pkg/emf"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
@@ -19,7 +21,14 @@ type metric struct {
 // instead of a made-up zero.
 func metricsFor(rep Report) []metric {
 	var out []metric
-	if c := rep.Credits; c != nil {
+	if r := rep.SummaryReadable; r != nil {
+		out = append(out, metric{Name: metricnames.CreditSummaryReadable, Value: boolValue(*r)})
+	}
+	if c := rep.Credits; c != nil && c.Source == SourceEstimate {
+		// Its own name: an alarm or a graph always says which source a
+		// figure rests on.
+		out = append(out, metric{Name: metricnames.CreditsEstimated, Count: true, Value: c.Remaining})
+	} else if c != nil {
 		out = append(out, metric{Name: metricnames.CreditsRemaining, Count: true, Value: c.Remaining})
 		if c.Subscription != nil {
 			out = append(out, metric{Name: metricnames.SubscriptionCredits, Count: true, Value: *c.Subscription})
@@ -44,8 +53,10 @@ func metricsFor(rep Report) []metric {
 			metric{Name: metricnames.ModelsReady, Count: true, Value: float64(mr.Ready)},
 			metric{Name: metricnames.ModelsDown, Count: true, Value: float64(mr.Down)},
 			metric{Name: metricnames.ModelsUnknown, Count: true, Value: float64(mr.Unknown)},
-			metric{Name: metricnames.ConfiguredModelAvailable, Value: boolValue(mr.ConfiguredAvailable)},
 		)
+		if !mr.ConfiguredUnknown {
+			out = append(out, metric{Name: metricnames.ConfiguredModelAvailable, Value: boolValue(mr.ConfiguredAvailable)})
+		}
 		for _, model := range mr.Models {
 			out = append(out, metric{Name: metricnames.ModelReady, Value: boolValue(model.Status == "ready"), ModelID: model.ID})
 		}
@@ -62,8 +73,9 @@ func boolValue(b bool) float64 {
 
 // emit writes the Report's metrics as Embedded Metric Format lines, every
 // one with the Pipeline dimension.
-func (m *Monitor) emit(rep Report) error {
-	rec := emf.New(m.metrics, m.cfg.Namespace, map[string]string{metricnames.DimPipeline: m.cfg.PipelineName})
+func (m *Monitor) emit(rep Report, log *slog.Logger) error {
+	rec := emf.New(m.metrics, m.cfg.Namespace, map[string]string{metricnames.DimPipeline: m.cfg.PipelineName},
+		func(o *emf.Options) { o.Logger = log })
 	for _, mt := range metricsFor(rep) {
 		unit := emf.None
 		if mt.Count {

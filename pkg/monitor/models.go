@@ -20,6 +20,13 @@ func (m *Monitor) readModels(ctx context.Context, key string) (*ModelsReading, s
 		out, err = m.service.Models(ctx, &geoapi.ModelsInput{APIKey: k})
 		return err
 	})
+	publicOnly := geoapi.KeyNotAccepted(err)
+	if publicOnly {
+		// The service lists models only to callers without a key (its
+		// public backend): the public list, which cannot show a whitelist
+		// model granted to the account.
+		out, err = m.service.Models(ctx, &geoapi.ModelsInput{Anonymous: true})
+	}
 	if err != nil {
 		var layout *geoapi.LayoutError
 		if errors.As(err, &layout) {
@@ -29,7 +36,7 @@ func (m *Monitor) readModels(ctx context.Context, key string) (*ModelsReading, s
 		return nil, "", fmt.Errorf("read model list: %w", err)
 	}
 
-	reading := &ModelsReading{ConfiguredModel: m.cfg.ModelID, Models: make([]ModelState, 0, len(out.Models))}
+	reading := &ModelsReading{ConfiguredModel: m.cfg.ModelID, PublicOnly: publicOnly, Models: make([]ModelState, 0, len(out.Models))}
 	for _, model := range out.Models {
 		switch model.Status {
 		case geoapi.StatusReady:
@@ -44,6 +51,14 @@ func (m *Monitor) readModels(ctx context.Context, key string) (*ModelsReading, s
 
 	available, note := configuredAvailable(out, m.cfg.ModelID, reading.Ready)
 	reading.ConfiguredAvailable = available
+	if _, listed := out.Find(m.cfg.ModelID); publicOnly && m.cfg.ModelID != "" && !listed {
+		// Absent from the public list: retired, or a whitelist model; the
+		// predictor's own 422 tells, and falls back. No figure is better
+		// than a wrong one (the alarm keeps its state on missing data).
+		reading.ConfiguredUnknown = true
+		note = fmt.Sprintf("configured model %s is not in the public model list, the only one the service shows without a key: "+
+			"a whitelist model, or retired (the predictor's calls tell; ConfiguredModelAvailable is not published)", m.cfg.ModelID)
+	}
 	return reading, note, nil
 }
 

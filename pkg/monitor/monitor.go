@@ -58,6 +58,11 @@ type Monitor struct {
 	metrics io.Writer
 	logger  *slog.Logger
 	clock   func() time.Time
+
+	// creditState is the credit source last explained in the log: a
+	// state that lasts (the summary refusing keys) is explained once, when
+	// it starts, not every five minutes.
+	creditState string
 }
 
 // New returns a Monitor for cfg.
@@ -112,7 +117,7 @@ func (m *Monitor) Handle(ctx context.Context, ev events.EventBridgeEvent) (Repor
 	}
 
 	rep := run.report()
-	if err := m.emit(rep); err != nil {
+	if err := m.emit(rep, log); err != nil {
 		log.Error("write metrics", "error", err.Error())
 		return rep, fmt.Errorf("write metrics: %w", err)
 	}
@@ -126,9 +131,42 @@ func (m *Monitor) Handle(ctx context.Context, ev events.EventBridgeEvent) (Repor
 
 func (m *Monitor) checkCredits(ctx context.Context, run *runState, key string, now time.Time) {
 	reading, err := m.readCredits(ctx, key)
-	if err != nil {
+	switch {
+	case geoapi.KeyNotAccepted(err):
+		// The endpoint refuses every key, not this one: a known state of
+		// the service (its public backend), so the watch goes on from what
+		// the pipeline knows, and the run stays healthy.
+		run.setSummaryReadable(false)
+		if m.history == nil {
+			m.explainCredits(run, "summary_refuses_keys_no_history",
+				"the service does not let API keys read the credit summary, and without the results table ("+
+					envvars.TableName+") there is no estimate: only OutOfCredits (the service's 402 answers) watches the credits")
+			return
+		}
+		estimate, note, err := m.estimateCredits(ctx, now)
+		if err != nil {
+			run.fail("credits", fmt.Errorf("estimate credits: %w", err))
+			return
+		}
+		if estimate == nil {
+			m.explainCredits(run, "summary_refuses_keys_no_balance", note)
+			return
+		}
+		m.explainCredits(run, "summary_refuses_keys_estimate_from_"+string(estimate.AnchorSource), note)
+		reading = estimate
+	case err != nil:
 		run.fail("credits", err)
 		return
+	default:
+		run.setSummaryReadable(true)
+		m.explainCredits(run, string(SourceSummary), "")
+		if m.history != nil {
+			// The summary counts every charge so far: the estimate, should
+			// the summary stop taking keys, starts from this balance.
+			if err := m.history.resetTally(ctx, reading.Remaining, now); err != nil {
+				run.warn("credits", "could not keep the balance as the estimate's anchor: "+err.Error())
+			}
+		}
 	}
 	run.setCredits(reading)
 	if m.history == nil {
@@ -148,6 +186,19 @@ func (m *Monitor) checkCredits(ctx context.Context, run *runState, key string, n
 	run.setForecast(&res)
 }
 
+// explainCredits puts the note in the report, and in the log when the
+// credit state changes (a cold start included).
+func (m *Monitor) explainCredits(run *runState, state, note string) {
+	run.setCreditNote(note)
+	if state == m.creditState {
+		return
+	}
+	m.creditState = state
+	if note != "" {
+		run.log.Info("credit watch", "state", state, "note", note)
+	}
+}
+
 func (m *Monitor) checkModels(ctx context.Context, run *runState, key string) {
 	reading, note, err := m.readModels(ctx, key)
 	if err != nil {
@@ -165,7 +216,8 @@ func (m *Monitor) checkModels(ctx context.Context, run *runState, key string) {
 func (m *Monitor) withKey(ctx context.Context, key string, fn func(key string) error) error {
 	err := fn(key)
 	var unauthorized *geoapi.UnauthorizedError
-	if !errors.As(err, &unauthorized) {
+	if !errors.As(err, &unauthorized) || unauthorized.Refusal() == geoapi.KeyNotAcceptedHere {
+		// An endpoint that refuses every key says nothing about this one.
 		return err
 	}
 	fresh, rerr := m.keys.Refresh(ctx)
@@ -178,7 +230,7 @@ func (m *Monitor) withKey(ctx context.Context, key string, fn func(key string) e
 func summaryAttrs(rep Report) []any {
 	var attrs []any
 	if c := rep.Credits; c != nil {
-		attrs = append(attrs, "credits_remaining", c.Remaining, "credits_path", c.RemainingPath)
+		attrs = append(attrs, "credits_remaining", c.Remaining, "credits_source", c.Source, "credits_path", c.RemainingPath)
 	}
 	if f := rep.Forecast; f != nil && f.BurnPerDay != nil && f.DaysRemaining != nil {
 		attrs = append(attrs, "burn_per_day", *f.BurnPerDay, "days_remaining", *f.DaysRemaining)

@@ -1,5 +1,7 @@
 package monitor
 
+import "time"
+
 // Report is what one run saw; the handler returns it (a local run prints it).
 // Figures that could not be read are absent, never zero-filled.
 type Report struct {
@@ -11,17 +13,36 @@ type Report struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Warnings are notable but healthy conditions (history disabled, the
 	// configured model down or retired).
-	Warnings []string        `json:"warnings,omitempty"`
-	Credits  *CreditsReading `json:"credits,omitempty"`
-	Forecast *ForecastResult `json:"forecast,omitempty"`
-	Models   *ModelsReading  `json:"models,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// CreditNote explains, once, where the credit figures come from when
+	// the credit summary takes no API keys (the known state of the public
+	// backend): an estimate and its anchor, or that no balance is known.
+	CreditNote string `json:"credit_note,omitempty"`
+	// SummaryReadable is whether the credit summary took the key: false
+	// when the service refuses keys on it; nil when the call failed.
+	SummaryReadable *bool           `json:"summary_readable,omitempty"`
+	Credits         *CreditsReading `json:"credits,omitempty"`
+	Forecast        *ForecastResult `json:"forecast,omitempty"`
+	Models          *ModelsReading  `json:"models,omitempty"`
 }
 
-// CreditsReading is the credit summary as read from the service.
+// CreditsReading is the credit balance: read from the summary, or
+// estimated while the summary takes no API keys (Source).
 type CreditsReading struct {
 	Remaining float64 `json:"remaining"`
-	// RemainingPath says where in the summary Remaining was found.
+	// Source is SourceSummary or SourceEstimate.
+	Source CreditSource `json:"source"`
+	// RemainingPath says where in the summary Remaining was found
+	// ("estimate" for an estimate).
 	RemainingPath string `json:"remaining_path"`
+	// For an estimate: the anchor it starts from (SourceSummary: the last
+	// balance read; SourceDeclared: the operator's), when, and what the
+	// records show since: credits consumed, and calls that may have charged.
+	AnchorSource    CreditSource `json:"anchor_source,omitempty"`
+	AnchorAt        time.Time    `json:"anchor_at,omitzero"`
+	AnchorRemaining *float64     `json:"anchor_remaining,omitempty"`
+	ConsumedSince   *int         `json:"consumed_since,omitempty"`
+	UncertainCalls  *int         `json:"uncertain_calls,omitempty"`
 	// Subscription is the remaining subscription allowance and TopUp the
 	// top-up balance, when the summary shows them.
 	Subscription *float64 `json:"subscription,omitempty"`
@@ -38,6 +59,14 @@ type ModelsReading struct {
 	ConfiguredModel string `json:"configured_model,omitempty"`
 	// ConfiguredAvailable is the ConfiguredModelAvailable metric.
 	ConfiguredAvailable bool `json:"configured_available"`
+	// PublicOnly: the service refused the key on the model list, so this
+	// is the public list (whitelist models granted to the account are not
+	// in it).
+	PublicOnly bool `json:"public_only,omitempty"`
+	// ConfiguredUnknown: the configured model is absent from a public-only
+	// list, so whether it is available is not known; the metric is not
+	// published.
+	ConfiguredUnknown bool `json:"configured_unknown,omitempty"`
 }
 
 // ModelState is one listed model.

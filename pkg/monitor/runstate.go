@@ -29,6 +29,18 @@ func (r *runState) warn(step, msg string) {
 	r.rep.Warnings = append(r.rep.Warnings, step+": "+msg)
 }
 
+func (r *runState) setCreditNote(note string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rep.CreditNote = note
+}
+
+func (r *runState) setSummaryReadable(ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rep.SummaryReadable = &ok
+}
+
 func (r *runState) setCredits(c *CreditsReading) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

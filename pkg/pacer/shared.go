@@ -44,6 +44,18 @@ const (
 	DefaultGuard = 5 * time.Millisecond
 	// maxGuardShare caps the guard at this share of the spacing.
 	maxGuardShare = 0.025
+	// DefaultWindowMargin lengthens the minute the configured rate is spread
+	// over. The service's limiter (its public backend: 30 a minute) keeps
+	// a log of each call's timestamp truncated to the whole second, taken
+	// when it has read the upload, and refuses the 31st call whose second
+	// is within 60 of the oldest's. Calls reach it a varying time after
+	// their slot (the upload's length, the network), and truncation turns
+	// a difference of a fraction of a second into a whole one: R slots over
+	// exactly a minute can put R+1 calls into one window of 60 whole
+	// seconds, and that 429 costs every instance the rest of the window.
+	// One second more per minute absorbs up to a second of spread, for
+	// 1.6% of the rate.
+	DefaultWindowMargin = time.Second
 	// maxTries bounds the conditional writes of one Wait: each failed one
 	// returns the item, so the next is aimed right unless another instance
 	// moved it in between.
@@ -79,6 +91,9 @@ type Options struct {
 	// Guard is added to the configured spacing (1/rate), up to 2.5% of it;
 	// negative: none. Zero means DefaultGuard.
 	Guard time.Duration
+	// WindowMargin lengthens the minute the rate is spread over (see
+	// DefaultWindowMargin); negative: none. Zero means DefaultWindowMargin.
+	WindowMargin time.Duration
 	// Lead is the time a caller needs to prepare its call (the predictor
 	// opens the object then). A caller granted a later slot prepares before
 	// it and calls on time; one granted "now" by an idle schedule calls up
@@ -171,6 +186,9 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 	if o.Guard == 0 {
 		o.Guard = DefaultGuard
 	}
+	if o.WindowMargin == 0 {
+		o.WindowMargin = DefaultWindowMargin
+	}
 	if o.Slowest <= 0 || o.Slowest > 1 {
 		o.Slowest = DefaultSlowest
 	}
@@ -180,10 +198,16 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 	if o.Horizon <= 0 {
 		o.Horizon = DefaultHorizon
 	}
-	spacing := int64(math.Ceil(60e6 / ratePerMinute))
+	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
 	// The guard is capped at a small share of the spacing: at high rates
 	// (a service with a burst, or tests) it must not change the rate.
-	floor := spacing + min(max(o.Guard, 0).Microseconds(), int64(float64(spacing)*maxGuardShare))
+	guarded := spacing + min(max(o.Guard, 0).Microseconds(), int64(float64(spacing)*maxGuardShare))
+	// Slots spread a minute and the window margin over R: the service
+	// counts calls in a window of whole seconds (see DefaultWindowMargin).
+	// The margin's share of the spacing also covers what the guard does,
+	// hence the larger of the two, not their sum.
+	window := time.Minute + max(o.WindowMargin, 0)
+	floor := max(guarded, int64(math.Ceil(float64(window.Microseconds())/ratePerMinute)))
 	return &Shared{
 		ddb:   ddb,
 		table: table,

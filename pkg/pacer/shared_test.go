@@ -43,7 +43,7 @@ func newPacers(t *testing.T, n int, perMinute float64, clk func() time.Time, opt
 	ps := make([]*pacer.Shared, n)
 	for i := range ps {
 		// No guard: the tests check the spacing's arithmetic exactly.
-		base := func(o *pacer.Options) { o.Clock, o.Guard = clk, -1 }
+		base := func(o *pacer.Options) { o.Clock, o.Guard, o.WindowMargin = clk, -1, -1 }
 		p, err := pacer.NewShared(client, table, perMinute, append([]func(*pacer.Options){base}, optFns...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -196,11 +196,11 @@ func TestSpacingProbesBackToTheConfiguredRateAndNeverBelow(t *testing.T) {
 func TestASpacingBelowThisInstancesRateIsReset(t *testing.T) {
 	clk := simclock.New(epoch)
 	client, table := awspartstest.DynamoDB(t)
-	fast, err := pacer.NewShared(client, table, 120, func(o *pacer.Options) { o.Clock, o.Guard = clk.Now, -1 })
+	fast, err := pacer.NewShared(client, table, 120, func(o *pacer.Options) { o.Clock, o.Guard, o.WindowMargin = clk.Now, -1, -1 })
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) { o.Clock, o.Guard = clk.Now, -1 })
+	slow, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) { o.Clock, o.Guard, o.WindowMargin = clk.Now, -1, -1 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestConfiguredTwiceTheRealRateConverges(t *testing.T) {
 func TestTheGuardWidensTheConfiguredSpacing(t *testing.T) {
 	clk := simclock.New(epoch)
 	client, table := awspartstest.DynamoDB(t)
-	p, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) { o.Clock = clk.Now })
+	p, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) { o.Clock, o.WindowMargin = clk.Now, -1 })
 	if err != nil {
 		t.Fatal(err)
 	}

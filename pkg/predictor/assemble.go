@@ -35,7 +35,7 @@ func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Wr
 	if err != nil {
 		return nil, err
 	}
-	service, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) { o.Logger = logger })
+	service, err := geoapi.New(cfg.APIURL, func(o *geoapi.Options) { o.Logger, o.KeyHeader = logger, cfg.KeyHeader })
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,7 @@ type Config struct {
 	SecretID  string // Secrets Manager id of the key; empty when APIKey is used
 	APIKey    string // local runs only: the key itself (never logged)
 	APIURL    string // service base URL
+	KeyHeader string // the request header carrying the key (GEO_API_KEY_HEADER)
 
 	TopN          int    // 0: not sent (service default); else 1..15
 	ModelID       string // "": not sent (the default model, recommended)
@@ -190,6 +191,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		SecretID:        secretID,
 		APIKey:          apiKey,
 		APIURL:          p.URL(envvars.APIURL),
+		KeyHeader:       p.KeyHeader(envvars.APIKeyHeader),
 		TopN:            p.IntRange(envvars.TopN, 0, 1, 15),
 		ModelID:         p.Str(envvars.ModelID),
 		ModelFallback:   p.Bool(envvars.ModelFallback, true),

@@ -29,7 +29,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		TableName: "results", SecretID: "geolocate/api-key", APIURL: "http://127.0.0.1:8080",
+		TableName: "results", SecretID: "geolocate/api-key", APIURL: "http://127.0.0.1:8080", KeyHeader: "X-Service-Key",
 		ModelFallback: true, RatePerMinute: 30, MaxConcurrency: 2, Pacing: PacingShared, ClaimLease: 15 * time.Minute,
 		MetricNamespace: metricnames.DefaultNamespace, PipelineName: "local", LogLevel: "info",
 		MaxImageBytes: 10_000_000, FinishReserve: DefaultFinishReserve,
@@ -57,7 +57,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		envvars.MaxImageBytes: "10485760", envvars.MaxReceiveCount: "5", envvars.FinishReserve: "20s",
 		envvars.Pacing: "Instance", envvars.ExifGPS: "Skip", envvars.Oversize: "reject", envvars.DownscaleMaxSide: "2048",
 		envvars.MaxServerDelay: "90",
-		envvars.UploadMetadata: "Keep",
+		envvars.UploadMetadata: "Keep", envvars.APIKeyHeader: "X-Geo-Api-Key",
 	} {
 		env[k] = v
 	}
@@ -71,7 +71,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		c.PipelineName != "prod" || c.LogLevel != "debug" || c.MaxImageBytes != 10<<20 ||
 		c.MaxReceiveCount != 5 || c.FinishReserve != 20*time.Second || c.Pacing != PacingInstance ||
 		c.ExifGPS != ExifGPSSkip || c.Oversize != OversizeReject || c.DownscaleMaxSide != 2048 ||
-		c.MaxServerDelay != 90*time.Second || c.UploadMetadata != UploadMetadataKeep {
+		c.MaxServerDelay != 90*time.Second || c.UploadMetadata != UploadMetadataKeep || c.KeyHeader != "X-Geo-Api-Key" {
 		t.Errorf("config = %+v", c)
 	}
 	if c.PerInstanceRate() != 30 || c.ExpectedCost() != 3 {
@@ -111,6 +111,8 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"server delay cap zero", envvars.MaxServerDelay, "0"},
 		{"server delay cap beyond SQS's 12 hours", envvars.MaxServerDelay, "43201"},
 		{"unknown upload metadata mode", envvars.UploadMetadata, "ignore"},
+		{"key header with a space", envvars.APIKeyHeader, "X Service Key"},
+		{"key header reserved", envvars.APIKeyHeader, "Authorization"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,9 +30,9 @@ func TestEventBridgeObjectCreatedInsideSQS(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := upload{
-		Bucket: "geolocate-uploads-example", Key: "incoming/2026/summer trip/IMG 0042.jpg",
-		VersionID: "3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY", ETag: "9b2cf535f27731c974343645a3985328",
-		Size: 2483921, SizeKnown: true,
+		Bucket: "geolocate-local-uploads", Key: "harbour at dusk.jpg",
+		VersionID: "3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY", ETag: "5f63ca821540003f6e3c1b8e19afa6b4",
+		Size: 1083, SizeKnown: true,
 	}
 	if len(n.Uploads) != 1 || n.Uploads[0] != want || len(n.Ignored) != 0 || n.TestEvent {
 		t.Errorf("decoded %+v, want the one upload %+v", n, want)

@@ -31,9 +31,12 @@ func TestSampleEventsDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := upload{Bucket: "geolocate-demo-uploads", Key: "uploads/harbour at dusk.jpg",
-		VersionID: "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY", ETag: "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
-		Size: 4311, SizeKnown: true}
+	// The samples name the local bucket and the sample images, so they
+	// work against geolocate local --serve (pkg/local/pipeline's
+	// TestSampleEventsWorkWithTheLocalRecipe).
+	want := upload{Bucket: "geolocate-local-uploads", Key: "harbour at dusk.jpg",
+		VersionID: "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY", ETag: "5f63ca821540003f6e3c1b8e19afa6b4",
+		Size: 1083, SizeKnown: true}
 	if len(n.Uploads) != 1 || n.Uploads[0] != want {
 		t.Errorf("sqs-s3-put-versioned.json uploads = %+v", n.Uploads)
 	}
@@ -60,16 +63,16 @@ func TestSampleEventsDecode(t *testing.T) {
 	for i, m := range batch.Records {
 		bodies[i], errs[i] = decodeNotification([]byte(m.Body))
 	}
-	if errs[0] != nil || len(bodies[0].Uploads) != 1 || bodies[0].Uploads[0].Key != "uploads/harbour at dusk.jpg" {
+	if errs[0] != nil || len(bodies[0].Uploads) != 1 || bodies[0].Uploads[0].Key != "gradient-64x48.jpg" {
 		t.Errorf("message 1: %+v %v", bodies[0], errs[0])
 	}
-	if errs[1] != nil || len(bodies[1].Uploads) != 1 || bodies[1].Uploads[0].Key != "uploads/café résumé + menu.png" {
-		t.Errorf("message 2 (non-ASCII key): %+v %v", bodies[1], errs[1])
+	if errs[1] != nil || len(bodies[1].Uploads) != 1 || bodies[1].Uploads[0].Key != "checker-32x32.png" {
+		t.Errorf("message 2: %+v %v", bodies[1], errs[1])
 	}
 	if errs[2] != nil || !bodies[2].TestEvent || len(bodies[2].Uploads) != 0 {
 		t.Errorf("message 3 (test event): %+v %v", bodies[2], errs[2])
 	}
-	if errs[3] != nil || len(bodies[3].Uploads) != 1 || bodies[3].Uploads[0].Key != "uploads/2026/" ||
+	if errs[3] != nil || len(bodies[3].Uploads) != 1 || bodies[3].Uploads[0].Key != "2026/" ||
 		!bodies[3].Uploads[0].SizeKnown || bodies[3].Uploads[0].Size != 0 {
 		t.Errorf("message 4 (folder marker): %+v %v", bodies[3], errs[3])
 	}

@@ -3,6 +3,7 @@ package predictor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
@@ -113,6 +114,17 @@ func failureDetail(f failure, err error) string {
 		return "the secret does not hold a geo_ key (still the placeholder written at deploy?): put the key in the secret; " + err.Error()
 	case CodeOutcomeUnknown:
 		return "the service may have charged and no usable answer came back, so it is not called again (requeue deliberately with geolocate backfill --requeue-unknown): " + err.Error()
+	case CodeOutOfCredits:
+		// The figures the service gave are kept in the record: how much to
+		// top up at least.
+		var oc *geoapi.OutOfCreditsError
+		if errors.As(err, &oc) && oc.CreditsRequired != nil {
+			detail := fmt.Sprintf("credits_required=%d", *oc.CreditsRequired)
+			if oc.CreditsAvailable != nil {
+				detail += fmt.Sprintf(" credits_available=%d", *oc.CreditsAvailable)
+			}
+			return detail + ": " + err.Error()
+		}
 	}
 	return err.Error()
 }

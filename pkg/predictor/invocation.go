@@ -36,12 +36,13 @@ func (h *Handler) newInvocation(ctx context.Context) *invocation {
 		// handler's clock here, once, and every later reading is Clock's.
 		deadline = start.Add(time.Until(dl))
 	}
+	logger := lambdarun.WithRequestID(ctx, h.deps.Logger)
 	return &invocation{
 		h:        h,
 		deadline: deadline,
 		start:    start,
-		logger:   lambdarun.WithRequestID(ctx, h.deps.Logger),
-		metrics:  newMetrics(h.deps.Metrics, h.cfg.MetricNamespace, h.cfg.PipelineName),
+		logger:   logger,
+		metrics:  newMetrics(h.deps.Metrics, h.cfg.MetricNamespace, h.cfg.PipelineName, logger),
 	}
 }
 

@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/emf"
@@ -30,8 +31,9 @@ type metrics struct {
 	rec *emf.Recorder
 }
 
-func newMetrics(w io.Writer, namespace, pipeline string) *metrics {
-	return &metrics{rec: emf.New(w, namespace, map[string]string{metricnames.DimPipeline: pipeline})}
+func newMetrics(w io.Writer, namespace, pipeline string, logger *slog.Logger) *metrics {
+	return &metrics{rec: emf.New(w, namespace, map[string]string{metricnames.DimPipeline: pipeline},
+		func(o *emf.Options) { o.Logger = logger })}
 }
 
 func (m *metrics) count(name string) { m.add(name, 1) }

@@ -58,11 +58,15 @@ func (o outcome) after(d time.Duration) outcome {
 // Reasons of rejections, written to the record's error_code and used as the
 // Reason metric dimension.
 const (
-	ReasonFolderMarker   = "folder_marker"
-	ReasonEmptyObject    = "empty_object"
-	ReasonTooLarge       = "too_large"
-	ReasonNotAnImage     = "not_an_image"
-	ReasonObjectNotFound = ledger.ReasonObjectNotFound
+	ReasonFolderMarker = "folder_marker"
+	ReasonEmptyObject  = "empty_object"
+	ReasonTooLarge     = "too_large"
+	ReasonNotAnImage   = "not_an_image"
+	// ReasonUnsupportedFormat: the service refused the file's type (the
+	// public backend's 400 INVALID_FILE_TYPE); the same bytes would be
+	// refused again.
+	ReasonUnsupportedFormat = "unsupported_format"
+	ReasonObjectNotFound    = ledger.ReasonObjectNotFound
 	// ReasonProcessingPanic: processing the object panicked before any
 	// call could have charged. The same bytes would panic again, so it is
 	// final: retrying would only spend the message's receives.

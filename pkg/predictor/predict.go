@@ -89,11 +89,19 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	// deadline, within the time FinishReserve kept for it.
 	fctx, cancel := finishContext(ctx)
 	defer cancel()
-	var tooLarge *geoapi.TooLargeError
+	var (
+		tooLarge    *geoapi.TooLargeError
+		unsupported *geoapi.UnsupportedFormatError
+	)
 	switch {
+	// The service's refusals of the file itself are final and free: the
+	// same bytes would be refused again, so they are never retried.
 	case errors.As(res.err, &tooLarge):
 		charged = 0
 		return inv.rejectClaimed(fctx, obj, claim, ReasonTooLarge, "the service refused the image as too large: "+res.err.Error())
+	case errors.As(res.err, &unsupported):
+		budget.settle(fctx, 0)
+		return inv.rejectClaimed(fctx, obj, claim, ReasonUnsupportedFormat, "the service refused the file's type: "+res.err.Error())
 	case res.err != nil:
 		f := classifyFailure(res.err)
 		if !f.maybeCharged {

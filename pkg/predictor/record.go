@@ -37,9 +37,20 @@ func resultRecord(obj *object, res callResult) ledger.Record {
 	for _, c := range out.Result.Clusters {
 		rec.Clusters = append(rec.Clusters, ledger.Cluster{
 			Latitude: c.Center.Latitude, Longitude: c.Center.Longitude,
-			Name: c.Location.Name, Admin1: c.Location.Admin1, CountryCode: c.Location.CountryCode,
-			RadiusKM: ptr(c.RadiusKM),
+			Name: c.Location.Name, Admin1: c.Location.Admin1, Admin2: c.Location.Admin2, CountryCode: c.Location.CountryCode,
+			RadiusKM: ptr(c.RadiusKM), Confidence: c.Confidence,
 		})
+	}
+	for _, v := range out.Result.Vehicles {
+		rec.Vehicles = append(rec.Vehicles, ledger.Vehicle(v))
+	}
+	for _, p := range out.Result.Properties {
+		m := ledger.Property{Name: p.Name, Location: p.Location, Country: p.Country,
+			ConfidencePercent: p.ConfidencePercent, Category: p.Category, Address: p.Address}
+		if p.Coordinates != nil {
+			m.Latitude, m.Longitude = ptr(p.Coordinates.Latitude), ptr(p.Coordinates.Longitude)
+		}
+		rec.Properties = append(rec.Properties, m)
 	}
 	for _, p := range out.Result.Predictions {
 		rec.Predictions = append(rec.Predictions, ledger.Prediction{
@@ -51,8 +62,9 @@ func resultRecord(obj *object, res callResult) ledger.Record {
 	switch out.Result.Type {
 	case geoapi.ResultTypeCoordinates, geoapi.ResultTypeAccuracy:
 	default:
-		// A result shape the pipeline does not know is still a success:
-		// keep it verbatim for whoever can read it.
+		// Vehicle and property results, typed above as far as the client
+		// knows them, and shapes the pipeline does not know at all, are
+		// still successes: keep them verbatim for whoever can read them.
 		rec.RawResult = string(out.Result.Raw)
 	}
 	applyPhoto(&rec, obj.photo)

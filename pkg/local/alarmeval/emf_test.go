@@ -106,6 +106,12 @@ func TestAddEMFRefusesMalformedRecords(t *testing.T) {
 		`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[],"Metrics":[{"Name":"M"}]}]},"M":"x"}`:          "neither a number nor a list",
 		`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[["D"]],"Metrics":[{"Name":"M"}]}]},"M":1,"D":3}`: `member "D" is not a non-empty string`,
 		`{"_aws":{"Timestamp":"soon","CloudWatchMetrics":[]}}`:                                                                       "EMF record",
+		// CloudWatch drops a metric whose dimension value breaks its rules.
+		`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[["D"]],"Metrics":[{"Name":"M"}]}]},"M":1,"D":"glöbal"}`:                            "not ASCII",
+		`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[["D"]],"Metrics":[{"Name":"M"}]}]},"M":1,"D":"a\tb"}`:                              "control character",
+		`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[["D"]],"Metrics":[{"Name":"M"}]}]},"M":1,"D":"   "}`:                               "only whitespace",
+		`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[[":D"]],"Metrics":[{"Name":"M"}]}]},"M":1,":D":"x"}`:                               "starts with a colon",
+		`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[["D"]],"Metrics":[{"Name":"M"}]}]},"M":1,"D":"` + strings.Repeat("x", 1025) + `"}`: "longer than 1,024",
 	}
 	for line, want := range tests {
 		s := NewStore()

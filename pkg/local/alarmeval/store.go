@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/emf"
 )
 
 // Datapoint is one published value of a metric.
@@ -63,8 +65,10 @@ func (s *Store) Add(dp Datapoint) error {
 		return fmt.Errorf("alarmeval: datapoint %s/%s: no timestamp", dp.Namespace, dp.MetricName)
 	}
 	for k, v := range dp.Dimensions {
-		if k == "" || v == "" {
-			return fmt.Errorf("alarmeval: datapoint %s/%s: dimension %q=%q is empty", dp.Namespace, dp.MetricName, k, v)
+		// CloudWatch drops a metric whose dimension breaks its rules: the
+		// rig must not accept what AWS would not.
+		if err := emf.CheckDimension(k, v); err != nil {
+			return fmt.Errorf("alarmeval: datapoint %s/%s: %w", dp.Namespace, dp.MetricName, err)
 		}
 	}
 

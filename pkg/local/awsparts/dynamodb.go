@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -27,6 +28,9 @@ type DynamoDBOptions struct {
 	JavaPath string
 	// StartTimeout bounds the wait for the first answer. Default 60s.
 	StartTimeout time.Duration
+	// TempDir is where the run's own temporary folder is made (the JVM's
+	// java.io.tmpdir, removed by Stop); default os.TempDir().
+	TempDir string
 }
 
 // DynamoDB is a running DynamoDB Local: in memory, one shared database for
@@ -36,6 +40,10 @@ type DynamoDBOptions struct {
 // on all interfaces; clients are only ever pointed at 127.0.0.1.
 type DynamoDB struct {
 	endpoint string
+	// tmpDir is the JVM's java.io.tmpdir, this run's alone: sqlite4java
+	// unpacks its native library (0.9 MB) there at every start and, the
+	// JVM being killed, never deletes it. Stop removes the folder.
+	tmpDir   string
 	cmd      *exec.Cmd
 	output   *tailBuffer
 	exited   chan struct{} // closed once the process has been reaped
@@ -83,8 +91,13 @@ func startDynamoDB(ctx context.Context, opts DynamoDBOptions) (*DynamoDB, error)
 		return nil, err
 	}
 	dir := filepath.Dir(opts.JarPath)
+	tmpDir, err := TempDir(opts.TempDir, "dynamodb-local")
+	if err != nil {
+		return nil, fmt.Errorf("DynamoDB Local's temporary folder: %w", err)
+	}
 	cmd := exec.Command(opts.JavaPath,
 		"-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"),
+		"-Djava.io.tmpdir="+tmpDir,
 		"-jar", opts.JarPath,
 		"-inMemory", "-sharedDb", "-disableTelemetry",
 		"-port", strconv.Itoa(port))
@@ -95,10 +108,12 @@ func startDynamoDB(ctx context.Context, opts DynamoDBOptions) (*DynamoDB, error)
 
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(tmpDir)
 		return nil, fmt.Errorf("start DynamoDB Local (%s): %w", opts.JavaPath, err)
 	}
 	d := &DynamoDB{
 		endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
+		tmpDir:   tmpDir,
 		cmd:      cmd,
 		output:   output,
 		exited:   make(chan struct{}),
@@ -196,10 +211,12 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, name string) erro
 	return nil
 }
 
-// Stop kills DynamoDB Local (its whole process group) and waits for it to
-// exit. It is safe to call more than once.
+// Stop kills DynamoDB Local (its whole process group), waits for it to
+// exit and removes its temporary folder. It is safe to call more than once.
 func (d *DynamoDB) Stop() {
 	d.stopOnce.Do(func() {
+		// After the JVM is gone, whichever way it went: nothing writes there.
+		defer os.RemoveAll(d.tmpDir)
 		select {
 		case <-d.exited:
 			return

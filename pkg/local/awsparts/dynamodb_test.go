@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +142,60 @@ func key(pk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		tableschema.PartitionKey: &types.AttributeValueMemberS{Value: pk},
 		tableschema.SortKey:      &types.AttributeValueMemberS{Value: "V#1"},
+	}
+}
+
+// TestStartDynamoDBKeepsItsTemporaryFilesToItself: sqlite4java unpacks its
+// native library (0.9 MB) into the JVM's temporary folder at every start
+// and, the JVM being killed, never removes it; in the shared /tmp one was
+// left per run. The run's own folder holds it, and Stop removes the folder.
+func TestStartDynamoDBKeepsItsTemporaryFilesToItself(t *testing.T) {
+	parent := t.TempDir()
+	// A folder left by a run killed outright (its process is gone) is
+	// removed at the next start; one of a live process is not.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(parent, fmt.Sprintf("dynamodb-local-%d-1", dead.Process.Pid))
+	live := filepath.Join(parent, fmt.Sprintf("dynamodb-local-%d-2", os.Getppid()))
+	for _, d := range []string{stale, live} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	db, err := awsparts.StartDynamoDB(ctx, func(o *awsparts.DynamoDBOptions) { o.TempDir = parent })
+	if err != nil {
+		t.Fatalf("StartDynamoDB: %v", err)
+	}
+	t.Cleanup(db.Stop)
+	if err := db.CreateTable(ctx, "results"); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the folder of a process that is gone is still there (%v)", err)
+	}
+	if err := os.Remove(live); err != nil {
+		t.Errorf("the folder of a live process: %v", err)
+	}
+	dirs, err := os.ReadDir(parent)
+	if err != nil || len(dirs) != 1 || !strings.HasPrefix(dirs[0].Name(), fmt.Sprintf("dynamodb-local-%d-", os.Getpid())) {
+		t.Fatalf("temporary folder %s holds %v (%v), want one dynamodb-local-<this process>-* folder", parent, dirs, err)
+	}
+	var native []string
+	_ = filepath.WalkDir(filepath.Join(parent, dirs[0].Name()), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), "sqlite4java") {
+			native = append(native, d.Name())
+		}
+		return nil
+	})
+	if len(native) == 0 {
+		t.Errorf("no sqlite4java library in the run's temporary folder: the JVM wrote it elsewhere")
+	}
+	db.Stop()
+	if left, _ := os.ReadDir(parent); len(left) != 0 {
+		t.Errorf("after Stop, %s still holds %v", parent, left)
 	}
 }

@@ -30,7 +30,7 @@ func findJar() (string, error) {
 		}
 		return jar, nil
 	}
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
 		return "", fmt.Errorf("%w (%v)", ErrDynamoDBLocalMissing, err)
 	}
@@ -43,8 +43,9 @@ func findJar() (string, error) {
 	return matches[len(matches)-1], nil
 }
 
-// moduleRoot walks up from the working directory to the one holding go.mod.
-func moduleRoot() (string, error) {
+// ModuleRoot walks up from the working directory to the one holding go.mod:
+// the checkout whose node_modules and testdata the local rig uses.
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("working directory: %w", err)

@@ -1,6 +1,7 @@
 package awsparts
 
 import (
+	"errors"
 	"os/exec"
 	"syscall"
 )
@@ -15,4 +16,9 @@ func isolate(cmd *exec.Cmd) {
 // killGroup kills the child's whole process group.
 func killGroup(cmd *exec.Cmd) error {
 	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// processGone reports whether no process has the id pid.
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }

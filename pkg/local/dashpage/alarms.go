@@ -1,6 +1,8 @@
 package dashpage
 
 import (
+	"fmt"
+	"html/template"
 	"maps"
 	"slices"
 	"strings"
@@ -160,4 +162,69 @@ func (b *builder) metricString(m alarmeval.Metric) string {
 		local.Dimensions = append(local.Dimensions, alarmeval.Dimension{Name: d.Name, Value: b.dimensionValue(d)})
 	}
 	return local.String()
+}
+
+// alarmView is one alarm of an alarm widget: its current state, since
+// when, and its states over the page's range as a strip of segments.
+type alarmView struct {
+	Name, State string
+	// Color is the current state's colour.
+	Color template.CSS
+	// Since is when the alarm entered its current state, "" if it never
+	// left the state every alarm starts in.
+	Since    string
+	Segments []segmentView
+	// Title lists the alarm's states over time, for a pointer hovering.
+	Title string
+}
+
+type segmentView struct {
+	State string
+	Style template.CSS // width and colour
+}
+
+// alarmViews draws an alarm widget as HTML: one row per alarm, a badge in
+// its current state's colour (a red ALARM cannot be missed, nor hide
+// behind the colour of an earlier state) and the timeline of its states.
+func (b *builder) alarmViews(alarms []*alarmeval.Alarm) []alarmView {
+	total := b.to.Sub(b.from).Seconds()
+	views := make([]alarmView, 0, len(alarms))
+	for _, a := range alarms {
+		spans := b.spans(a.Name)
+		current := spans[len(spans)-1]
+		if s, ok := b.states[a.Name]; ok {
+			current.State = s
+		}
+		v := alarmView{Name: b.shortAlarmName(a.Name), State: string(current.State), Color: template.CSS(stateColors[current.State])}
+		if len(spans) > 1 || current.State != alarmeval.StateInsufficientData {
+			v.Since = current.From.UTC().Format("15:04")
+		}
+		var title []string
+		for _, s := range spans {
+			if !s.To.After(s.From) {
+				continue
+			}
+			pct := 100 * s.To.Sub(s.From).Seconds() / total
+			v.Segments = append(v.Segments, segmentView{State: string(s.State),
+				Style: template.CSS(fmt.Sprintf("width: %.3f%%; background: %s;", pct, stateColors[s.State]))})
+			title = append(title, fmt.Sprintf("%s %s to %s", s.State, s.From.UTC().Format("15:04"), s.To.UTC().Format("15:04")))
+		}
+		v.Title = a.Name + ": " + strings.Join(title, ", ")
+		views = append(views, v)
+	}
+	return views
+}
+
+// shortAlarmName is an alarm's name without the stack's name in front
+// ("Geolocation-CreditsLow" is "CreditsLow"): every alarm of the widget
+// has it, and the room is the alarm's own.
+func (b *builder) shortAlarmName(name string) string {
+	if stack := b.opts.Refs["AWS::StackName"]; stack != "" {
+		for _, sep := range []string{"-", "/"} {
+			if rest, ok := strings.CutPrefix(name, stack+sep); ok && rest != "" {
+				return rest
+			}
+		}
+	}
+	return name
 }

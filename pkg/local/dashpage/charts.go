@@ -1,7 +1,9 @@
 package dashpage
 
 import (
+	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -12,26 +14,60 @@ import (
 // bandOpacity keeps a graph's lines readable over its state bands.
 const bandOpacity = 0.18
 
+// palette is ECharts' default series palette, given to each line
+// explicitly so that the page's own legend (an HTML list under the chart:
+// ECharts' legend pages its items on a narrow widget) shows the same colour.
+var palette = []string{"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc"}
+
+// legendItem is one entry of a graph's legend.
+type legendItem struct {
+	Name  string
+	Color string
+	// Kind is "line", "threshold" (dashed) or "band" (the alarm states).
+	Kind string
+}
+
+// pixelsPerTimeLabel is the width a time axis label needs with room around
+// it ("14:30" in ECharts' 12 px font); the axis gets at most one label per
+// that many pixels of the widget's width at the nominal page width.
+const pixelsPerTimeLabel = 90
+
 // graphOption builds the ECharts option of a graph widget with go-echarts:
 // a time axis over the page's range, the left and right value axes, one
 // line per series, each alarm threshold as a dashed line on the axis of its
-// metric, and the alarms' worst state over time as bands.
-func (b *builder) graphOption(p metricProperties, lines []line, thresholds []threshold, bands []span) string {
+// metric, and the alarms' worst state over time as bands. It returns the
+// legend the page draws under the chart. width is the widget's width in
+// grid columns.
+func (b *builder) graphOption(p metricProperties, lines []line, thresholds []threshold, bands []span, width int) (string, []legendItem) {
 	// A period starts on its boundary, which may be before the page's
 	// range begins: the axis starts early enough to show it.
+	// Whole minutes at both ends: an axis from 20:55:19.406 labels its
+	// first tick with the milliseconds.
 	axisFrom := b.from
 	for _, l := range lines {
 		if len(l.Points) > 0 && l.Points[0].Time.Before(axisFrom) {
 			axisFrom = l.Points[0].Time
 		}
 	}
+	axisFrom = axisFrom.Truncate(time.Minute)
+	axisTo := b.to.Add(time.Minute - time.Nanosecond).Truncate(time.Minute)
+	var legend []legendItem
 	chart := charts.NewLine()
 	chart.SetGlobalOptions(
 		charts.WithAnimation(false),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Bottom: "0", Type: "scroll"}),
-		charts.WithGridOpts(opts.Grid{Left: "48", Right: "48", Top: "24", Bottom: "48"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "time", Min: axisFrom.UnixMilli(), Max: b.to.UnixMilli()}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+		// containLabel: the grid leaves room for every axis label, so a
+		// right axis's "1,000,000" is not cut at the widget's edge.
+		// (The first and last time labels are centred on the axis's ends:
+		// Left and Right keep half of one inside, if no value axis does.)
+		charts.WithGridOpts(opts.Grid{Left: "24", Right: "24", Top: "24", Bottom: "4", ContainLabel: opts.Bool(true)}),
+		charts.WithXAxisOpts(opts.XAxis{
+			Type: "time", Min: axisFrom.UnixMilli(), Max: axisTo.UnixMilli(),
+			SplitNumber: max(2, width*nominalPageWidth/24/pixelsPerTimeLabel),
+			MinInterval: float64(time.Minute.Milliseconds()), // no datapoint is finer
+			AxisLabel:   &opts.AxisLabel{HideOverlap: opts.Bool(true)},
+		}),
 		charts.WithYAxisOpts(valueAxis(p.YAxis.Left, "left")),
 	)
 	chart.ExtendYAxis(valueAxis(p.YAxis.Right, "right"))
@@ -41,12 +77,16 @@ func (b *builder) graphOption(p metricProperties, lines []line, thresholds []thr
 		for j, pt := range l.Points {
 			data[j] = opts.LineData{Value: []any{pt.Time.UnixMilli(), pt.Value}}
 		}
-		seriesOpts := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{YAxisIndex: axisIndex(l.Right), ShowSymbol: opts.Bool(len(l.Points) < 2)})}
+		color := l.Color
+		if color == "" {
+			color = palette[i%len(palette)]
+		}
+		seriesOpts := []charts.SeriesOpts{
+			charts.WithLineChartOpts(opts.LineChart{YAxisIndex: axisIndex(l.Right), ShowSymbol: opts.Bool(len(l.Points) < 2)}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}), charts.WithLineStyleOpts(opts.LineStyle{Color: color}),
+		}
 		if p.Stacked {
 			seriesOpts = append(seriesOpts, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: axisIndex(l.Right), Stack: "stack"}))
-		}
-		if l.Color != "" {
-			seriesOpts = append(seriesOpts, charts.WithItemStyleOpts(opts.ItemStyle{Color: l.Color}), charts.WithLineStyleOpts(opts.LineStyle{Color: l.Color}))
 		}
 		if i == 0 {
 			for _, h := range p.Annotations.Horizontal {
@@ -54,15 +94,21 @@ func (b *builder) graphOption(p metricProperties, lines []line, thresholds []thr
 			}
 		}
 		chart.AddSeries(l.Name, data, seriesOpts...)
+		legend = append(legend, legendItem{Name: l.Name, Color: color, Kind: "line"})
 	}
 
 	// Thresholds and bands each get a series of their own, without data,
-	// so that they are drawn whether or not the metric has local data and
-	// the legend can hide them.
+	// so that they are drawn whether or not the metric has local data.
+	// Two alarms at one threshold on one axis share a line: only the first
+	// is labelled (the legend names both), or the labels overlap.
+	labelled := map[[2]float64]bool{}
 	for _, t := range thresholds {
 		if t.Row == nil {
 			continue
 		}
+		at := [2]float64{float64(axisIndex(t.Row.Right)), t.Alarm.Threshold}
+		showLabel := !labelled[at]
+		labelled[at] = true
 		label := fmt.Sprintf("%s: %s %s %v", t.Alarm.Name, t.Alarm.MetricStat.Stat, comparisonSymbol(t.Alarm.ComparisonOperator), t.Alarm.Threshold)
 		chart.AddSeries(label, []opts.LineData{},
 			charts.WithLineChartOpts(opts.LineChart{YAxisIndex: axisIndex(t.Row.Right)}),
@@ -71,9 +117,10 @@ func (b *builder) graphOption(p metricProperties, lines []line, thresholds []thr
 			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{
 				Symbol:    []string{"none", "none"},
 				LineStyle: &opts.LineStyle{Color: stateColors[alarmeval.StateAlarm], Type: "dashed", Width: 2},
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "insideEndTop", Formatter: fmt.Sprintf("%s %v", comparisonSymbol(t.Alarm.ComparisonOperator), t.Alarm.Threshold)},
+				Label:     &opts.Label{Show: opts.Bool(showLabel), Position: "insideEndTop", Formatter: fmt.Sprintf("%s %v", comparisonSymbol(t.Alarm.ComparisonOperator), t.Alarm.Threshold)},
 			}),
 		)
+		legend = append(legend, legendItem{Name: label, Color: stateColors[alarmeval.StateAlarm], Kind: "threshold"})
 	}
 	if len(bands) > 0 {
 		var areas [][]opts.MarkAreaData
@@ -88,8 +135,25 @@ func (b *builder) graphOption(p metricProperties, lines []line, thresholds []thr
 			charts.WithMarkAreaData(areas...),
 			charts.WithMarkAreaStyleOpts(opts.MarkAreaStyle{Label: &opts.Label{Show: opts.Bool(false)}}),
 		)
+		legend = append(legend, legendItem{Name: "alarm state", Kind: "band"})
 	}
-	return chart.RenderSnippet().Option
+	return withUTC(chart.RenderSnippet().Option), legend
+}
+
+// withUTC sets ECharts' useUTC on an option: its time axis labels and
+// tooltips then read in UTC, as the page's header does, whatever the
+// browser's time zone (go-echarts has no global field for it).
+func withUTC(option string) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(option), &m); err != nil {
+		return option // go-echarts wrote it; left as it is if it is not JSON
+	}
+	m["useUTC"] = true
+	out, err := json.Marshal(m)
+	if err != nil {
+		return option
+	}
+	return string(out)
 }
 
 func valueAxis(a axisProperties, position string) opts.YAxis {
@@ -122,45 +186,4 @@ func comparisonSymbol(op alarmeval.ComparisonOperator) string {
 		return "<="
 	}
 	return string(op)
-}
-
-// timelineOption builds the ECharts option of an alarm widget: one row per
-// alarm, its states over time as solid bands, drawn as mark areas from 0.4
-// below to 0.4 above the row's index on a numeric axis (on a category axis
-// they would have no height). The first band of each row names the alarm
-// and its current state, which spares the axis a JavaScript formatter.
-func (b *builder) timelineOption(alarms []*alarmeval.Alarm) string {
-	chart := charts.NewScatter()
-	chart.SetGlobalOptions(
-		charts.WithAnimation(false),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true)}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
-		charts.WithGridOpts(opts.Grid{Left: "16", Right: "24", Top: "8", Bottom: "24"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "time", Min: b.from.UnixMilli(), Max: b.to.UnixMilli()}),
-		charts.WithYAxisOpts(opts.YAxis{
-			Type: "value", Min: -0.5, Max: float64(len(alarms)) - 0.5, Inverse: opts.Bool(true),
-			SplitLine: &opts.SplitLine{Show: opts.Bool(false)},
-			AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)},
-		}),
-	)
-	var areas [][]opts.MarkAreaData
-	for i, a := range alarms {
-		for j, s := range b.spans(a.Name) {
-			first := opts.MarkAreaData{
-				Name:          string(s.State),
-				Coord:         []any{s.From.UnixMilli(), float64(i) - 0.4},
-				MarkAreaStyle: opts.MarkAreaStyle{ItemStyle: &opts.ItemStyle{Color: stateColors[s.State]}},
-			}
-			if j == 0 {
-				first.Name = fmt.Sprintf("%s (%s)", a.Name, b.states[a.Name])
-				first.MarkAreaStyle.Label = &opts.Label{Show: opts.Bool(true), Position: "insideLeft", Color: "#fff", FontSize: 11}
-			}
-			areas = append(areas, []opts.MarkAreaData{first, {Coord: []any{s.To.UnixMilli(), float64(i) + 0.4}}})
-		}
-	}
-	chart.AddSeries("Alarm states", []opts.ScatterData{},
-		charts.WithMarkAreaData(areas...),
-		charts.WithMarkAreaStyleOpts(opts.MarkAreaStyle{Label: &opts.Label{Show: opts.Bool(false)}}),
-	)
-	return chart.RenderSnippet().Option
 }

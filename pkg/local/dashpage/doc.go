@@ -18,7 +18,9 @@
 //     bands behind it: ALARM red, INSUFFICIENT_DATA grey, OK green (the
 //     worst state of the graph's alarms at each moment);
 //   - singleValue widgets show each metric's latest value;
-//   - alarm widgets show each alarm's state over time;
+//   - alarm widgets list each alarm with a badge in its current state's
+//     colour and a strip of its states over the page's range (HTML, not a
+//     chart);
 //   - log (Logs Insights) and text widgets show their query or text, with a
 //     note that they run in CloudWatch only;
 //   - custom widgets show the HTML their function returns, when
@@ -28,7 +30,12 @@
 //     and params.
 //
 // A metric without local data is named as such rather than drawn as an
-// empty chart. The charts are built with go-echarts and drawn by Apache
+// empty chart; beside a chart those notes fold into one line, so they never
+// squash it. Each graph's legend is an HTML list under its chart (ECharts'
+// own pages its items on a narrow widget), its axes keep their labels
+// inside the chart (containLabel), its time labels never overlap
+// (hideOverlap, one per 90 px) and read in UTC, as the header (useUTC).
+// browsertest.AssertReadable checks all of it in a real browser. The charts are built with go-echarts and drawn by Apache
 // ECharts, whose script is embedded in the page (assets/), so the page works
 // offline, from file://.
 package dashpage

@@ -27,7 +27,14 @@ type Source struct {
 	Alarms *alarmeval.Evaluator
 	// From and To bound the time axis of every chart.
 	From, To time.Time
+	// Description says what the metrics are from, at the top of the page;
+	// default "Drawn from the local run's metrics".
+	Description string
 }
+
+// shortRange is a page range short enough to fall in one or two of a
+// metric's periods, which the page then explains.
+const shortRange = 10 * time.Minute
 
 // Options adjust a page.
 type Options struct {
@@ -87,7 +94,14 @@ func Write(w io.Writer, src Source, optFns ...func(*Options)) error {
 		b.transitions = src.Alarms.Transitions()
 		b.states = src.Alarms.States()
 	}
-	view := pageView{From: b.from.Format(time.RFC3339), To: b.to.Format(time.RFC3339), EChartsJS: template.JS(echartsJS)}
+	view := pageView{From: b.from.Format("2006-01-02 15:04:05"), To: b.to.Format("15:04:05"), EChartsJS: template.JS(echartsJS),
+		Source: src.Description, Short: b.to.Sub(b.from) < shortRange}
+	if view.Source == "" {
+		view.Source = "Drawn from the local run's metrics"
+	}
+	if b.to.YearDay() != b.from.YearDay() || b.to.Year() != b.from.Year() {
+		view.To = b.to.Format("2006-01-02 15:04:05")
+	}
 	for _, d := range dashboards {
 		dv := dashboardView{Name: d.Name}
 		b.dashboard = d.Name
@@ -124,6 +138,8 @@ func WriteFile(path string, src Source, optFns ...func(*Options)) error {
 
 type pageView struct {
 	Title      []string
+	Source     string
+	Short      bool
 	From, To   string
 	Dashboards []dashboardView
 	Charts     int
@@ -146,7 +162,11 @@ type widgetView struct {
 	Values  []valueView
 	Code    string
 	Notes   []string
-	HTML    template.HTML // a custom widget's answer
+	// Folded are notes beside a chart, shown folded under one line.
+	Folded []string
+	Legend []legendItem
+	Alarms []alarmView
+	HTML   template.HTML // a custom widget's answer
 }
 
 type valueView struct{ Label, Value string }
@@ -177,17 +197,22 @@ func (b *builder) widget(w widget) (widgetView, error) {
 			v.Notes = append(v.Notes, fmt.Sprintf("The %q view is drawn as a time series.", p.View))
 		}
 		lines, notes := b.widgetLines(rows)
-		v.Notes = append(v.Notes, notes...)
 		related, thresholds := b.alarmsOn(rows, p.Annotations.Alarms)
 		var perAlarm [][]span
 		for _, a := range related {
 			perAlarm = append(perAlarm, b.spans(a.Name))
 		}
 		if len(lines) == 0 && len(related) == 0 {
+			v.Notes = append(v.Notes, notes...)
 			v.Notes = append(v.Notes, "No local data for any metric of this widget: nothing to draw.")
 			return v, nil
 		}
-		b.chart(&v, b.graphOption(p, lines, thresholds, worst(perAlarm)))
+		// Beside a chart the notes are folded into one line, so they never
+		// squash it (four "no local data" lines left a chart 20 px high).
+		v.Folded = notes
+		option, legend := b.graphOption(p, lines, thresholds, worst(perAlarm), w.Width)
+		b.chart(&v, option)
+		v.Legend = legend
 	case "alarm":
 		var p struct {
 			Title  string   `json:"title"`
@@ -206,9 +231,7 @@ func (b *builder) widget(w widget) (widgetView, error) {
 			}
 			alarms = append(alarms, a)
 		}
-		if len(alarms) > 0 {
-			b.chart(&v, b.timelineOption(alarms))
-		}
+		v.Alarms = b.alarmViews(alarms)
 	case "log":
 		var p struct {
 			Title string `json:"title"`

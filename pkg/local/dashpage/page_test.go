@@ -96,10 +96,10 @@ func TestPageHasEveryWidgetInItsPlace(t *testing.T) {
 	if n := strings.Count(page, "<section class=\"widget\""); n != 8 {
 		t.Errorf("%d widgets, want the template's 8", n)
 	}
-	// Charts: the credits graph, the search, the metric math and the alarm
-	// widget; the queue graph has no data and no alarm.
-	if n := strings.Count(page, "dashpageChart(\"chart"); n != 4 {
-		t.Errorf("%d charts, want 4", n)
+	// Charts: the credits graph, the search and the metric math; the queue
+	// graph has no data and no alarm, and the alarm widget is HTML.
+	if n := strings.Count(page, "dashpageChart(\"chart"); n != 3 {
+		t.Errorf("%d charts, want 3", n)
 	}
 	// The log query's "</script>" must not end a script element early.
 	if strings.Count(page, "</script>") != strings.Count(page, "<script") {
@@ -169,5 +169,16 @@ func TestPageRendersInBrowser(t *testing.T) {
 	if err := WriteFile(path, src, func(o *Options) { o.Refs = refs }); err != nil {
 		t.Fatal(err)
 	}
-	browsertest.AssertDashboardRendered(t, path, 4)
+	browsertest.AssertDashboardRendered(t, path, 3)
+
+	// The alarm widget's badge is in the alarm's current state's colour:
+	// CreditsLow ends the hour in ALARM, red, whatever state it started in
+	// (the label once sat on the grey of its first state).
+	shot, boxes := browsertest.ShotWithBoxes(t, path, `ul.alarms li[data-state="ALARM"] .state`, 1600, 1400)
+	if len(boxes) != 1 {
+		t.Fatalf("%d ALARM badges, want CreditsLow's", len(boxes))
+	}
+	if ok, got := browsertest.ColorNear(shot, boxes[0].Left+3, boxes[0].Top+boxes[0].Height/2, "#d13212", 12); !ok {
+		t.Errorf("the ALARM badge is %s, want ALARM red #d13212", got)
+	}
 }

@@ -1,10 +1,6 @@
 package geosim
 
-import (
-	"fmt"
-
-	"golang.org/x/time/rate"
-)
+import "fmt"
 
 // account is one organisation's plan: a subscription allowance used first,
 // then a top-up balance. Guarded by Server.mu.
@@ -15,7 +11,6 @@ type account struct {
 	topUp     int
 	charged   int // all credits charged, subscription and top-up
 	granted   map[string]bool
-	limiter   *rate.Limiter // nil when rate limiting is off
 }
 
 func (a *account) subscriptionRemaining() int { return max(a.allowance-a.used, 0) }
@@ -69,7 +64,6 @@ func (s *Server) accountLocked(org string) *account {
 	a, ok := s.accounts[org]
 	if !ok {
 		a = &account{org: org, granted: map[string]bool{}}
-		a.limiter = s.newLimiterLocked()
 		s.accounts[org] = a
 	}
 	return a

@@ -6,16 +6,26 @@ import (
 )
 
 // admit runs the checks every endpoint shares: the key (required unless
-// keyOptional), a rate-limit storm, then the account's rate limit. It
-// answers the request itself and reports false when the call stops here.
-// A missing key with keyOptional gives (nil, true).
+// keyOptional; refused off predict when KeysOnlyOnPredict), a rate-limit
+// storm, then, in ProfileContract, the rate limit (every authenticated call
+// counts, as the contract says; ProfileBackend counts valid predictions
+// only, see handlePredict). It answers the request itself and reports
+// false when the call stops here. A missing key with keyOptional gives
+// (nil, true).
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, call *Call, plan faultPlan, keyOptional bool) (*apiKey, bool) {
-	value := r.Header.Get(KeyHeader)
+	header := s.cfg.KeyHeader
+	value := r.Header.Get(header)
 	var key *apiKey
 	switch {
+	case value != "" && s.keysOnlyOnPredict.Load() && call.Endpoint != PathPredict:
+		// The key is not even looked at: the endpoint refuses keys.
+		s.reject(w, r, call, http.StatusUnauthorized, newError(CodeUnauthorized, "Authentication required",
+			map[string]any{"description": keysNotAllowedHereWords}))
+		return nil, false
 	case value == "" && keyOptional:
 	case value == "":
-		s.reject(w, r, call, http.StatusUnauthorized, errorBody{MessageCode: CodeUnauthorized, Message: "missing " + KeyHeader + " header"})
+		s.reject(w, r, call, http.StatusUnauthorized, newError(CodeAuthRequired, "Authentication required",
+			map[string]any{"description": "Provide the '" + header + "' header"}))
 		return nil, false
 	default:
 		s.mu.Lock()
@@ -23,7 +33,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, call *Call, plan 
 		s.mu.Unlock()
 		if !ok {
 			// Never echo the key: it may be a real one sent to the wrong host.
-			s.reject(w, r, call, http.StatusUnauthorized, errorBody{MessageCode: CodeUnauthorized, Message: "invalid API key"})
+			s.reject(w, r, call, http.StatusUnauthorized, newError(CodeInvalidKey, "Invalid or expired API key", nil))
 			return nil, false
 		}
 		key = k
@@ -31,16 +41,24 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, call *Call, plan 
 	}
 	if plan.storm > 0 {
 		call.Fault = FaultStorm
-		s.rejectRateLimited(w, r, call, plan.storm)
+		s.rejectRateLimited(w, r, call, &refusal{delay: plan.storm, exact: true}, "storm", "fault")
 		return nil, false
 	}
-	if key != nil {
-		if delay := s.throttle(key.org); delay > 0 {
-			s.rejectRateLimited(w, r, call, delay)
-			return nil, false
-		}
+	if key != nil && !s.cfg.backend() && !s.limit(w, r, call, key) {
+		return nil, false
 	}
 	return key, true
+}
+
+// limit counts a call of key against the rate limit, or answers 429 and
+// reports false.
+func (s *Server) limit(w http.ResponseWriter, r *http.Request, call *Call, key *apiKey) bool {
+	refused, rateKey, clientType := s.throttle(key)
+	if refused == nil {
+		return true
+	}
+	s.rejectRateLimited(w, r, call, refused, rateKey, clientType)
+	return false
 }
 
 // injectTransportFaults applies latency, dropped connections and 5xx
@@ -62,7 +80,7 @@ func (s *Server) injectTransportFaults(w http.ResponseWriter, r *http.Request, c
 	}
 	if plan.serverError != 0 {
 		call.Fault, call.Status = FaultServerError, plan.serverError
-		writeServerError(w, plan.serverError)
+		s.writeServerError(w, plan.serverError)
 		return false
 	}
 	if !sleep(r.Context(), baseLatency) {
@@ -77,16 +95,11 @@ func (s *Server) injectTransportFaults(w http.ResponseWriter, r *http.Request, c
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, call *Call, status int, body errorBody) {
 	call.Status = status
 	s.drainBody(r)
-	if status == http.StatusServiceUnavailable {
-		// A refusal before any work (a model that is down): say when to
-		// come back, which tells the client nothing was charged.
-		setRetryAfter(w, serverErrorRetryAfter)
-	}
 	writeJSON(w, status, body)
 }
 
-func (s *Server) rejectRateLimited(w http.ResponseWriter, r *http.Request, call *Call, delay time.Duration) {
+func (s *Server) rejectRateLimited(w http.ResponseWriter, r *http.Request, call *Call, refused *refusal, rateKey, clientType string) {
 	call.Status = http.StatusTooManyRequests
 	s.drainBody(r)
-	writeRateLimited(w, delay)
+	writeRateLimited(w, refused, rateKey, clientType)
 }

@@ -42,7 +42,11 @@ func TestAuthentication(t *testing.T) {
 					t.Errorf("%s: status %d, want %d", path, resp.status, tt.status)
 				}
 				if tt.status == 401 {
-					if resp.json(t)["message_code"] != CodeUnauthorized {
+					want := CodeInvalidKey
+					if tt.key == "" {
+						want = CodeAuthRequired
+					}
+					if resp.json(t)["message_code"] != want {
 						t.Errorf("%s: body %s", path, resp.body)
 					}
 					if tt.key != "" && bytes.Contains(resp.body, []byte(tt.key)) {

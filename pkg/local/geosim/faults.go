@@ -16,11 +16,13 @@ type Faults struct {
 	// extra in [0, LatencyJitter).
 	Latency       time.Duration
 	LatencyJitter time.Duration
-	// ServerErrorRate answers 500 (JSON), 502 or 503 (HTML, like a gateway)
-	// before the prediction runs. Nothing is charged. The 503 carries
-	// Retry-After (the service declining the work), so a client may retry it;
-	// a client that sent the whole upload cannot tell a 502 from one after a
-	// charge (GatewayErrorAfterChargeRate) and must not retry it.
+	// ServerErrorRate answers 500 (the service's PREDICTION_FAILED), 502
+	// (a gateway's HTML) or 503 before the prediction runs. Nothing is
+	// charged. The 503 is a gateway's with Retry-After (ProfileContract) or
+	// the service's EXTERNAL_SERVICE_ERROR (ProfileBackend): either tells a
+	// client it may retry; a client that sent the whole upload cannot tell a
+	// 502 from one after a charge (GatewayErrorAfterChargeRate) and must not
+	// retry it.
 	ServerErrorRate float64
 	// DropRate closes the connection without any response before the
 	// prediction runs. Nothing is charged.
@@ -124,13 +126,26 @@ func (s *Server) hit(rate float64) bool {
 	return rate > 0 && s.rng.Float64() < rate
 }
 
-// serverErrorRetryAfter is the delay a 503 asks for: short, so a retrying
-// client waits about as long as its own backoff would.
+// serverErrorRetryAfter is the delay a gateway's 503 asks for: short, so a
+// retrying client waits about as long as its own backoff would.
 const serverErrorRetryAfter = 250 * time.Millisecond
 
 // writeServerError answers like a failing service or the gateway in front of
-// it: JSON for 500, HTML for 502, 503 and 504. A 503 says when to come back.
-func writeServerError(w http.ResponseWriter, status int) {
+// it. The service itself answers 500 PREDICTION_FAILED (inference failed)
+// and, in ProfileBackend, 503 EXTERNAL_SERVICE_ERROR (the inference server
+// is down), both in its JSON envelope and before any charge; a gateway
+// answers 502, 504, and in ProfileContract 503 with a Retry-After, as HTML.
+func (s *Server) writeServerError(w http.ResponseWriter, status int) {
+	switch {
+	case status == http.StatusInternalServerError:
+		writeJSON(w, status, newError(CodePredictionFailed, "Prediction failed",
+			map[string]any{"description": "Prediction failed due to an internal error"}))
+		return
+	case status == http.StatusServiceUnavailable && s.cfg.backend():
+		writeJSON(w, status, newError(CodeExternalService, "External service error",
+			map[string]any{"description": "Prediction service temporarily unavailable"}))
+		return
+	}
 	switch status {
 	case http.StatusBadGateway:
 		writeRaw(w, status, "text/html; charset=utf-8",
@@ -143,7 +158,7 @@ func writeServerError(w http.ResponseWriter, status int) {
 		writeRaw(w, status, "text/html; charset=utf-8",
 			[]byte("<html><head><title>504 Gateway Time-out</title></head><body><h1>504 Gateway Time-out</h1></body></html>\n"))
 	default:
-		writeError(w, http.StatusInternalServerError, CodeInternal, "internal server error")
+		writeJSON(w, status, newError(CodeInternal, "Internal server error", nil))
 	}
 }
 

@@ -27,6 +27,15 @@ func (s *Server) SetCreditsLayout(l CreditsLayout) {
 	s.creditsLayout = l
 }
 
+// successCode is the success envelope's code: the contract's "success",
+// the backend's "SUCCESS".
+func (s *Server) successCode() string {
+	if s.cfg.backend() {
+		return CodeSuccessBackend
+	}
+	return CodeSuccess
+}
+
 // handleCredits serves GET /v1/credits/summary for the key's account.
 func (s *Server) handleCredits(w http.ResponseWriter, r *http.Request) {
 	call := Call{Time: s.cfg.Now(), Endpoint: PathCredits}
@@ -47,13 +56,13 @@ func (s *Server) handleCredits(w http.ResponseWriter, r *http.Request) {
 	type obj = map[string]any
 	switch layout {
 	case CreditsLayoutFlat:
-		writeJSON(w, http.StatusOK, obj{"message_code": CodeSuccess, "data": obj{
+		writeJSON(w, http.StatusOK, obj{"message_code": s.successCode(), "data": obj{
 			"credits_remaining": b.Available, "credits_used": b.SubscriptionUsed, "credits_total": b.Allowance + b.TopUp}})
 	case CreditsLayoutUnrecognised:
 		writeJSON(w, http.StatusOK, obj{"status": "ok", "result": obj{"quota": obj{
 			"left_units": b.Available, "spent_units": b.SubscriptionUsed}}})
 	default:
-		writeJSON(w, http.StatusOK, obj{"message_code": CodeSuccess, "data": obj{
+		writeJSON(w, http.StatusOK, obj{"message_code": s.successCode(), "data": obj{
 			"subscription": obj{"allowance": b.Allowance, "used": b.SubscriptionUsed, "remaining": b.SubscriptionRemaining},
 			"topups":       obj{"balance": b.TopUp},
 			"summary":      obj{"total_available": b.Available},

@@ -1,6 +1,9 @@
 package geosim
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // ModelsLayout selects the body layout of the model list; the contract does
 // not show one, so clients are tested against several.
@@ -11,6 +14,14 @@ const (
 	ModelsLayoutNested    ModelsLayout = iota // {"message_code":"success","data":{"models":[...]}} (default)
 	ModelsLayoutDataArray                     // {"message_code":"success","data":[...]}
 	ModelsLayoutBareArray                     // [...]
+	// ModelsLayoutBackend is the public backend's listing (ProfileBackend's
+	// default): {"message_code":"SUCCESS","message":...,"data":{"models":
+	// [{"model_id","model_type","credits_per_use","access_level","status"}]}}.
+	ModelsLayoutBackend
+	// ModelsLayoutCatalog is the backend's model catalogue, with an enabled
+	// flag and no status: {"message_code":"SUCCESS","data":[{"id","type",
+	// "name","version","enabled"}]}.
+	ModelsLayoutCatalog
 )
 
 // SetModelsLayout changes the model list layout.
@@ -56,6 +67,22 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 
 	call.Status = http.StatusOK
 	switch layout {
+	case ModelsLayoutBackend, ModelsLayoutCatalog:
+		list := make([]map[string]any, 0, len(records))
+		for _, m := range records {
+			if layout == ModelsLayoutCatalog {
+				list = append(list, map[string]any{"id": m.ID, "type": m.Type, "name": catalogueName(m.ID),
+					"version": catalogueVersion(m.ID), "enabled": m.Status != StatusDown})
+				continue
+			}
+			list = append(list, map[string]any{"model_id": m.ID, "model_type": m.Type, "credits_per_use": m.CreditsPerCall,
+				"access_level": m.Access, "status": m.Status})
+		}
+		var data any = map[string]any{"models": list}
+		if layout == ModelsLayoutCatalog {
+			data = list
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"message_code": CodeSuccessBackend, "message": "Operation completed successfully", "data": data})
 	case ModelsLayoutDataArray:
 		writeJSON(w, http.StatusOK, map[string]any{"message_code": CodeSuccess, "data": records})
 	case ModelsLayoutBareArray:
@@ -63,4 +90,16 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, map[string]any{"message_code": CodeSuccess, "data": map[string]any{"models": records}})
 	}
+}
+
+// catalogueName and catalogueVersion split a dotted id such as
+// "global_v0.2" into the catalogue's name and version.
+func catalogueName(id string) string {
+	name, _, _ := strings.Cut(id, "_v")
+	return name
+}
+
+func catalogueVersion(id string) string {
+	_, version, _ := strings.Cut(id, "_v")
+	return version
 }

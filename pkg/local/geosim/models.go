@@ -8,11 +8,11 @@ import (
 // ModelType is a model's kind, which sets its cost and result shape.
 type ModelType string
 
-// Model types of the contract.
+// Model types of the contract, named as the public backend names them.
 const (
 	TypeGlobal       ModelType = "global"
-	TypeHighAccuracy ModelType = "high_accuracy"
-	TypeVehicleID    ModelType = "vehicle_id"
+	TypeHighAccuracy ModelType = "accuracy"
+	TypeVehicleID    ModelType = "cars"
 	TypeProperty     ModelType = "property"
 )
 
@@ -54,13 +54,13 @@ type Model struct {
 	Retired bool   // absent from the list; predict answers 422 naming it
 }
 
-// Ids of the default catalogue.
+// Ids of the default catalogue, dotted as the public backend's are.
 const (
-	ModelGlobalDefault = "geo-global-v2"      // default global model, public
-	ModelHighAccuracy  = "geo-accuracy-eu-v1" // high accuracy, public
-	ModelPropertyWL    = "geo-property-v1"    // property, whitelist, granted to Config.Org
-	ModelVehicle       = "geo-vehicle-v1"     // vehicle id, public
-	ModelRetired       = "geo-global-v1"      // retired global model
+	ModelGlobalDefault = "global_v0.2"   // default global model, public
+	ModelHighAccuracy  = "madrid_v0.1"   // high accuracy, public
+	ModelPropertyWL    = "property_v0.1" // property, whitelist, granted to Config.Org
+	ModelVehicle       = "cars_v0.1"     // vehicle id, public
+	ModelRetired       = "global_v0.1"   // retired global model
 )
 
 func defaultCatalogue() []Model {

@@ -101,8 +101,8 @@ func TestPredictModelsAndCharges(t *testing.T) {
 		{"", "coordinates", 1, "clusters"},
 		{ModelGlobalDefault, "coordinates", 1, "clusters"},
 		{ModelHighAccuracy, "accuracy", 3, "predictions"},
-		{ModelVehicle, "vehicle", 2, "vehicles"},
-		{ModelPropertyWL, "property", 3, "properties"},
+		{ModelVehicle, "vehicle", 2, "predictions"},
+		{ModelPropertyWL, "property", 3, "predictions"},
 	}
 	for _, tt := range tests {
 		t.Run("model="+tt.model, func(t *testing.T) {
@@ -182,10 +182,10 @@ func TestPredictTopN(t *testing.T) {
 					t.Fatalf("status %d, want 422", resp.status)
 				}
 				body := resp.json(t)
-				if dig(t, body, "message_code") != CodeValidation {
+				if dig(t, body, "message_code") != CodeInvalidInput {
 					t.Errorf("message_code = %v", body["message_code"])
 				}
-				loc := dig(t, body, "detail", 0, "loc")
+				loc := dig(t, body, "details", "validation_errors", 0, "loc")
 				if !reflect.DeepEqual(loc, []any{"query", "top_n"}) {
 					t.Errorf("detail loc = %v", loc)
 				}
@@ -214,12 +214,12 @@ func TestPredictModelRejections(t *testing.T) {
 		code     string
 		mentions string
 	}{
-		{"retired", nil, nil, ModelRetired, 422, CodeModelRetired, ModelRetired},
-		{"unknown", nil, nil, "geo-made-up-v9", 422, CodeModelRetired, "geo-made-up-v9"},
-		{"retired at run time", func(s *Server) { _ = s.RetireModel(ModelHighAccuracy) }, nil, ModelHighAccuracy, 422, CodeModelRetired, ModelHighAccuracy},
+		{"retired", nil, nil, ModelRetired, 422, CodeInvalidInput, ModelRetired},
+		{"unknown", nil, nil, "geo-made-up-v9", 422, CodeInvalidInput, "geo-made-up-v9"},
+		{"retired at run time", func(s *Server) { _ = s.RetireModel(ModelHighAccuracy) }, nil, ModelHighAccuracy, 422, CodeInvalidInput, ModelHighAccuracy},
 		{"whitelist not granted", nil, func(s *Server) string { s.AddAccount("acme", 100, 0); return s.IssueKey("acme", "ci") },
-			ModelPropertyWL, 422, CodeModelNotGranted, ModelPropertyWL},
-		{"down", func(s *Server) { _ = s.SetModelStatus(ModelHighAccuracy, StatusDown) }, nil, ModelHighAccuracy, 503, CodeModelDown, ModelHighAccuracy},
+			ModelPropertyWL, 422, CodeInvalidInput, ModelPropertyWL},
+		{"down", func(s *Server) { _ = s.SetModelStatus(ModelHighAccuracy, StatusDown) }, nil, ModelHighAccuracy, 503, CodeExternalService, ModelHighAccuracy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,7 +236,7 @@ func TestPredictModelRejections(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", resp.status, tt.status, resp.body)
 			}
 			body := resp.json(t)
-			if body["message_code"] != tt.code || body["model_id"] != tt.mentions {
+			if body["message_code"] != tt.code || dig(t, body, "details", "model_id") != tt.mentions {
 				t.Errorf("body %s: want message_code %s naming %s", resp.body, tt.code, tt.mentions)
 			}
 			if !bytes.Contains(resp.body, []byte(tt.mentions)) {
@@ -280,11 +280,11 @@ func TestPredictUpload(t *testing.T) {
 		code   string
 	}{
 		{"exactly the limit", "file", atLimit, 200, CodeSuccess},
-		{"one byte over", "file", overLimit, 413, CodeTooLarge},
-		{"text file", "file", []byte("hello, this is not an image at all"), 415, CodeUnsupportedMedia},
-		{"empty file", "file", nil, 415, CodeUnsupportedMedia},
-		{"wrong field name", "image", testJPEG(t, 1), 422, CodeValidation},
-		{"no parts", "", nil, 422, CodeValidation},
+		{"one byte over", "file", overLimit, 400, CodeTooLarge},
+		{"text file", "file", []byte("hello, this is not an image at all"), 400, CodeInvalidFileType},
+		{"empty file", "file", nil, 400, CodeInvalidFileType},
+		{"wrong field name", "image", testJPEG(t, 1), 422, CodeInvalidInput},
+		{"no parts", "", nil, 422, CodeInvalidInput},
 	}
 	for name, b := range formats {
 		tests = append(tests, struct {
@@ -313,7 +313,7 @@ func TestPredictUpload(t *testing.T) {
 			if got := sim.Charged(DefaultOrg); got != wantCharge {
 				t.Errorf("charged %d, want %d", got, wantCharge)
 			}
-			if tt.field == "file" && tt.status != 413 {
+			if tt.field == "file" && tt.code != CodeTooLarge {
 				sum := sha256.Sum256(tt.file)
 				c := sim.Calls()[0]
 				if c.FileSHA256 != hex.EncodeToString(sum[:]) || c.BytesReceived != int64(len(tt.file)) {
@@ -339,13 +339,13 @@ func TestMaxImageBytesIsTenMillion(t *testing.T) {
 	}
 }
 
-func TestModelDownSaysWhenToComeBack(t *testing.T) {
+func TestModelDownIsRefusedUncharged(t *testing.T) {
 	sim, base := newTestServer(t)
 	if err := sim.SetModelStatus(ModelHighAccuracy, StatusDown); err != nil {
 		t.Fatal(err)
 	}
 	resp := predict(t, base, testKey, url.Values{"model_id": {ModelHighAccuracy}}, testJPEG(t, 1))
-	if resp.status != http.StatusServiceUnavailable || resp.header.Get("Retry-After") == "" {
-		t.Errorf("status %d, headers %v; want 503 with Retry-After (refused, nothing charged)", resp.status, resp.header)
+	if resp.status != http.StatusServiceUnavailable || resp.json(t)["message_code"] != CodeExternalService || sim.Charged(DefaultOrg) != 0 {
+		t.Errorf("status %d, body %s; want 503 EXTERNAL_SERVICE_ERROR, nothing charged", resp.status, resp.body)
 	}
 }

@@ -9,62 +9,152 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// SetRateLimit changes the per-account limit at run time (0 disables it).
-// Every account starts again with a full burst.
+// rateLimiter admits or refuses one call. Guarded by Server.mu.
+type rateLimiter interface {
+	// take counts a call at now, or refuses it (and does not count it).
+	take(now time.Time) *refusal
+}
+
+// refusal is a 429 to send.
+type refusal struct {
+	delay time.Duration
+	// exact: delay is precise (token bucket, storm) and goes out as
+	// fractional seconds plus Retry-After; otherwise whole seconds in the
+	// backend's X-RateLimit-* headers only.
+	exact                bool
+	limit, window, count int // the sliding log's figures, for the body
+}
+
+// slidingLog is the public backend's limiter: a log of whole-second
+// timestamps (a Redis sorted set there). Scores at or below now-window are
+// dropped, the call is counted, and a refused call is removed again, so
+// refusals do not count.
+type slidingLog struct {
+	limit  int
+	window int64   // seconds
+	scores []int64 // ascending
+}
+
+func (l *slidingLog) take(now time.Time) *refusal {
+	cur := now.Unix() // int(time.time()): truncated to the second
+	drop := 0
+	for drop < len(l.scores) && l.scores[drop] <= cur-l.window {
+		drop++
+	}
+	l.scores = l.scores[drop:]
+	if len(l.scores) < l.limit {
+		l.scores = append(l.scores, cur)
+		return nil
+	}
+	// As the backend: window - (now - oldest), or the whole window when
+	// that comes to 0.
+	wait := max(l.window-(cur-l.scores[0]), 0)
+	if wait == 0 {
+		wait = l.window
+	}
+	return &refusal{delay: time.Duration(wait) * time.Second, limit: l.limit, window: int(l.window), count: len(l.scores)}
+}
+
+// tokenBucket is the token bucket option.
+type tokenBucket struct{ lim *rate.Limiter }
+
+func (b tokenBucket) take(now time.Time) *refusal {
+	r := b.lim.ReserveN(now, 1)
+	if !r.OK() {
+		return &refusal{delay: time.Minute, exact: true}
+	}
+	delay := r.DelayFrom(now)
+	if delay <= 0 {
+		return nil
+	}
+	r.CancelAt(now) // a rejected call does not use up a token
+	return &refusal{delay: delay, exact: true}
+}
+
+// SetRateLimit changes the token bucket limit at run time (0 disables it).
+// Every key starts again with a full burst.
 func (s *Server) SetRateLimit(perMinute float64, burst int) {
+	s.setLimiter(LimiterTokenBucket, perMinute, burst)
+}
+
+// SetSlidingLog changes the sliding-log limit at run time (0 disables it).
+// Every key starts again with an empty log.
+func (s *Server) SetSlidingLog(perMinute float64) {
+	s.setLimiter(LimiterSlidingLog, perMinute, 0)
+}
+
+func (s *Server) setLimiter(kind Limiter, perMinute float64, burst int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if perMinute > 0 && burst <= 0 {
 		burst = 1
 	}
-	s.ratePerMinute, s.rateBurst = perMinute, burst
-	for _, a := range s.accounts {
-		a.limiter = s.newLimiterLocked()
-	}
+	s.limiterKind, s.ratePerMinute, s.rateBurst = kind, perMinute, burst
+	s.limiters = map[string]rateLimiter{}
 }
 
-func (s *Server) newLimiterLocked() *rate.Limiter {
+func (s *Server) newLimiterLocked() rateLimiter {
 	if s.ratePerMinute <= 0 {
 		return nil
 	}
-	return rate.NewLimiter(rate.Limit(s.ratePerMinute/60), s.rateBurst)
+	if s.limiterKind == LimiterTokenBucket {
+		return tokenBucket{rate.NewLimiter(rate.Limit(s.ratePerMinute/60), s.rateBurst)}
+	}
+	return newSlidingLog(s.ratePerMinute)
 }
 
-// throttle reports how long org must wait, or 0 when the call may proceed.
-// Every authenticated call counts, as the contract says.
-func (s *Server) throttle(org string) time.Duration {
+// newSlidingLog allows floor(perMinute) calls (at least one) per window of
+// whole seconds: 60 s for a whole rate, longer for a rate under 1 a minute.
+func newSlidingLog(perMinute float64) *slidingLog {
+	limit := max(int(perMinute), 1)
+	window := max(int64(math.Round(float64(limit)*60/perMinute)), 1)
+	return &slidingLog{limit: limit, window: window}
+}
+
+// rateKey is what the limit applies to: each key in ProfileBackend (the
+// backend's rate_key), the account otherwise (the contract: a key inherits
+// its account's rate limits).
+func (s *Server) rateKey(k *apiKey) (key, clientType string) {
+	if s.cfg.backend() {
+		return "rate_limit:prediction:api_key:" + k.id, "api_key"
+	}
+	return "rate_limit:org:" + k.org, "organization"
+}
+
+// throttle counts a call of k, or returns the refusal to answer.
+func (s *Server) throttle(k *apiKey) (*refusal, string, string) {
+	key, clientType := s.rateKey(k)
 	s.mu.Lock()
-	a := s.accounts[org]
-	var lim *rate.Limiter
-	if a != nil {
-		lim = a.limiter
+	defer s.mu.Unlock()
+	lim, ok := s.limiters[key]
+	if !ok {
+		lim = s.newLimiterLocked()
+		s.limiters[key] = lim
 	}
-	s.mu.Unlock()
 	if lim == nil {
-		return 0
+		return nil, key, clientType
 	}
-	now := s.cfg.Now()
-	r := lim.ReserveN(now, 1)
-	if !r.OK() {
-		return time.Minute
-	}
-	delay := r.DelayFrom(now)
-	if delay > 0 {
-		r.CancelAt(now) // a rejected call does not use up a token
-	}
-	return delay
+	return lim.take(s.cfg.Now()), key, clientType
 }
 
-// writeRateLimited answers 429 with the delay in both headers (whole seconds
-// in Retry-After as RFC 9110 wants, the exact value in
-// X-RateLimit-Retry-After) and in the body.
-func writeRateLimited(w http.ResponseWriter, delay time.Duration) {
-	secs := setRetryAfter(w, delay)
-	writeJSON(w, http.StatusTooManyRequests, errorBody{
-		MessageCode: CodeRateLimited,
-		Message:     "rate limit exceeded; retry after " + strconv.FormatFloat(secs, 'f', -1, 64) + "s",
-		RetryAfter:  &secs,
-	})
+// writeRateLimited answers 429. A sliding-log refusal carries the
+// backend's headers (whole seconds, no Retry-After) and details; an exact
+// one (token bucket, storm) Retry-After in whole seconds, as RFC 9110
+// wants, and the exact value in X-RateLimit-Retry-After and the body.
+func writeRateLimited(w http.ResponseWriter, r *refusal, rateKey, clientType string) {
+	details := map[string]any{"rate_key": rateKey, "client_type": clientType}
+	if r.exact {
+		details["retry_after"] = setRetryAfter(w, r.delay)
+	} else {
+		secs := strconv.Itoa(int(r.delay / time.Second))
+		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(r.limit))
+		w.Header().Set("X-RateLimit-Reset", secs)
+		w.Header().Set("X-RateLimit-Retry-After", secs)
+		w.Header().Set("X-RateLimit-Window", strconv.Itoa(r.window))
+		details["limit"], details["window_seconds"], details["current_count"] = r.limit, r.window, r.count
+		details["retry_after"] = int(r.delay / time.Second)
+	}
+	writeJSON(w, http.StatusTooManyRequests, errorBody{MessageCode: CodeRateLimited, Message: "Rate limit exceeded", Details: details})
 }
 
 // setRetryAfter sets both delay headers: whole seconds (at least 1) in

@@ -2,11 +2,12 @@ package geosim
 
 import (
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 )
 
-func TestRateLimit(t *testing.T) {
+func TestTokenBucket(t *testing.T) {
 	clock := newFakeClock()
 	// 40 a minute is one token every 1.5 s.
 	sim, base := newTestServer(t, WithRateLimit(40, 2), WithClock(clock.Now))
@@ -29,7 +30,7 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("X-RateLimit-Retry-After %q, want 1.5", got)
 	}
 	body := resp.json(t)
-	if body["message_code"] != CodeRateLimited || body["retry_after"] != 1.5 {
+	if body["message_code"] != CodeRateLimited || dig(t, body, "details", "retry_after") != 1.5 {
 		t.Errorf("body %s", resp.body)
 	}
 	if sim.Charged(DefaultOrg) != 2 {
@@ -57,5 +58,99 @@ func TestRateLimit(t *testing.T) {
 		if resp := get(t, base, PathCredits, testKey); resp.status != http.StatusOK {
 			t.Fatalf("limiter disabled, call %d: status %d", i, resp.status)
 		}
+	}
+}
+
+// TestSlidingLog checks the public backend's limiter, the default: a log of
+// whole-second timestamps, 30 per 60 s, refusals not counted, and its 429.
+func TestSlidingLog(t *testing.T) {
+	clock := newFakeClock() // at 03:04:05.000
+	clock.Advance(700 * time.Millisecond)
+	_, base := newTestServer(t, WithSlidingLog(30), WithClock(clock.Now), func(c *Config) { c.Allowance = 1000 })
+
+	// 30 calls within the first second: the log lets a whole window through.
+	for i := range 30 {
+		if resp := predict(t, base, testKey, nil, testJPEG(t, i)); resp.status != http.StatusOK {
+			t.Fatalf("call %d: status %d", i, resp.status)
+		}
+	}
+	clock.Advance(20 * time.Second) // 03:04:25.7
+	resp := predict(t, base, testKey, nil, testJPEG(t, 31))
+	if resp.status != http.StatusTooManyRequests {
+		t.Fatalf("the 31st call: status %d, want 429", resp.status)
+	}
+	// window - (now - oldest) in whole seconds: 60 - (25 - 5) = 40.
+	for h, want := range map[string]string{"X-RateLimit-Limit": "30", "X-RateLimit-Retry-After": "40",
+		"X-RateLimit-Reset": "40", "X-RateLimit-Window": "60", "Retry-After": ""} {
+		if got := resp.header.Get(h); got != want {
+			t.Errorf("%s = %q, want %q", h, got, want)
+		}
+	}
+	body := resp.json(t)
+	if body["message_code"] != CodeRateLimited || dig(t, body, "details", "retry_after") != 40.0 ||
+		dig(t, body, "details", "limit") != 30.0 || dig(t, body, "details", "window_seconds") != 60.0 ||
+		dig(t, body, "details", "current_count") != 30.0 {
+		t.Errorf("body %s", resp.body)
+	}
+
+	// Refusals do not count: many now, and the window still frees at
+	// 03:05:05, when the first 30 (second 03:04:05) are dropped.
+	for range 10 {
+		predict(t, base, testKey, nil, testJPEG(t, 32))
+	}
+	clock.Advance(39 * time.Second) // 03:05:04.7: still within
+	if resp := predict(t, base, testKey, nil, testJPEG(t, 33)); resp.status != http.StatusTooManyRequests {
+		t.Errorf("a second early: status %d", resp.status)
+	} else if got := resp.header.Get("X-RateLimit-Retry-After"); got != "1" {
+		t.Errorf("a second early: retry after %q, want 1", got)
+	}
+	clock.Advance(300 * time.Millisecond) // 03:05:05.0: now-60 = 03:04:05, dropped
+	if resp := predict(t, base, testKey, nil, testJPEG(t, 34)); resp.status != http.StatusOK {
+		t.Errorf("after the window: status %d", resp.status)
+	}
+}
+
+// TestSlidingLogTruncation: timestamps are whole seconds, so two calls
+// 59.1 s apart can fall 60 whole seconds apart, and two calls 60.9 s apart
+// only 60: the window a caller sees is up to a second off either way.
+func TestSlidingLogTruncation(t *testing.T) {
+	clock := newFakeClock() // 03:04:05.000
+	_, base := newTestServer(t, WithSlidingLog(1), WithClock(clock.Now))
+	clock.Advance(900 * time.Millisecond) // 05.9, score 5
+	if resp := predict(t, base, testKey, nil, testJPEG(t, 1)); resp.status != http.StatusOK {
+		t.Fatal(resp.status)
+	}
+	clock.Advance(59100 * time.Millisecond) // 05:05.0, score 65: 65-60 >= 5, dropped
+	if resp := predict(t, base, testKey, nil, testJPEG(t, 2)); resp.status != http.StatusOK {
+		t.Errorf("59.1 s later across a whole second: status %d, want 200", resp.status)
+	}
+	clock.Advance(59900 * time.Millisecond) // 06:04.9, score 124: 124-60 = 64 < 65
+	if resp := predict(t, base, testKey, nil, testJPEG(t, 3)); resp.status != http.StatusTooManyRequests {
+		t.Errorf("59.9 s later within the same second: status %d, want 429", resp.status)
+	}
+}
+
+// TestBackendCountsValidPredictionsOnly: the backend's limiter sits behind
+// its validation, per key, and only on predict.
+func TestBackendCountsValidPredictionsOnly(t *testing.T) {
+	clock := newFakeClock()
+	sim, base := newTestServer(t, WithProfile(ProfileBackend), WithSlidingLog(2), WithClock(clock.Now),
+		WithKeyHeader(KeyHeader))
+	other := sim.IssueKey(DefaultOrg, "second key")
+	for range 5 { // invalid requests: 422 each, none counted
+		if resp := predict(t, base, testKey, url.Values{"top_n": {"0"}}, testJPEG(t, 1)); resp.status != http.StatusUnprocessableEntity {
+			t.Fatalf("invalid: status %d", resp.status)
+		}
+	}
+	for i := range 2 {
+		if resp := predict(t, base, testKey, nil, testJPEG(t, i)); resp.status != http.StatusOK {
+			t.Fatalf("valid call %d: status %d", i, resp.status)
+		}
+	}
+	if resp := predict(t, base, testKey, nil, testJPEG(t, 3)); resp.status != http.StatusTooManyRequests {
+		t.Errorf("third valid call: status %d, want 429", resp.status)
+	}
+	if resp := predict(t, base, other, nil, testJPEG(t, 3)); resp.status != http.StatusOK {
+		t.Errorf("another key of the account: status %d, want 200 (the limit is per key)", resp.status)
 	}
 }

@@ -7,36 +7,39 @@ import (
 	"strconv"
 )
 
-// errorBody is the simulator's error layout (the contract does not show one;
-// this follows the success envelope's message_code).
+// errorBody is the public backend's error layout (the contract shows none):
+// {"message_code","message","details"}, codes in upper case.
 type errorBody struct {
-	MessageCode string        `json:"message_code"`
-	Message     string        `json:"message"`
-	ModelID     string        `json:"model_id,omitempty"`
-	Detail      []fieldDetail `json:"detail,omitempty"`
-	RetryAfter  *float64      `json:"retry_after,omitempty"`
+	MessageCode string         `json:"message_code"`
+	Message     string         `json:"message"`
+	Details     map[string]any `json:"details"`
 }
 
-// fieldDetail is a FastAPI-style validation detail.
-type fieldDetail struct {
-	Loc  []string `json:"loc"`
-	Msg  string   `json:"msg"`
-	Type string   `json:"type,omitempty"`
+// validationError is one item of details.validation_errors, FastAPI's
+// shape, which the backend passes on.
+type validationError struct {
+	Type  string   `json:"type"`
+	Loc   []string `json:"loc"`
+	Msg   string   `json:"msg"`
+	Input any      `json:"input,omitempty"`
 }
 
-// Message codes of the simulator's error bodies.
+// Message codes of the simulator's answers, the public backend's.
 const (
-	CodeSuccess          = "success"
-	CodeUnauthorized     = "unauthorized"
-	CodeOutOfCredits     = "insufficient_credits"
-	CodeValidation       = "validation_error"
-	CodeModelRetired     = "model_retired"
-	CodeModelNotGranted  = "model_not_available"
-	CodeModelDown        = "model_unavailable"
-	CodeTooLarge         = "payload_too_large"
-	CodeUnsupportedMedia = "unsupported_media_type"
-	CodeRateLimited      = "rate_limited"
-	CodeInternal         = "internal_error"
+	CodeSuccess             = "success" // the contract's; ProfileBackend answers CodeSuccessBackend
+	CodeSuccessBackend      = "SUCCESS"
+	CodeAuthRequired        = "AUTH_REQUIRED"
+	CodeUnauthorized        = "UNAUTHORIZED"
+	CodeInvalidKey          = "INVALID_API_KEY"
+	CodeOutOfCredits        = "INSUFFICIENT_CREDITS"
+	CodeInvalidInput        = "INVALID_INPUT"
+	CodeTooLarge            = "FILE_TOO_LARGE"
+	CodeInvalidFileType     = "INVALID_FILE_TYPE"
+	CodeRateLimited         = "RATE_LIMIT_EXCEEDED"
+	CodeExternalService     = "EXTERNAL_SERVICE_ERROR"
+	CodePredictionFailed    = "PREDICTION_FAILED"
+	CodeInternal            = "INTERNAL_ERROR"
+	keysNotAllowedHereWords = "API keys not allowed for this endpoint. Use frontend application."
 )
 
 func marshal(v any) []byte {
@@ -59,8 +62,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeRaw(w, status, "application/json", marshal(v))
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, errorBody{MessageCode: code, Message: msg})
+// newError is an error body with details (nil: {}).
+func newError(code, msg string, details map[string]any) errorBody {
+	if details == nil {
+		details = map[string]any{}
+	}
+	return errorBody{MessageCode: code, Message: msg, Details: details}
 }
 
 // drainBody discards what is left of the request body before an error is

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 )
 
 // Top-N limits of the contract.
@@ -15,9 +16,9 @@ const (
 	DefaultTopN = 5
 )
 
-// Result shapes. coordinates and accuracy are the contract's; vehicle and
-// property are invented, as the contract does not show them, so clients
-// meet a result type they do not know.
+// Result shapes. coordinates and accuracy are the contract's, with the
+// public backend's additions where the contract is silent (admin2 and
+// points in a cluster); vehicle and property are the backend's.
 type (
 	location struct {
 		Name        string `json:"name"`
@@ -30,10 +31,13 @@ type (
 		Longitude float64 `json:"longitude"`
 	}
 	cluster struct {
-		Center     center   `json:"center"`
-		Location   location `json:"location"`
-		RadiusKM   float64  `json:"radius_km"`
-		Confidence float64  `json:"confidence"`
+		Center   center   `json:"center"`
+		Location location `json:"location"`
+		RadiusKM float64  `json:"radius_km"`
+		Points   []center `json:"points"`
+		// Confidence is the contract profile's own addition; the backend
+		// sends none.
+		Confidence *float64 `json:"confidence,omitempty"`
 	}
 	coordinatesResult struct {
 		ResultType       string    `json:"result_type"`
@@ -55,28 +59,33 @@ type (
 		ProcessingTimeMS int64             `json:"processing_time_ms"`
 	}
 	vehicle struct {
-		Make        string  `json:"make"`
-		BodyStyle   string  `json:"body_style"`
-		PlateRegion string  `json:"plate_region"`
-		Confidence  float64 `json:"confidence"`
-	}
-	vehicleResult struct {
-		ResultType       string    `json:"result_type"`
-		Vehicles         []vehicle `json:"vehicles"`
-		ProcessingTimeMS int64     `json:"processing_time_ms"`
+		Make       string   `json:"make"`
+		Model      string   `json:"model"`
+		Year       string   `json:"year"`
+		Confidence float64  `json:"confidence"` // 0 to 100
+		Variant    *string  `json:"variant"`
+		Images     []string `json:"images"`
 	}
 	property struct {
-		ParcelRef  string   `json:"parcel_ref"`
-		Location   location `json:"location"`
-		Point      center   `json:"point"`
-		Confidence float64  `json:"confidence"`
+		Name        string   `json:"name"`
+		Location    string   `json:"location"`
+		Country     string   `json:"country"`
+		Coordinates center   `json:"coordinates"`
+		Confidence  float64  `json:"confidence"` // 0 to 100
+		Category    string   `json:"category"`
+		Address     *string  `json:"address"`
+		Images      []string `json:"images"`
 	}
-	propertyResult struct {
-		ResultType       string     `json:"result_type"`
-		Properties       []property `json:"properties"`
-		ProcessingTimeMS int64      `json:"processing_time_ms"`
+	matchesResult[T any] struct {
+		ResultType       string `json:"result_type"`
+		Predictions      []T    `json:"predictions"`
+		ProcessingTimeMS int64  `json:"processing_time_ms"`
 	}
 )
+
+// backendClusters is how many clusters the public backend returns at most,
+// whatever top_n asks (it reads top_k, whose default is 5).
+const backendClusters = 5
 
 // guess is one ranked candidate, derived from the file hash.
 type guess struct {
@@ -143,8 +152,10 @@ func (g guess) location(withAdmin2 bool) location {
 	return l
 }
 
-// predictionFor builds the data.prediction object of a model type.
-func predictionFor(t ModelType, sha string, topN int) any {
+// predictionFor builds the data.prediction object of a model type. topN
+// is the number of clusters (coordinates) or predictions (accuracy) asked
+// for; the backend profile ignores it and clusters backendClusters points.
+func predictionFor(t ModelType, sha string, topN int, backend bool) any {
 	all, ms := guesses(sha)
 	top := all[:topN]
 	switch t {
@@ -159,29 +170,49 @@ func predictionFor(t ModelType, sha string, topN int) any {
 		r.TopPrediction = r.Predictions[0]
 		return r
 	case TypeVehicleID:
-		makes := []string{"Renault", "Toyota", "Ford", "Volkswagen", "Fiat"}
-		styles := []string{"hatchback", "sedan", "van", "suv"}
-		g := top[0]
-		return vehicleResult{ResultType: "vehicle", ProcessingTimeMS: ms, Vehicles: []vehicle{{
-			Make:        makes[int(g.headingDeg)%len(makes)],
-			BodyStyle:   styles[int(g.radiusKM)%len(styles)],
-			PlateRegion: g.place.CountryCode,
-			Confidence:  g.confidence,
-		}}}
+		makes := [][2]string{{"Renault", "Clio"}, {"Toyota", "Corolla"}, {"Ford", "Transit"}, {"Volkswagen", "Golf"}, {"Fiat", "500"}}
+		r := matchesResult[vehicle]{ResultType: "vehicle", ProcessingTimeMS: ms}
+		for i, g := range all[:2] {
+			mm := makes[(int(g.headingDeg)+i)%len(makes)]
+			r.Predictions = append(r.Predictions, vehicle{Make: mm[0], Model: mm[1],
+				Year: strconv.Itoa(2010 + int(g.radiusKM)%15), Confidence: round(g.confidence*100, 1), Images: []string{}})
+		}
+		return r
 	case TypeProperty:
-		g := top[0]
-		return propertyResult{ResultType: "property", ProcessingTimeMS: ms, Properties: []property{{
-			ParcelRef: "SIM-" + sha[:12], Location: g.location(true),
-			Point: center{g.lat, g.lon}, Confidence: g.confidence,
+		g := all[0]
+		address := g.place.Name + " " + strconv.Itoa(1+int(g.radiusKM))
+		return matchesResult[property]{ResultType: "property", ProcessingTimeMS: ms, Predictions: []property{{
+			Name: "Hotel SIM-" + sha[:6], Location: g.place.Name + ", " + g.place.Admin1, Country: g.place.CountryCode,
+			Coordinates: center{g.lat, g.lon}, Confidence: round(g.confidence*100, 1), Category: "hotel",
+			Address: &address, Images: []string{},
 		}}}
 	default:
 		r := coordinatesResult{ResultType: "coordinates", ProcessingTimeMS: ms}
-		for _, g := range top {
-			r.Clusters = append(r.Clusters, cluster{
-				Center: center{g.lat, g.lon}, Location: g.location(false),
-				RadiusKM: g.radiusKM, Confidence: g.confidence,
-			})
+		n := topN
+		if backend {
+			// Five points, clustered: between one and five clusters.
+			n = 1 + int(all[0].headingDeg)%backendClusters
+		}
+		for i, g := range all[:n] {
+			c := cluster{
+				Center: center{g.lat, g.lon}, Location: g.location(true), RadiusKM: g.radiusKM,
+				Points: g.points(1 + (i+int(g.radiusKM))%3),
+			}
+			if !backend {
+				c.Confidence = &all[i].confidence
+			}
+			r.Clusters = append(r.Clusters, c)
 		}
 		return r
 	}
+}
+
+// points spreads n prediction points around the guess.
+func (g guess) points(n int) []center {
+	out := make([]center, n)
+	for i := range out {
+		d := float64(i) * 0.01
+		out[i] = center{round(g.lat+d, 6), round(g.lon-d, 6)}
+	}
+	return out
 }

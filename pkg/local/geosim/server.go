@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,7 +16,8 @@ const (
 	PathCredits = "/v1/credits/summary"
 )
 
-// KeyHeader carries the API key.
+// KeyHeader carries the API key: the contract's header, the default of
+// Config.KeyHeader.
 const KeyHeader = "X-Service-Key"
 
 // Server simulates the geolocation service. It is an http.Handler and is safe
@@ -24,6 +26,9 @@ type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
 	demoKey string
+	// keysOnlyOnPredict starts as Config.KeysOnlyOnPredict; see
+	// SetKeysOnlyOnPredict.
+	keysOnlyOnPredict atomic.Bool
 
 	mu            sync.Mutex // guards everything below
 	accounts      map[string]*account
@@ -31,8 +36,10 @@ type Server struct {
 	keySeq        int
 	models        []Model
 	defaultModel  string
+	limiterKind   Limiter
 	ratePerMinute float64
 	rateBurst     int
+	limiters      map[string]rateLimiter // by rate key; nil entry: unlimited
 	faults        Faults
 	stormUntil    time.Time
 	rng           *rand.Rand // fault decisions; seeded
@@ -55,10 +62,16 @@ func New(optFns ...func(*Config)) *Server {
 		keys:          map[string]*apiKey{},
 		models:        defaultCatalogue(),
 		defaultModel:  ModelGlobalDefault,
+		limiterKind:   cfg.Limiter,
 		ratePerMinute: cfg.RatePerMinute,
 		rateBurst:     cfg.RateBurst,
+		limiters:      map[string]rateLimiter{},
 		rng:           newRand(cfg.Seed),
 	}
+	if cfg.backend() {
+		s.modelsLayout = ModelsLayoutBackend
+	}
+	s.keysOnlyOnPredict.Store(*cfg.KeysOnlyOnPredict)
 	demoKey := cfg.DemoKey
 	if demoKey == "" {
 		demoKey = newKeyValue()
@@ -77,6 +90,10 @@ func New(optFns ...func(*Config)) *Server {
 	s.mux.HandleFunc("GET "+PathCredits, s.handleCredits)
 	return s
 }
+
+// SetKeysOnlyOnPredict switches the refusal of keys off predict at run
+// time, as a service changing its policy would.
+func (s *Server) SetKeysOnlyOnPredict(on bool) { s.keysOnlyOnPredict.Store(on) }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

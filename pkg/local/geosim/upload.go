@@ -16,10 +16,12 @@ import (
 // (unless Config.KeepFiles asks), so memory stays flat however many
 // clients upload at once.
 type upload struct {
-	size   int64
-	sha256 string
-	format string // "" when not an accepted image
-	file   []byte // the bytes received, with Config.KeepFiles only
+	size     int64
+	sha256   string
+	format   string // "" when not an accepted image
+	file     []byte // the bytes received, with Config.KeepFiles only
+	partType string // the file part's Content-Type
+	filename string
 }
 
 var (
@@ -61,9 +63,11 @@ func readUpload(r *http.Request, limit int64, keep bool) (upload, error) {
 			continue
 		}
 		found = true
+		partType, filename := part.Header.Get("Content-Type"), part.FileName()
 		if up, err = readFilePart(part, limit, keep); err != nil {
-			return upload{}, err
+			return upload{partType: partType, filename: filename}, err
 		}
+		up.partType, up.filename = partType, filename
 	}
 	// Reading to EOF lets net/http notice a client that disconnects while
 	// the prediction runs (the request context is then cancelled).

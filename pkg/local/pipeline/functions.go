@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
@@ -26,7 +28,7 @@ const PipelineName = "local"
 var passThrough = []string{
 	envvars.TopN, envvars.ModelID, envvars.ModelFallback, envvars.RatePerMinute, envvars.Pacing,
 	envvars.DailyBudget, envvars.RecordTTLDays, envvars.CreditsPath, envvars.LogLevel,
-	envvars.ExifGPS, envvars.Oversize, envvars.DownscaleMaxSide, envvars.UploadMetadata,
+	envvars.ExifGPS, envvars.Oversize, envvars.DownscaleMaxSide, envvars.UploadMetadata, envvars.APIKeyHeader,
 	// The function memory Lambda would report, which sizes the downscale's
 	// memory budget; unset, the stack's default.
 	envvars.FunctionMemorySize,
@@ -46,7 +48,13 @@ func functionEnv(opts Options, svc *service) map[string]string {
 		envvars.MaxConcurrency: "1",
 		envvars.PipelineName:   PipelineName,
 	}
-	if svc.sim != nil {
+	switch {
+	case svc.backend:
+		// The backend's limit, as a deployment against it is configured:
+		// a 429 there costs the rest of a 60 s window.
+		env[envvars.RatePerMinute] = strconv.Itoa(geosim.BackendRateLimit)
+		env[envvars.APIKeyHeader] = svc.keyHeader
+	case svc.sim != nil:
 		env[envvars.RatePerMinute] = simulatorRatePerMinute
 	}
 	for _, name := range passThrough {
@@ -95,6 +103,9 @@ func newMonitor(env map[string]string, aws *localAWS, opts Options) (*monitor.Mo
 	if err != nil {
 		return nil, err
 	}
+	// DynamoDB Local's index is consistent: the credit estimate counts a
+	// record at once, so the report after the run includes the run.
+	cfg.RecordSettle = 0
 	return monitor.Assemble(cfg, monitor.AWSClients{
 		DynamoDB:       func() (monitor.DynamoDBAPI, error) { return aws.ddb.Client(), nil },
 		SecretsManager: noSecretsManager,

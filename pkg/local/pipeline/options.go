@@ -7,6 +7,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 )
 
@@ -44,6 +45,12 @@ type Options struct {
 	Watch bool
 	// WatchInterval is how often ImagesDir is scanned. Default 1s.
 	WatchInterval time.Duration
+
+	// Profile is the simulator's profile: geosim.ProfileContract (the
+	// default) or geosim.ProfileBackend, the service's public backend (its
+	// credit summary and model list refuse API keys, its own key header,
+	// 30 predictions a minute). Unused with the real service.
+	Profile geosim.Profile
 
 	// Getenv reads GEO_API_URL and GEO_API_KEY (both set: the real service
 	// instead of the simulator) and the optional predictor settings

@@ -9,6 +9,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/monitor"
 )
 
 // sweepInterval is how often progress checks the records of pending uploads.
@@ -39,7 +40,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 
-	svc, err := startService(opts.Getenv)
+	svc, err := startService(opts.Getenv, opts.Profile)
 	if err != nil {
 		return nil, err
 	}
@@ -85,9 +86,19 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	readingDone := make(chan struct{})
 	go func() { defer close(readingDone); published.readQueueEveryMinute(readingCtx) }()
 	// A first credit reading before any upload, as the scheduled monitor
-	// would have taken: with the one at the end the report shows a
-	// forecast (two readings are the fewest a burn rate is fitted on),
-	// instead of "not enough readings yet".
+	// would have taken: with the one at the end the report says what two
+	// readings give. Over a run of seconds that is no forecast (they span
+	// less than monitor.MinForecastSpan); a run of five minutes or more
+	// (WATCH=1) gets one.
+	if svc.backend {
+		// The backend's credit summary takes no API keys: the operator
+		// declares the balance the web application shows, and the monitor
+		// estimates from it. The simulator's balance stands for that.
+		if err := declareSimulatorBalance(ctx, svc.sim, aws, opts); err != nil {
+			return nil, err
+		}
+		say("monitor   the service takes no API keys on its credit summary: declared its balance, as an operator would (geolocate credits --declare)")
+	}
 	say("monitor   first credit reading, before the uploads")
 	if _, err := published.runMonitor(ctx, mon); err != nil {
 		say("monitor   first reading failed (the report will have no forecast): %v", err)
@@ -314,4 +325,15 @@ func predictCalls(sim *geosim.Server) int {
 		}
 	}
 	return n
+}
+
+// declareSimulatorBalance declares the simulator's balance as the anchor
+// of the monitor's credit estimate.
+func declareSimulatorBalance(ctx context.Context, sim *geosim.Server, aws *localAWS, opts Options) error {
+	b, _ := sim.Balance(geosim.DefaultOrg)
+	h := monitor.NewHistory(aws.ddb.Client(), opts.Table, PipelineName, 0)
+	if err := h.Declare(ctx, monitor.Declared{Remaining: float64(b.Available), At: time.Now(), By: "geolocate local"}); err != nil {
+		return fmt.Errorf("declare the simulator's balance: %w", err)
+	}
+	return nil
 }

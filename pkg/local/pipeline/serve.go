@@ -28,7 +28,7 @@ func Serve(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	svc, err := startService(opts.Getenv)
+	svc, err := startService(opts.Getenv, opts.Profile)
 	if err != nil {
 		return err
 	}

@@ -14,23 +14,34 @@ type service struct {
 	key  string         // never printed or logged
 	sim  *geosim.Server // nil for the real service
 	stop func()
+	// keyHeader is the simulator's key header, which the functions are
+	// configured with (GEO_API_KEY_HEADER) as a deployment would be; ""
+	// for the real service (GEO_API_KEY_HEADER passes through).
+	keyHeader string
+	// backend: the simulator mirrors the public backend.
+	backend bool
 }
 
 // startService uses the real service when both GEO_API_URL and GEO_API_KEY
 // are set, and otherwise starts the simulator on a free port of 127.0.0.1.
-func startService(getenv func(string) string) (*service, error) {
+func startService(getenv func(string) string, profile geosim.Profile) (*service, error) {
 	if err := checkServiceEnv(getenv); err != nil {
 		return nil, err
 	}
 	if url, key := getenv(envvars.APIURL), getenv(envvars.APIKey); url != "" {
 		return &service{url: url, key: key, stop: func() {}}, nil
 	}
-	sim := geosim.New()
+	sim := geosim.New(geosim.WithProfile(profile))
 	baseURL, stop, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start the service simulator: %w", err)
 	}
-	return &service{url: baseURL, key: sim.DemoKey(), sim: sim, stop: stop}, nil
+	header := geosim.KeyHeader
+	if profile == geosim.ProfileBackend {
+		header = geosim.BackendKeyHeader
+	}
+	return &service{url: baseURL, key: sim.DemoKey(), sim: sim, stop: stop, keyHeader: header,
+		backend: profile == geosim.ProfileBackend}, nil
 }
 
 // checkServiceEnv refuses half a configuration before anything starts:
@@ -46,6 +57,9 @@ func checkServiceEnv(getenv func(string) string) error {
 
 // describe names the service for progress lines.
 func (s *service) describe() string {
+	if s.sim != nil && s.backend {
+		return "simulator at " + s.url + " (backend profile: keys refused off predict, " + s.keyHeader + ", 30 predictions a minute)"
+	}
 	if s.sim != nil {
 		return "simulator at " + s.url
 	}

@@ -180,7 +180,7 @@ func callResult(c geosim.Call) string {
 	return fmt.Sprintf("HTTP %d", c.Status)
 }
 
-// String prints the figures as the README quotes them.
+// String prints the figures as docs/reliability.md quotes them.
 func (f *figures) String() string {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }

@@ -8,6 +8,7 @@ const (
 	SecretID         = "GEO_SECRET_ID"           // Secrets Manager id or ARN of the geo_ key
 	APIURL           = "GEO_API_URL"             // service base URL
 	APIKey           = "GEO_API_KEY"             // local runs only: the key itself, used when GEO_SECRET_ID is unset
+	APIKeyHeader     = "GEO_API_KEY_HEADER"      // the request header carrying the key; default the contract's X-Service-Key
 	TopN             = "GEO_TOP_N"               // optional, 1..15; unset means the service default
 	ModelID          = "GEO_MODEL_ID"            // optional; unset means the service's default model (recommended)
 	ModelFallback    = "GEO_MODEL_FALLBACK"      // "true" (default) or "false"

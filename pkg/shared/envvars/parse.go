@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/keyheader"
 )
 
 // Parser reads and validates variables through getenv (os.Getenv in the
@@ -145,6 +147,17 @@ func (p *Parser) LogLevel(name string) string {
 	}
 	p.Fail(name, "must be one of debug, info, warn, error, got %q", v)
 	return "info"
+}
+
+// KeyHeader is the name of the header that carries the API key, checked
+// by keyheader.Check; keyheader.Default when unset.
+func (p *Parser) KeyHeader(name string) string {
+	v := p.StrDefault(name, keyheader.Default)
+	if err := keyheader.Check(v); err != nil {
+		p.Fail(name, "is not usable: %v", err)
+		return keyheader.Default
+	}
+	return v
 }
 
 // KeySource reads where the API key comes from: the Secrets Manager secret

@@ -47,7 +47,15 @@ const (
 
 // Monitor metrics.
 const (
-	CreditsRemaining         = "CreditsRemaining"         // Count
+	CreditsRemaining = "CreditsRemaining" // Count, read from the service's credit summary
+	// CreditsEstimated is the balance the monitor estimates when the credit
+	// summary takes no API keys: the last balance read or declared, minus
+	// the credits the pipeline's records show consumed since. Count.
+	CreditsEstimated = "CreditsEstimated"
+	// CreditSummaryReadable is 1 when the credit summary was read with the
+	// key, 0 when the service refuses API keys on it (a known state: the
+	// credit watch then rests on CreditsEstimated).
+	CreditSummaryReadable    = "CreditSummaryReadable"
 	SubscriptionCredits      = "SubscriptionCredits"      // Count, remaining subscription allowance when shown
 	TopUpCredits             = "TopUpCredits"             // Count, top-up balance when shown
 	CreditBurnPerDay         = "CreditBurnPerDay"         // Count per day, from the reading history

@@ -97,6 +97,12 @@ func near(v uint32, want uint8, tolerance int) bool {
 
 func run(t testing.TB, args ...string) []byte {
 	t.Helper()
+	return runEnv(t, nil, args...)
+}
+
+// runEnv runs chromium with env added to this process's environment.
+func runEnv(t testing.TB, env []string, args ...string) []byte {
+	t.Helper()
 	// A bound on a hung browser, not a timing assertion.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -108,6 +114,9 @@ func run(t testing.TB, args ...string) []byte {
 		virtualTime,
 	}
 	cmd := exec.CommandContext(ctx, Chromium(t), append(base, args...)...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -129,8 +138,9 @@ func fileURL(t testing.TB, path string) string {
 func itoa(n int) string { return fmt.Sprint(n) }
 
 // AssertDashboardRendered checks a page in headless chromium: it finished drawing
-// its charts without a script error, each chart has its canvas, and the
-// screenshot shows ALARM red and OK green.
+// its charts without a script error, each chart has its canvas and is
+// readable at 1600 px (AssertReadable), and the screenshot shows ALARM red
+// and OK green.
 func AssertDashboardRendered(t *testing.T, path string, charts int) {
 	t.Helper()
 	dom := DOM(t, path)
@@ -144,6 +154,7 @@ func AssertDashboardRendered(t *testing.T, path string, charts int) {
 	if n := strings.Count(dom, "<canvas"); n < charts {
 		t.Errorf("%d canvases in the DOM, want at least %d", n, charts)
 	}
+	AssertReadable(t, Layout(t, path, 1600, 1400))
 	shot := Screenshot(t, path, 1600, 1400)
 	// The alarm widget draws states as solid bands in the console's colours.
 	if n := CountNear(shot, 0xd1, 0x32, 0x12, 12); n < 200 {
@@ -220,4 +231,132 @@ func CheckMap(t testing.TB, shot image.Image, box Box, width int, pixel func(wid
 			t.Errorf("%s (%g, %g) at pixel %.0f,%.0f is %s, want %s", p.What, p.Lat, p.Lon, sx, sy, got, p.Color)
 		}
 	}
+}
+
+// ChartText is a text an ECharts chart drew (an axis label, an axis name, a
+// threshold's label), its box in the chart's own pixels.
+type ChartText struct {
+	Text       string
+	X, Y, W, H float64
+}
+
+// ChartLayout is what one chart of the page drew, and its size.
+type ChartLayout struct {
+	ID            string
+	Width, Height float64
+	Texts         []ChartText
+}
+
+// PageLayout is the layout of a dashboard page at one window size.
+type PageLayout struct {
+	Charts []ChartLayout
+	// Cut names the widgets whose content overflows their box (hidden by
+	// it): "title: ELEMENT by N px".
+	Cut []string
+}
+
+// layoutProbe records, once the page has rendered, every chart's size and
+// the texts it drew (from ECharts' display list: what is on the canvas,
+// labels that hideOverlap dropped excluded), and any widget whose content
+// runs past its bottom.
+const layoutProbe = `<script>
+(function () {
+  function probe() {
+    if (document.documentElement.getAttribute("data-rendered") !== "true") { setTimeout(probe, 20); return; }
+    var charts = [];
+    document.querySelectorAll("[data-chart]").forEach(function (el) {
+      var texts = [];
+      echarts.getInstanceByDom(el).getZr().storage.getDisplayList(true).forEach(function (d) {
+        if (!d.style || typeof d.style.text !== "string" || d.style.text === "") { return; }
+        var r = d.getBoundingRect().clone();
+        if (d.transform) { r.applyTransform(d.transform); }
+        texts.push({Text: d.style.text, X: r.x, Y: r.y, W: r.width, H: r.height});
+      });
+      var box = el.getBoundingClientRect();
+      charts.push({ID: el.id, Width: box.width, Height: box.height, Texts: texts});
+    });
+    var cut = [];
+    document.querySelectorAll("section.widget").forEach(function (s) {
+      var sb = s.getBoundingClientRect(), h = s.querySelector("h2");
+      Array.from(s.children).forEach(function (c) {
+        var cb = c.getBoundingClientRect();
+        if (cb.height > 0 && cb.bottom > sb.bottom + 0.5) {
+          cut.push((h ? h.textContent : "untitled") + ": " + c.tagName + " by " + Math.round(cb.bottom - sb.bottom) + " px");
+        }
+      });
+    });
+    document.documentElement.setAttribute("data-layout", JSON.stringify({Charts: charts, Cut: cut}));
+  }
+  probe();
+})();
+</script>`
+
+// Layout loads a copy of a dashboard page with layoutProbe appended in a
+// window of width x height and returns what each chart drew. env adds to
+// the browser's environment (TZ=..., to draw in another time zone).
+func Layout(t testing.TB, page string, width, height int, env ...string) PageLayout {
+	t.Helper()
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(t.TempDir(), filepath.Base(page))
+	if err := os.WriteFile(copyPath, append(raw, layoutProbe...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runEnv(t, env, "--dump-dom", "--window-size="+itoa(width)+","+itoa(height), "--hide-scrollbars", fileURL(t, copyPath))
+	m := regexp.MustCompile(`data-layout="([^"]*)"`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("the layout probe did not run (the page never rendered?)")
+	}
+	var l PageLayout
+	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &l); err != nil {
+		t.Fatalf("layout %q: %v", m[1], err)
+	}
+	return l
+}
+
+// MinChartHeight is the least height, in pixels, a chart of the page needs
+// to be read: room for a few value labels and a line between them.
+const MinChartHeight = 100
+
+// AssertReadable fails for every chart that cannot be read at the layout's
+// window width: squashed under MinChartHeight (notes above it once left 20
+// px), a text cut at the chart's edge (a right axis's "1,000,0"), two texts
+// on top of each other (time labels), and for every widget whose content
+// runs past its box (a legend hidden by the widget's edge).
+func AssertReadable(t testing.TB, l PageLayout) {
+	t.Helper()
+	if len(l.Charts) == 0 {
+		t.Errorf("no chart on the page")
+	}
+	for _, c := range l.Charts {
+		if c.Height < MinChartHeight {
+			t.Errorf("%s is %.0f px high, want at least %d", c.ID, c.Height, MinChartHeight)
+		}
+		for i, a := range c.Texts {
+			if a.X < -0.5 || a.Y < -0.5 || a.X+a.W > c.Width+0.5 || a.Y+a.H > c.Height+0.5 {
+				t.Errorf("%s: %q at %.0f,%.0f (%.0fx%.0f) is cut by the chart's edge (%.0fx%.0f)", c.ID, a.Text, a.X, a.Y, a.W, a.H, c.Width, c.Height)
+			}
+			for _, b := range c.Texts[i+1:] {
+				if min(a.X+a.W, b.X+b.W)-max(a.X, b.X) > 1 && min(a.Y+a.H, b.Y+b.H)-max(a.Y, b.Y) > 1 {
+					t.Errorf("%s: %q and %q overlap", c.ID, a.Text, b.Text)
+				}
+			}
+		}
+	}
+	for _, cut := range l.Cut {
+		t.Errorf("widget content cut off: %s", cut)
+	}
+}
+
+// Texts returns every text the page's charts drew.
+func (l PageLayout) Texts() []string {
+	var out []string
+	for _, c := range l.Charts {
+		for _, x := range c.Texts {
+			out = append(out, x.Text)
+		}
+	}
+	return out
 }
