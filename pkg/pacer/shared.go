@@ -94,8 +94,8 @@ type Options struct {
 	// WindowMargin lengthens the minute the rate is spread over (see
 	// DefaultWindowMargin); negative: none. Zero means DefaultWindowMargin.
 	WindowMargin time.Duration
-	// Lead is the time a caller needs to prepare its call (the predictor
-	// opens the object then). A caller granted a later slot prepares before
+	// Lead is the time a caller needs to prepare its call after taking a
+	// slot (the predictor needs none: it opens the object before). A caller granted a later slot prepares before
 	// it and calls on time; one granted "now" by an idle schedule calls up
 	// to Lead late, so the next slot is set that much later (at most one
 	// spacing more), or it would land less than a spacing after the call.

@@ -70,8 +70,6 @@ func NewPacer(cfg Config, ddb pacer.DynamoDBAPI, logger *slog.Logger, optFns ...
 	return pacer.NewShared(ddb, cfg.TableName, cfg.RatePerMinute, append([]func(*pacer.Options){func(o *pacer.Options) {
 		o.Name = cfg.PipelineName
 		o.Logger = logger
-		// Slots start no sooner than the handler opens objects before them.
-		o.Lead = DefaultOpenLead
 		// A 429 moves the schedule at most by the configured cap, and a
 		// slot is held at most as long as SQS can hide its message.
 		o.MaxDelay = cfg.MaxServerDelay

@@ -181,3 +181,36 @@ func TestASkippedPhotoTakesNoSlotAndNoBudget(t *testing.T) {
 		t.Errorf("%d call slots and %d budget reservations for a photo without a position, want 1 of each", n, b)
 	}
 }
+
+// TestARejectedFileTakesNoSlotAndNoBudget: a file the predictor refuses
+// from its first bytes (not an image, a header that cannot be stripped) is
+// rejected before any budget or call slot is taken: it leaves no empty slot
+// in the schedule every instance shares, and is never held for one.
+func TestARejectedFileTakesNoSlotAndNoBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		body         []byte
+	}{
+		{"not an image", ReasonNotAnImage, []byte("these are plain text notes, not a photograph at all\n")},
+		{"gif under strip", ReasonCannotStripMetadata, append([]byte("GIF89a\x10\x00\x10\x00\x00\x00\x00"), make([]byte, 64)...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t, func(c *Config) { c.DailyBudget = 10 })
+			var reservations atomic.Int32
+			e.wrapLedger = func(l Ledger) Ledger { return countingBudget{Ledger: l, reservations: &reservations} }
+			e.h = e.newHandler(e.cfg)
+			pace := &countingPacer{Pacer: e.h.deps.Pacer}
+			e.h.deps.Pacer = pace
+			u := e.put("upload.jpg", tc.body)
+			if failed := e.invokeSQS(sqsBatch(uploadMessage("m1", u))); len(failed) != 0 {
+				t.Fatalf("failures %v", failed)
+			}
+			if rec := e.record(u); rec == nil || rec.Status != ledger.StatusRejected || rec.ErrorCode != tc.reason {
+				t.Fatalf("record %+v, want rejected %s", rec, tc.reason)
+			}
+			if n, b := pace.reserves.Load(), reservations.Load(); n != 0 || b != 0 {
+				t.Errorf("%d call slots and %d budget reservations for a file refused from its first bytes, want 0 of each", n, b)
+			}
+		})
+	}
+}

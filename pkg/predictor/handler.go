@@ -20,20 +20,22 @@ import (
 const (
 	DefaultParallelism = 4
 	DefaultMinCallTime = configrules.MinCallTime // the pacing rule's usable time assumes it
-	DefaultOpenLead    = 100 * time.Millisecond
 	// DefaultMaxSlotWait is the longest an invocation waits for a call
 	// slot: Lambda bills the wait, so a slot further away is held while the
 	// message waits in the queue, for free (see slots.go).
 	DefaultMaxSlotWait = time.Second
 	// DefaultHeldSlotLateness is how late a message may come back for the
-	// slot it holds and still call in it: the guard the pacer adds to every
-	// spacing, which absorbs a call that late even against a limiter with
-	// no burst. Later, its call would crowd the next slot's and draw a 429
-	// (which pauses every instance), so it takes a new slot instead. SQS
-	// hides a message in whole seconds, rounded down, so it comes back
-	// before its slot unless the delivery takes longer than that fraction
-	// of a second.
-	DefaultHeldSlotLateness = pacer.DefaultGuard
+	// slot it holds and still call in it. SQS hides a message in whole
+	// seconds (rounded down, so it turns visible up to a second before its
+	// slot), and a visible message reaches a function only after a poll
+	// and an invoke (50 to 150 ms in the local rig): when the slot's
+	// fraction of a second is shorter than that, it comes back a little
+	// late. Against the service's limiter, a sliding log over a minute,
+	// a call that late is absorbed by the pacer's window margin (a second
+	// a minute, pacer.DefaultWindowMargin). Given up instead, the slot
+	// would stay empty and the object take a third receive and a slot
+	// further on. Later than this, the call would crowd the next slot's.
+	DefaultHeldSlotLateness = 250 * time.Millisecond
 	// finishTimeout bounds the ledger writes that end a claim when the
 	// invocation has no deadline (local runs); see finishContext.
 	finishTimeout = 10 * time.Second
@@ -68,13 +70,6 @@ type Options struct {
 	// both.
 	Clock func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
-	// OpenLead is how long before its call slot an object is opened: the
-	// S3 GET's latency then falls before the slot instead of delaying the
-	// call behind it, so calls reach the service spaced as their slots are.
-	// The object is never open longer than this waiting for a slot, but
-	// with exifGps=skip, where it is opened first to decide whether to
-	// call at all, and open at most MaxSlotWait.
-	OpenLead time.Duration
 	// MaxSlotWait is the longest an invocation sleeps for a call slot (or
 	// before a retry): a wait longer than this holds the slot and returns
 	// the message to the queue until it.
@@ -110,7 +105,7 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 		return nil, errors.New("predictor: config not loaded: use LoadConfig")
 	}
 	opts := Options{Parallelism: DefaultParallelism, MinCallTime: DefaultMinCallTime, Clock: time.Now, Sleep: pacer.Sleep,
-		OpenLead: DefaultOpenLead, MaxSlotWait: DefaultMaxSlotWait, HeldSlotLateness: DefaultHeldSlotLateness}
+		MaxSlotWait: DefaultMaxSlotWait, HeldSlotLateness: DefaultHeldSlotLateness}
 	for _, fn := range optFns {
 		fn(&opts)
 	}

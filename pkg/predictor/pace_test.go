@@ -99,9 +99,8 @@ func TestSlotWaitsRunOnTheHandlersClock(t *testing.T) {
 		t.Fatalf("%d calls, want 2", len(calls))
 	}
 	spacing := calls[1].Time.Sub(calls[0].Time)
-	// A slot is 500 ms, plus the pacer's guard and the lead it leaves the
-	// first call of an idle schedule (pacer.Options.Lead).
-	if want := 500 * time.Millisecond; spacing < want || spacing > want+DefaultOpenLead+10*time.Millisecond {
+	// A slot is 500 ms, plus the pacer's guard.
+	if want := 500 * time.Millisecond; spacing < want || spacing > want+10*time.Millisecond {
 		t.Errorf("calls %v apart on the handler's clock, want a slot (%v) apart", spacing, want)
 	}
 }

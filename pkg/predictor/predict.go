@@ -9,17 +9,20 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 )
 
-// predict spends, holding the claim: it reserves budget, takes a call slot
-// (waiting for it, or holding it while the message goes back to the
-// queue), opens the object once to sniff it, and makes the paid call with
-// that same stream, then records the outcome. Every early exit releases the
+// predict spends, holding the claim: it opens the object once to sniff it,
+// reserves budget, takes a call slot (waiting for it, or holding it while
+// the message goes back to the queue) and makes the paid call with that
+// same stream, then records the outcome. Every early exit releases the
 // claim or turns it into a final record.
 //
 // What decides that no call is made comes before the budget and the slot,
-// so a photo that makes no call costs neither: a photo over the limit
-// (oversize=downscale) is read and downscaled first, and with
-// exifGps=skip the object is opened first, so that its EXIF position
-// decides.
+// so a photo that makes no call costs neither, and takes no place in the
+// schedule every instance shares: the object's first bytes are read (a
+// non-image, absurd dimensions, metadata that cannot be stripped are
+// rejected), a photo over the limit (oversize=downscale) is downscaled, and
+// with exifGps=skip its EXIF position decides. The stream then stays open
+// while the invocation waits for its slot, at most MaxSlotWait; a slot
+// further away closes it, and the delivery that calls opens it again.
 func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.Claim, key string) outcome {
 	var body *openedObject // the object's stream once opened; stays nil when the downscaled image is sent
 	// Closed on every exit, a panic's included; a no-op once the upload
@@ -29,18 +32,16 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 		o  outcome
 		ok bool
 	)
-	switch {
-	case obj.Size > inv.h.cfg.MaxImageBytes:
-		if o, ok = inv.prepareOversize(ctx, obj, claim); !ok {
-			return o
-		}
-	case inv.h.cfg.ExifGPS == ExifGPSSkip:
-		if body, o, ok = inv.openForUpload(ctx, obj, claim); !ok {
-			return o
-		}
-		if inv.knownPosition(obj) {
-			return inv.completeFromEXIF(ctx, obj, claim)
-		}
+	if obj.Size > inv.h.cfg.MaxImageBytes {
+		o, ok = inv.prepareOversize(ctx, obj, claim)
+	} else {
+		body, o, ok = inv.openForUpload(ctx, obj, claim)
+	}
+	if !ok {
+		return o
+	}
+	if inv.h.cfg.ExifGPS == ExifGPSSkip && inv.knownPosition(obj) {
+		return inv.completeFromEXIF(ctx, obj, claim)
 	}
 
 	budget, o, ok := inv.reserveBudget(ctx, obj)
@@ -62,21 +63,13 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	if !inv.soonEnough(obj, slot) {
 		return inv.hold(ctx, obj, claim, slot)
 	}
-	if err := inv.sleepUntil(ctx, slot.Add(-inv.h.opts.OpenLead)); err != nil {
-		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
-	}
-	// Checked again right before the read and the call: another worker of
-	// this batch may have hit 402 while this one waited.
-	if inv.outOfCredits.Load() {
-		return inv.release(ctx, obj, claim, inv.outage(obj, retryOutOfCredits), "another call of the batch found the account out of credits")
-	}
-	if body == nil && obj.photo.downscaled == nil {
-		if body, o, ok = inv.openForUpload(ctx, obj, claim); !ok {
-			return o
-		}
-	}
 	if err := inv.sleepUntil(ctx, slot); err != nil {
 		return inv.release(ctx, obj, claim, retryLater(retryRateWait), err.Error())
+	}
+	// Checked again right before the call: another worker of this batch
+	// may have hit 402 while this one waited.
+	if inv.outOfCredits.Load() {
+		return inv.release(ctx, obj, claim, inv.outage(obj, retryOutOfCredits), "another call of the batch found the account out of credits")
 	}
 	charged = budget.reserved()
 	obj.called = true

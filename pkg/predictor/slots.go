@@ -18,10 +18,10 @@ import (
 // A slot further away is taken all the same, so the object keeps its place
 // in the shared schedule, and held: the claim is given back with the slot
 // on the record (ledger.Release) and the message goes back to the queue,
-// hidden until the slot (whole seconds, rounded down, so it comes back at
-// most a second early). The delivery that claims it next finds the slot on
-// the record and calls then, unless a 429's pause has since reached past it
-// (Pacer.Valid) or it came back more than HeldSlotLateness late, when it
+// hidden until the slot (whole seconds, rounded down, so it becomes visible
+// at most a second early). The delivery that claims it next finds the slot
+// on the record and calls then, unless a 429's pause has since reached past
+// it (Pacer.Valid) or it came back more than HeldSlotLateness late, when it
 // takes a new one. An object normally costs two receives this way, however
 // long the wait, far below the queue's maxReceiveCount.
 

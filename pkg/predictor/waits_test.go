@@ -144,6 +144,38 @@ func TestABacklogWaitsInTheQueueNotInTheInvocation(t *testing.T) {
 	t.Logf("%d invocations for 12 uploads, the longest %v", run.invocations, run.longest)
 }
 
+// TestAHeldSlotSurvivesASlowDelivery: a held message turns visible up to a
+// second before its slot (SQS counts whole seconds) and reaches a function
+// only after a poll and an invoke. When that takes longer than the slot's
+// fraction of a second, the message comes back a little late: it still
+// calls in the slot it holds, rather than leave it empty and take a third
+// receive for a slot further on, and the service's sliding log, which the
+// pacer's window margin spaces for, refuses none of those calls.
+func TestAHeldSlotSurvivesASlowDelivery(t *testing.T) {
+	const delivery = 150 * time.Millisecond // the local rig measures 50 to 150 ms
+	clk := simclock.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
+	e := newTestEnv(t, func(c *Config) { c.RatePerMinute = 30 }, geosim.WithClock(clk.Now), geosim.WithSlidingLog(30))
+	e.useQueue(clk)
+	ups := e.enqueue("slow", 8, 600)
+	run := e.runQueue(clk.Now().Add(time.Hour), 5, func(time.Time) { clk.Advance(delivery) })
+
+	e.assertSucceeded(ups)
+	for id, n := range run.receives {
+		if n > 2 {
+			t.Errorf("message %s received %d times, want at most 2: a slot held and then given up", id, n)
+		}
+	}
+	calls := e.predictCalls()
+	if len(calls) != len(ups) {
+		t.Fatalf("%d calls, want %d", len(calls), len(ups))
+	}
+	for i, c := range calls {
+		if c.Status != http.StatusOK {
+			t.Errorf("call %d answered %d", i, c.Status)
+		}
+	}
+}
+
 // TestA429AskingForAYearResumesWithinTheCap: the service answers one call
 // with a 429 whose Retry-After is a date a year ahead. The pipeline resumes
 // within GEO_MAX_SERVER_DELAY_SECONDS and loses nothing: the refused object

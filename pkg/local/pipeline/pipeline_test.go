@@ -33,6 +33,11 @@ const sampleImagesDir = "../../../testdata/images"
 type wantOutcome struct {
 	status string
 	reason string // error_code of a rejected record
+	// heldSlot: a succeeded photo may take two claims, when its call slot
+	// was more than MaxSlotWait away and its message went back to the
+	// queue holding it (at the service's real rate, every photo after the
+	// first of a burst). Otherwise a succeeded photo is claimed once.
+	heldSlot bool
 }
 
 // imagesDir copies the sample images into a temporary directory and adds
@@ -152,8 +157,12 @@ func checkResults(t *testing.T, sum *Summary, want map[string]wantOutcome) {
 				t.Errorf("%s: credits %d model %q prediction %q, want 1 credit from the default model",
 					name, rec.CreditsConsumed, rec.ModelID, rec.PredictionID)
 			}
-			if rec.Attempts != 1 {
-				t.Errorf("%s: %d attempts, want 1", name, rec.Attempts)
+			maxAttempts := 1
+			if w.heldSlot {
+				maxAttempts = 2
+			}
+			if rec.Attempts < 1 || rec.Attempts > maxAttempts {
+				t.Errorf("%s: %d attempts, want 1 to %d", name, rec.Attempts, maxAttempts)
 			}
 		case ledger.StatusRejected:
 			if rec.ErrorCode != w.reason {
