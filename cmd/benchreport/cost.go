@@ -97,7 +97,11 @@ func (r *results) costRows() []row {
 		if total > targetRealRateCost {
 			why = "see the cost section"
 		}
-		rows = append(rows, row{fmt.Sprintf("Cost per 1,000 images at %.0f/min", t.Config.RatePerMinute),
+		label := fmt.Sprintf("Cost per 1,000 images at %.0f/min", t.Config.RatePerMinute)
+		if u := t.Config.uploadRate(); u != t.Config.RatePerMinute {
+			label += fmt.Sprintf(" (uploads at %.1f/min, as fast as the pacer calls)", u)
+		}
+		rows = append(rows, row{label,
 			fmt.Sprintf("%.0f credits + $%.4f AWS", lines[0].Quantity, total), fmt.Sprintf("<= $%.3f AWS", targetRealRateCost),
 			verdict(total <= targetRealRateCost), why})
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
+	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
@@ -175,6 +176,12 @@ func functionEnv(st stack, apiURL string, ratePerMinute float64, concurrency int
 		envvars.MaxReceiveCount: strconv.Itoa(benchMaxReceiveCount),
 	}
 }
+
+// unpacedRate is the rate of the stages that measure a cost per image, not
+// pacing: the highest the shared pacer carries (a slot every 2 ms), which
+// the stack's own rules accept and one instance never reaches, so no call
+// waits for its slot while each still takes one, as deployed.
+const unpacedRate = configrules.MaxSharedRatePerMinute
 
 // benchMaxReceiveCount is the queues' redrive maxReceiveCount, cdk.json's
 // dlqMaxReceiveCount.

@@ -77,6 +77,8 @@ func main() {
 	real := tc
 	real.RatePerMinute, real.Duration, real.Instances, real.SimBurst = *realRate, *realDuration, *realInstances, *realBurst
 	real.SlidingLog = *realBurst == 0
+	// Steady work at the real rate: uploads as fast as the pacer calls.
+	real.UploadRate = pacedRate(*realRate)
 	opts := options{out: *out, stages: strings.Split(*stages, ","), images: *images, warmup: *warmup,
 		coldStarts: *coldStarts, throughput: tc, realRate: real,
 		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew,

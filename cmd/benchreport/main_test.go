@@ -48,6 +48,14 @@ func TestFunctionEnvIsAValidPredictorConfig(t *testing.T) {
 	if !strings.HasPrefix(vars[envvars.APIKey], "geo_") || !strings.Contains(vars[envvars.APIKey], "fake") {
 		t.Errorf("the key must be an obviously fake geo_ key")
 	}
+	// The overhead, memory and cold-start stages run one unpaced instance
+	// at the 512 MB the stack deploys: the stack's rules must accept that
+	// too (a rate of a million a minute once stopped all three).
+	st.MemoryMB = 512
+	unpaced := functionEnv(st, "http://127.0.0.1:9", unpacedRate, 1)
+	if _, err := predictor.LoadConfig(func(k string) string { return unpaced[k] }); err != nil {
+		t.Errorf("the unpaced stages' environment: %v", err)
+	}
 }
 
 func TestSQSEventCarriesTheUpload(t *testing.T) {

@@ -55,7 +55,7 @@ func childEnv(e *localEnv, st stack) []string {
 		"AWS_ENDPOINT_URL_S3=" + e.s3srv.Endpoint(),
 		"AWS_ENDPOINT_URL_DYNAMODB=" + e.ddbsrv.Endpoint(),
 	}
-	for k, v := range functionEnv(st, e.simURL, 1e6, 1) {
+	for k, v := range functionEnv(st, e.simURL, unpacedRate, 1) {
 		env = append(env, k+"="+v)
 	}
 	// What Lambda and the stack set besides: the function's memory, and

@@ -88,7 +88,7 @@ func setupOverhead(e *localEnv, st stack) (*overheadRun, error) {
 	o := &overheadRun{q: sqsqueue.New(), httpc: &http.Client{Timeout: time.Minute}, counter: &bench.RequestCounter{},
 		logs: &countingWriter{}, res: &overheadResult{MinBytes: 200 << 10, MaxBytes: 500 << 10}}
 	s3c, ddbc := e.counted(o.counter)
-	env := functionEnv(st, e.simURL, 1e6, 1)
+	env := functionEnv(st, e.simURL, unpacedRate, 1)
 	env[envvars.PipelineName] = fmt.Sprintf("overhead-%d", time.Now().UnixNano())
 	pace, err := newPacer(env, ddbc, time.Now)
 	if err != nil {

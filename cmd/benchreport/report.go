@@ -269,7 +269,12 @@ func throughputSection(p func(string, ...any), t *throughputResult) {
 	c := t.Config
 	p("The simulator limits the account to R = %.0f requests/min (%s) and answers each prediction after L = %v. ", c.RatePerMinute, limiterName(c), c.Latency)
 	p("N = %d instances, each its own handler built from the stack's environment (GEO_RATE_PER_MINUTE=%.0f, GEO_MAX_CONCURRENCY=%d, GEO_PACING=%s), poll the local queue in batches of %d (cdk.json) through `sqsqueue.Poller`. ", c.Instances, c.configuredRate(), c.Instances, c.Pacing, c.BatchSize)
-	p("Uploads arrive at rate R for %v (%d images). Failed messages come back after %v instead of the 12-minute visibility timeout, to fit the run.\n\n", c.Duration, t.Uploads, c.RetryDelay)
+	if c.uploadRate() == c.RatePerMinute {
+		p("Uploads arrive at rate R for %v (%d images). ", c.Duration, t.Uploads)
+	} else {
+		p("Uploads arrive at %.1f/min for %v (%d images): as fast as the shared pacer calls against R, which it spreads over a minute and its window margin; faster uploads would build a backlog that waits for its slots whatever the design. ", c.uploadRate(), c.Duration, t.Uploads)
+	}
+	p("Failed messages come back after %v instead of the 12-minute visibility timeout, to fit the run.\n\n", c.RetryDelay)
 	p("| | |\n|---|---|\n")
 	p("| Achieved rate (succeeded records, first to last) | %.1f/min (%.1f%% of R) |\n", t.AchievedPerMinute, 100*t.AchievedPerMinute/c.RatePerMinute)
 	p("| Uploads / succeeded / other final / dead letters / lost | %d / %d / %d / %d / %d |\n", t.Uploads, t.Succeeded, t.OtherFinal, t.DeadLetters, t.Lost)

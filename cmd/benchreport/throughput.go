@@ -31,7 +31,9 @@ type throughputConfig struct {
 	Latency    time.Duration // L: the simulator's latency per prediction
 	Instances  int           // N: concurrent function instances (GEO_MAX_CONCURRENCY)
 	BatchSize  int
-	Duration   time.Duration // how long uploads arrive, at rate R
+	Duration   time.Duration // how long uploads arrive, at UploadRate
+	// UploadRate is how many uploads arrive a minute; 0 means R.
+	UploadRate float64
 	RetryDelay time.Duration // local shortening of the visibility timeout for failed messages
 	// Pacing is GEO_PACING: predictor.PacingShared or PacingInstance.
 	Pacing string
@@ -47,6 +49,23 @@ func (c throughputConfig) configuredRate() float64 {
 		return c.ConfiguredRate
 	}
 	return c.RatePerMinute
+}
+
+// uploadRate is how many uploads arrive a minute.
+func (c throughputConfig) uploadRate() float64 {
+	if c.UploadRate > 0 {
+		return c.UploadRate
+	}
+	return c.RatePerMinute
+}
+
+// pacedRate is the most calls a minute the shared pacer makes against a
+// limit of r a minute: it spreads r slots over a minute and its window
+// margin (pacer.DefaultWindowMargin), 29.5 for the service's 30. Uploads
+// that arrive faster build a backlog whatever the design, which waits for
+// its slots (and is held for them).
+func pacedRate(r float64) float64 {
+	return r * time.Minute.Seconds() / (time.Minute + pacer.DefaultWindowMargin).Seconds()
 }
 
 // skewOf is instance i's clock offset.
@@ -180,12 +199,12 @@ func (r *throughputRig) close() {
 	r.stopSim()
 }
 
-// uploadAtRate puts R images a minute for the run's duration and notifies
-// the queue of each, as S3 does.
+// uploadAtRate puts UploadRate images a minute for the run's duration and
+// notifies the queue of each, as S3 does.
 func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress func(string, ...any)) ([]pipeline.ObjectCreated, error) {
 	tc := r.tc
-	total := int(tc.RatePerMinute * tc.Duration.Minutes())
-	interval := time.Duration(float64(time.Minute) / tc.RatePerMinute)
+	total := int(tc.uploadRate() * tc.Duration.Minutes())
+	interval := time.Duration(float64(time.Minute) / tc.uploadRate())
 	uploads := make([]pipeline.ObjectCreated, 0, total)
 	img := fakeJPEG(300<<10, 7)
 	for i := range total {

@@ -40,7 +40,7 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	if !ok {
 		return o
 	}
-	if inv.h.cfg.ExifGPS == ExifGPSSkip && inv.knownPosition(obj) {
+	if inv.knownPosition(obj) {
 		return inv.completeFromEXIF(ctx, obj, claim)
 	}
 
