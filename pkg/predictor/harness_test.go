@@ -11,7 +11,6 @@ import (
 	"image/jpeg"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,12 +84,9 @@ type testEnv struct {
 
 // fakeClock is a simulated clock whose Sleep moves it on at once, so a
 // handler's waits take no real time and are seen by everything reading it.
-// It records every sleep. For one worker at a time: concurrent sleeps would
-// add up.
+// For one worker at a time: concurrent sleeps would add up.
 type fakeClock struct {
 	*simclock.Clock
-	mu     sync.Mutex
-	sleeps []time.Duration
 }
 
 func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
@@ -98,19 +94,9 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 		return err
 	}
 	if d > 0 {
-		c.mu.Lock()
-		c.sleeps = append(c.sleeps, d)
-		c.mu.Unlock()
 		c.Advance(d)
 	}
 	return nil
-}
-
-// longestSleep is the longest sleep so far.
-func (c *fakeClock) longestSleep() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Max(append([]time.Duration{0}, c.sleeps...))
 }
 
 // useFakeClock rebuilds the handler on clk (its pacer included); pass the
