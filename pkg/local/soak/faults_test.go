@@ -26,6 +26,11 @@ type faultSchedule struct {
 	progress func() float64
 	start    time.Time
 
+	// rest, once closed, runs the steps still waiting at once: the queue
+	// drained before the run's progress reached them (a fast run), and a
+	// step left out would leave its faults untried.
+	rest chan struct{}
+
 	mu  sync.Mutex
 	ran []string
 }
@@ -35,10 +40,13 @@ func (s *faultSchedule) run(ctx context.Context) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for _, step := range s.steps {
+	wait:
 		for s.progress() < step.at {
 			select {
 			case <-ctx.Done():
 				return
+			case <-s.rest:
+				break wait
 			case <-tick.C:
 			}
 		}

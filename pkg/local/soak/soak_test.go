@@ -218,6 +218,7 @@ func soak(t *testing.T, run soakRun) {
 		Logger:      lambdarun.NewLogger(r.logs, "info"),
 	}
 	schedule := &faultSchedule{
+		rest:  make(chan struct{}),
 		steps: soakSteps(r, run, resend, reupload),
 		progress: func() float64 {
 			sent.Lock()
@@ -234,7 +235,15 @@ func soak(t *testing.T, run soakRun) {
 	var faultsDone sync.WaitGroup
 	faultsDone.Go(func() { schedule.run(faultsCtx) })
 
-	if err := poller.RunUntilDrained(ctx); err != nil {
+	err := poller.RunUntilDrained(ctx)
+	if err == nil {
+		// Steps the run's progress did not reach before the queue drained
+		// run now, and what they send (a re-upload) is drained too.
+		close(schedule.rest)
+		faultsDone.Wait()
+		err = poller.RunUntilDrained(ctx)
+	}
+	if err != nil {
 		t.Errorf("queue not drained: %v (%d messages left)", err, q.Len())
 	}
 	elapsed := time.Since(start)
