@@ -242,12 +242,7 @@ func (r *results) pacingSection(p func(string, ...any)) {
 	}
 	p("\nGoal for shared pacing: at least %.0f%% of the real rate, at most %.0f%% of 429s once settled.\n", 100*goalSettledShare, 100*goalSettled429)
 
-	var skewed []*throughputResult
-	for _, run := range r.Pacing {
-		if run.Kind == "skew" {
-			skewed = append(skewed, run.Result)
-		}
-	}
+	skewed := r.pacingRuns("skew")
 	if len(skewed) == 0 {
 		return
 	}
@@ -260,14 +255,20 @@ func (r *results) pacingSection(p func(string, ...any)) {
 	}
 }
 
-// slidingSection reports shared pacing against the service's own limiter.
-func (r *results) slidingSection(p func(string, ...any)) {
+// pacingRuns is the results of the pacing runs of kind, in run order.
+func (r *results) pacingRuns(kind string) []*throughputResult {
 	var runs []*throughputResult
 	for _, run := range r.Pacing {
-		if run.Kind == "sliding" {
+		if run.Kind == kind {
 			runs = append(runs, run.Result)
 		}
 	}
+	return runs
+}
+
+// slidingSection reports shared pacing against the service's own limiter.
+func (r *results) slidingSection(p func(string, ...any)) {
+	runs := r.pacingRuns("sliding")
 	if len(runs) == 0 {
 		return
 	}
