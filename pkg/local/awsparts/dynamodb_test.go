@@ -58,6 +58,24 @@ func TestStartDynamoDBServesAndStops(t *testing.T) {
 	if got := aws.ToString(ttl.TimeToLiveDescription.AttributeName); got != tableschema.TTLAttribute {
 		t.Errorf("TTL attribute = %q, want %q", got, tableschema.TTLAttribute)
 	}
+	if spec := desc.Table.StreamSpecification; spec == nil || !aws.ToBool(spec.StreamEnabled) ||
+		spec.StreamViewType != tableschema.StreamViewType || desc.Table.LatestStreamArn == nil {
+		t.Errorf("stream = %+v (arn %v), want %s as the stack has it", spec, desc.Table.LatestStreamArn, tableschema.StreamViewType)
+	}
+
+	if err := db.CreateTable(ctx, "no-stream", awsparts.WithoutStream); err != nil {
+		t.Fatalf("CreateTable WithoutStream: %v", err)
+	}
+	desc, err = client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("no-stream")})
+	if err != nil {
+		t.Fatalf("DescribeTable: %v", err)
+	}
+	if spec := desc.Table.StreamSpecification; (spec != nil && aws.ToBool(spec.StreamEnabled)) || desc.Table.LatestStreamArn != nil {
+		t.Errorf("WithoutStream: stream = %+v (arn %v), want none", spec, desc.Table.LatestStreamArn)
+	}
+	if n := len(desc.Table.GlobalSecondaryIndexes); n != 1 {
+		t.Errorf("WithoutStream: %d indexes, want the table otherwise unchanged", n)
+	}
 
 	db.Stop()
 	db.Stop() // a second Stop must be harmless

@@ -264,3 +264,45 @@ func TestPollerRetryDelayKeepsTheHandlersOwnDelay(t *testing.T) {
 		t.Fatalf("after the handler's delay got %+v, want the deferred message", msgs)
 	}
 }
+
+func TestPollerInvocationDeadlineIsItsOwnTimeout(t *testing.T) {
+	q := New()
+	q.Send("late in the run")
+	var deadline time.Time
+	handler := func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		deadline, _ = ctx.Deadline()
+		return events.SQSEventResponse{}, nil
+	}
+	p := &Poller{Queue: q, Handler: handler, Timeout: time.Minute}
+	// The run ends in a second; the invocation still gets its minute.
+	run, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	p.settle(p.invoke(run, q.Receive(run, 10, 0)))
+	if left := deadline.Sub(start); left < 50*time.Second {
+		t.Errorf("the invocation's deadline was %s after its start, want the poller's timeout (1m), not the run's end", left)
+	}
+	if got := p.Stats().Acked; got != 1 {
+		t.Errorf("acked %d messages, want 1", got)
+	}
+}
+
+func TestPollerRunCancelReachesTheInvocation(t *testing.T) {
+	q := New()
+	q.Send("cut short")
+	run, cancel := context.WithCancel(context.Background())
+	handler := func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		cancel()
+		select {
+		case <-ctx.Done():
+			return events.SQSEventResponse{}, ctx.Err()
+		case <-time.After(5 * time.Second):
+			return events.SQSEventResponse{}, errors.New("the run was cancelled but the invocation was not")
+		}
+	}
+	p := &Poller{Queue: q, Handler: handler, Timeout: time.Minute}
+	res := p.invoke(run, q.Receive(run, 10, 0))
+	if !errors.Is(res.Err, context.Canceled) {
+		t.Errorf("invocation error = %v, want context.Canceled", res.Err)
+	}
+}

@@ -82,15 +82,16 @@ func SharedDynamoDB(t testing.TB) *awsparts.DynamoDB {
 }
 
 // DynamoDB returns a client of the shared DynamoDB Local and the name of a
-// new, empty results table (tableschema layout) made for this test.
-func DynamoDB(t testing.TB) (*dynamodb.Client, string) {
+// new, empty results table (tableschema layout) made for this test. optFns
+// adjust the table (awsparts.WithoutStream for a test that writes a lot).
+func DynamoDB(t testing.TB, optFns ...func(*awsparts.TableOptions)) (*dynamodb.Client, string) {
 	t.Helper()
 	db := SharedDynamoDB(t)
 	client := db.Client()
 	table := uniqueName(t, "results")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := awsparts.CreateTable(ctx, client, table); err != nil {
+	if err := awsparts.CreateTable(ctx, client, table, optFns...); err != nil {
 		t.Fatalf("awspartstest: %v", err)
 	}
 	return client, table
