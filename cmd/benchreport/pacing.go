@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,25 +191,16 @@ func (r *results) pacingSection(p func(string, ...any)) {
 		return
 	}
 	r.slidingSection(p)
-	var first throughputConfig
-	for _, run := range r.Pacing {
-		if run.Kind == "compare" {
-			first = run.Result.Config
-			break
-		}
-	}
-	if first.RatePerMinute == 0 {
+	compared := r.pacingRuns("compare")
+	if len(compared) == 0 || compared[0].Config.RatePerMinute == 0 {
 		return
 	}
+	first := compared[0].Config
 	p("\n## Pacing: one shared schedule against per-instance limiters\n\n")
 	p("The same load, side by side: uploads arrive at R = %.0f/min for %v while N instances (each its own handler, as Lambda runs them) drain the queue against the simulator's limiter, answering after L = %v. ", first.RatePerMinute, first.Duration, first.Latency)
 	p("*Instance* is the previous design: each instance paces itself at R/N. *Shared* is `pkg/pacer`: one schedule item in the results table, one conditional write per slot, moved by every 429. 1/R + L = %.0f ms is the least upload-to-record time without a backlog.\n\n", bench.Ms(time.Duration(float64(time.Minute)/first.RatePerMinute)+first.Latency))
 	p("| N | Service limiter | Pacing | Achieved (of R) | 429s (of calls) | Upload to record p50 / p99 | Pacer writes per image | Lost | Goal |\n|---|---|---|---|---|---|---|---|---|\n")
-	for _, run := range r.Pacing {
-		if run.Kind != "compare" {
-			continue
-		}
-		t := run.Result
+	for _, t := range compared {
 		goal := "-"
 		if t.Config.Pacing == predictor.PacingShared {
 			goal = verdict(pacedGoal(t))
@@ -223,11 +215,7 @@ func (r *results) pacingSection(p func(string, ...any)) {
 	p("\n### Rate configured at twice the real one\n\n")
 	p("GEO_RATE_PER_MINUTE is %.0fx the simulator's limit (strict). *Settled* is the first call after which every window of %d calls has at most %.0f%% of 429s.\n\n", misconfiguredFactor, settleWindow, 100*settleMax429)
 	p("| N | Pacing | Settled after | Calls before settling | Accepted rate once settled (of the real R) | 429s once settled | Lost | Goal |\n|---|---|---|---|---|---|---|---|\n")
-	for _, run := range r.Pacing {
-		if run.Kind != "misconfigured" {
-			continue
-		}
-		t := run.Result
+	for _, t := range r.pacingRuns("misconfigured") {
 		s := t.Settled
 		goal := "-"
 		if t.Config.Pacing == predictor.PacingShared {
@@ -290,12 +278,9 @@ func (r *results) slidingSection(p func(string, ...any)) {
 func (r *results) pacingRows() []row {
 	var rows []row
 	for _, kind := range []string{"sliding", "compare", "misconfigured", "skew"} {
-		var runs []*throughputResult
-		for _, run := range r.Pacing {
-			if run.Kind == kind && run.Result.Config.Pacing == predictor.PacingShared {
-				runs = append(runs, run.Result)
-			}
-		}
+		runs := slices.DeleteFunc(r.pacingRuns(kind), func(t *throughputResult) bool {
+			return t.Config.Pacing != predictor.PacingShared
+		})
 		if len(runs) == 0 {
 			continue
 		}

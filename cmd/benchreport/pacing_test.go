@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+)
+
+// pacedRun is a pacing run's result whose figures say which run it is: N
+// instances achieving achieved calls a minute of R = 120.
+func pacedRun(n int, pacing string, achieved float64, cfg func(*throughputConfig)) *throughputResult {
+	c := throughputConfig{RatePerMinute: 120, SimBurst: 1, Latency: 200 * time.Millisecond,
+		Instances: n, Duration: time.Minute, Pacing: pacing}
+	if cfg != nil {
+		cfg(&c)
+	}
+	return &throughputResult{Config: c, Uploads: 120, Succeeded: 120, Calls: 120, AchievedPerMinute: achieved,
+		Settled: settling{OK: true, After: 5 * time.Second, CallsTo: 12, PerMinute: achieved}}
+}
+
+func TestPacingSectionPutsEachRunInItsKindsTable(t *testing.T) {
+	sliding := func(c *throughputConfig) { c.SlidingLog, c.RatePerMinute = true, 30 }
+	skew := func(c *throughputConfig) { c.Skew = 100 * time.Millisecond }
+	shared, instance := predictor.PacingShared, predictor.PacingInstance
+	r := &results{Pacing: []pacingRun{
+		{"sliding", pacedRun(1, shared, 29.51, sliding)},
+		{"sliding", pacedRun(2, shared, 29.52, sliding)},
+		{"compare", pacedRun(2, instance, 60.1, nil)},
+		{"compare", pacedRun(2, shared, 118.1, nil)},
+		{"misconfigured", pacedRun(4, instance, 70.3, nil)},
+		{"misconfigured", pacedRun(4, shared, 110.3, nil)},
+		{"skew", pacedRun(2, shared, 78.4, skew)},
+	}}
+	// The per-instance run at twice the rate never settles, and the skewed
+	// run misses its goal, which the headline must name.
+	r.Pacing[4].Result.Settled = settling{}
+	r.Pacing[6].Result.Status429 = 13
+	var b strings.Builder
+	r.pacingSection(func(format string, args ...any) { fmt.Fprintf(&b, format, args...) })
+	out := b.String()
+
+	sections := map[string][]string{
+		"## Pacing against the service's limiter":   {"29.51/min", "29.52/min"},
+		"## Pacing: one shared schedule":            {"60.1/min", "118.1/min"},
+		"### Rate configured at twice the real one": {"| 4 | instance | never |", "110.3/min"},
+		"### Clocks skewed by up to ±100ms":         {"78.4/min"},
+	}
+	order := []string{"## Pacing against the service's limiter", "## Pacing: one shared schedule",
+		"### Rate configured at twice the real one", "### Clocks skewed by up to ±100ms"}
+	for i, heading := range order {
+		start := strings.Index(out, heading)
+		if start < 0 {
+			t.Fatalf("no section %q in:\n%s", heading, out)
+		}
+		end := len(out)
+		if i+1 < len(order) {
+			end = strings.Index(out, order[i+1])
+		}
+		if end < start {
+			t.Fatalf("section %q comes after %q", order[i+1], heading)
+		}
+		section := out[start:end]
+		last := -1
+		for _, want := range sections[heading] {
+			at := strings.Index(section, want)
+			if at < 0 {
+				t.Errorf("section %q lacks %q:\n%s", heading, want, section)
+				continue
+			}
+			if at < last {
+				t.Errorf("section %q lists %q out of run order", heading, want)
+			}
+			last = at
+		}
+		if got, want := strings.Count(section, "\n| "), len(sections[heading])+1; got != want {
+			t.Errorf("section %q has %d table rows (header included), want %d:\n%s", heading, got, want, section)
+		}
+	}
+
+	rows := r.pacingRows()
+	if len(rows) != 4 {
+		t.Fatalf("%d headline rows, want one per kind: %+v", len(rows), rows)
+	}
+	for _, row := range rows[:3] {
+		// The per-instance runs miss by design; only the shared ones count.
+		if row.verdict != "PASS" {
+			t.Errorf("headline %q = %s (%s), want PASS", row.figure, row.verdict, row.measured)
+		}
+	}
+	if skewRow := rows[3]; skewRow.verdict != "MISS" || !strings.Contains(skewRow.measured, "N=2") {
+		t.Errorf("headline for the skewed run = %+v, want a MISS naming N=2", skewRow)
+	}
+}
