@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
@@ -22,18 +23,8 @@ const (
 // EventBridge rule's SQS target puts it on the queue: the whole event is the
 // message body. Unlike an S3 notification, the key is not URL-encoded and
 // the size, ETag and version id are named differently.
+// The envelope is aws-lambda-go's events.EventBridgeEvent.
 type (
-	eventBridgeEvent struct {
-		Version    string            `json:"version"`
-		ID         string            `json:"id"`
-		DetailType string            `json:"detail-type"`
-		Source     string            `json:"source"`
-		Account    string            `json:"account"`
-		Time       string            `json:"time"`
-		Region     string            `json:"region"`
-		Resources  []string          `json:"resources"`
-		Detail     eventBridgeDetail `json:"detail"`
-	}
 	eventBridgeDetail struct {
 		Version         string            `json:"version"`
 		Bucket          s3BucketName      `json:"bucket"`
@@ -82,30 +73,34 @@ func EventBridgeEventBody(obj ObjectCreated) (string, error) {
 	if name, ok := strings.CutPrefix(obj.EventName, "ObjectCreated:"); ok && name != "Put" {
 		reason = map[string]string{"Post": "POST Object", "Copy": "CopyObject", "CompleteMultipartUpload": "CompleteMultipartUpload"}[name]
 	}
-	body, err := json.Marshal(eventBridgeEvent{
+	detail, err := json.Marshal(eventBridgeDetail{
+		Version: "0",
+		Bucket:  s3BucketName{Name: obj.Bucket},
+		Object: eventBridgeObject{
+			Key:       obj.Key,
+			Size:      obj.Size,
+			ETag:      strings.Trim(obj.ETag, `"`),
+			VersionID: obj.VersionID,
+			Sequencer: sequencer,
+		},
+		RequestID:       "LOCAL",
+		Requester:       localAccount,
+		SourceIPAddress: "127.0.0.1",
+		Reason:          reason,
+	})
+	if err != nil {
+		return "", fmt.Errorf("EventBridge event for %s: %w", obj.Key, err)
+	}
+	body, err := json.Marshal(events.EventBridgeEvent{
 		Version:    "0",
 		ID:         uuid.NewString(),
 		DetailType: "Object Created",
 		Source:     "aws.s3",
-		Account:    localAccount,
-		Time:       at.UTC().Format(time.RFC3339),
+		AccountID:  localAccount,
+		Time:       at.UTC().Truncate(time.Second),
 		Region:     region,
 		Resources:  []string{"arn:aws:s3:::" + obj.Bucket},
-		Detail: eventBridgeDetail{
-			Version: "0",
-			Bucket:  s3BucketName{Name: obj.Bucket},
-			Object: eventBridgeObject{
-				Key:       obj.Key,
-				Size:      obj.Size,
-				ETag:      strings.Trim(obj.ETag, `"`),
-				VersionID: obj.VersionID,
-				Sequencer: sequencer,
-			},
-			RequestID:       "LOCAL",
-			Requester:       localAccount,
-			SourceIPAddress: "127.0.0.1",
-			Reason:          reason,
-		},
+		Detail:     detail,
 	})
 	if err != nil {
 		return "", fmt.Errorf("EventBridge event for %s: %w", obj.Key, err)

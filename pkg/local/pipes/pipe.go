@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/geolocate-aws/geolocate/pkg/local/eventpattern"
 )
 
@@ -44,18 +46,9 @@ type Pipe struct {
 	Resources []string
 }
 
-// Event is one event the pipe would put on its bus.
-type Event struct {
-	Version    string          `json:"version"`
-	ID         string          `json:"id"`
-	DetailType string          `json:"detail-type"`
-	Source     string          `json:"source"`
-	Account    string          `json:"account"`
-	Time       string          `json:"time"`
-	Region     string          `json:"region"`
-	Resources  []string        `json:"resources"`
-	Detail     json.RawMessage `json:"detail"`
-}
+// Event is one event the pipe would put on its bus: EventBridge's envelope
+// as aws-lambda-go declares it, the detail kept as the template made it.
+type Event = events.EventBridgeEvent
 
 // Read finds the pipes of a synthesized template whose source is a
 // DynamoDB table's stream. An error names what the rig cannot play.
@@ -199,7 +192,7 @@ func (p *Pipe) Apply(record []byte, at time.Time) (*Event, bool, error) {
 	id, _ := v.(map[string]any)["eventID"].(string)
 	return &Event{
 		Version: "0", ID: "local-" + id, DetailType: detailType, Source: source,
-		Account: LocalAccount, Time: at.UTC().Format(time.RFC3339), Region: LocalRegion,
+		AccountID: LocalAccount, Time: at.UTC().Truncate(time.Second), Region: LocalRegion,
 		Resources: append([]string{}, p.Resources...), Detail: detail,
 	}, true, nil
 }
