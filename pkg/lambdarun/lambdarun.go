@@ -142,13 +142,22 @@ func InvokeFile(ctx context.Context, handler any, path string, timeout time.Dura
 
 // Invoke runs handler once on payload through the same reflection-based
 // adapter the Lambda runtime uses, so a local run decodes the event exactly as
-// Lambda would. As on Lambda, a response that comes after the deadline does
-// not count: the invocation timed out (ErrTimedOut). In process, the handler
-// cannot be frozen or killed at the deadline as Lambda does; the strict
-// runner in pkg/local/lambdaruntime runs the built function for that.
+// Lambda would. As on Lambda, the deadline is the invocation's start plus
+// timeout, and a response that comes after it does not count: the
+// invocation timed out (ErrTimedOut). In process, the handler cannot be
+// frozen or killed at the deadline as Lambda does; the strict runner in
+// pkg/local/lambdaruntime runs the built function for that.
+//
+// A deadline ctx carries does not shorten the invocation's: a caller
+// bounded by its own (a test, a local run near its end) would otherwise
+// hand the handler less than the function's timeout, and a handler that
+// returns what it has no time left for would return all of it. Cancelling
+// ctx still cancels the invocation.
 func Invoke(ctx context.Context, handler any, payload []byte, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	caller := ctx
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(caller), timeout)
 	defer cancel()
+	defer context.AfterFunc(caller, cancel)()
 	deadline, _ := ctx.Deadline()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
 		AwsRequestID:       fmt.Sprintf("local-%d", time.Now().UnixNano()),

@@ -96,6 +96,40 @@ func TestInvokeAfterTheDeadlineTimesOut(t *testing.T) {
 	}
 }
 
+func TestInvokeDeadlineIsItsOwnTimeout(t *testing.T) {
+	var deadline time.Time
+	handler := func(ctx context.Context, _ echoEvent) (string, error) {
+		deadline, _ = ctx.Deadline()
+		return "ok", nil
+	}
+	// The caller stops in a second; the invocation still gets its minute.
+	caller, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := Invoke(caller, handler, []byte(`{}`), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if left := deadline.Sub(start); left < 50*time.Second {
+		t.Errorf("the invocation's deadline was %s after its start, want its timeout (1m), not the caller's", left)
+	}
+}
+
+func TestInvokeCancelledWithItsCaller(t *testing.T) {
+	caller, cancel := context.WithCancel(context.Background())
+	handler := func(ctx context.Context, _ echoEvent) (string, error) {
+		cancel()
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(5 * time.Second):
+			return "", errors.New("the caller was cancelled but the invocation was not")
+		}
+	}
+	if _, err := Invoke(caller, handler, []byte(`{}`), time.Minute); !errors.Is(err, context.Canceled) {
+		t.Errorf("Invoke = %v, want context.Canceled", err)
+	}
+}
+
 // TestReportInitErrorPostsWhatLambdaShows: the init error goes to the
 // Runtime API's init/error path with the error document aws-lambda-go posts
 // for invocation errors, and a refusal by the API is an error.

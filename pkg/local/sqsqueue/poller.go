@@ -166,15 +166,6 @@ func (p *Poller) invoke(ctx context.Context, msgs []events.SQSMessage) BatchResu
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	// An invocation's deadline is its start plus the function's timeout, as
-	// on Lambda, never the run's: a run bounded by a test's deadline would
-	// otherwise give its last invocations less than the timeout, and a
-	// handler that returns what it has no time left for would churn their
-	// messages to the dead-letter queue. Stopping the run still cancels them.
-	run := ctx
-	ctx, cancel := context.WithCancel(context.WithoutCancel(run))
-	defer cancel()
-	defer context.AfterFunc(run, cancel)()
 	p.invocations.Add(1)
 	start := time.Now()
 	res := BatchResult{Messages: msgs}
