@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 )
 
@@ -19,11 +20,11 @@ const (
 	NotificationsEventBridge = configrules.NotificationsEventBridge
 )
 
-// The wire shape of S3's EventBridge event for a new object, as an
+// The wire shape of the detail of S3's EventBridge event for a new object
+// (the envelope is aws-lambda-go's events.EventBridgeEvent), as an
 // EventBridge rule's SQS target puts it on the queue: the whole event is the
 // message body. Unlike an S3 notification, the key is not URL-encoded and
 // the size, ETag and version id are named differently.
-// The envelope is aws-lambda-go's events.EventBridgeEvent.
 type (
 	eventBridgeDetail struct {
 		Version         string            `json:"version"`
@@ -45,9 +46,6 @@ type (
 		Sequencer string `json:"sequencer"`
 	}
 )
-
-// localAccount is the account id of the local rig's events.
-const localAccount = "000000000000"
 
 // EventBridgeEventBody returns the JSON body an EventBridge rule's SQS
 // target would put on the queue for obj: S3's "Object Created" event, with
@@ -84,7 +82,7 @@ func EventBridgeEventBody(obj ObjectCreated) (string, error) {
 			Sequencer: sequencer,
 		},
 		RequestID:       "LOCAL",
-		Requester:       localAccount,
+		Requester:       pipes.LocalAccount,
 		SourceIPAddress: "127.0.0.1",
 		Reason:          reason,
 	})
@@ -96,7 +94,7 @@ func EventBridgeEventBody(obj ObjectCreated) (string, error) {
 		ID:         uuid.NewString(),
 		DetailType: "Object Created",
 		Source:     "aws.s3",
-		AccountID:  localAccount,
+		AccountID:  pipes.LocalAccount,
 		Time:       at.UTC().Truncate(time.Second),
 		Region:     region,
 		Resources:  []string{"arn:aws:s3:::" + obj.Bucket},
