@@ -31,7 +31,7 @@ import (
 var (
 	heifTopKeep  = map[string]bool{"ftyp": true, "meta": true, "mdat": true, "free": true, "skip": true, "wide": true}
 	heifMetaKeep = map[string]bool{"hdlr": true, "pitm": true, "iloc": true, "iinf": true, "iref": true, "iprp": true,
-		"idat": true, "dinf": true, "grpl": true, "ipro": true, "free": true, "skip": true}
+		"idat": true, "dinf": true, "grpl": true}
 )
 
 // heifPadding reports the box types that are padding, which every reader
@@ -144,8 +144,13 @@ func (h *heifStepper) nextBox(r *Reader, at int64) error {
 	if size < hdr {
 		return r.problem("HEIF box %q of %d bytes", typ, size)
 	}
-	if typ == "moov" {
+	switch typ {
+	case "moov":
 		return r.problem("HEIF image sequence (moov box): its tracks are not stripped")
+	case "meta":
+		// libheif reads the first meta box, exiftool every one: a second
+		// one's items would be read by some and blanked by none.
+		return r.problem("HEIF file with a second meta box")
 	}
 	h.boxEnd = at + size
 	if size > math.MaxInt64-at {
@@ -162,7 +167,7 @@ func (h *heifStepper) nextBox(r *Reader, at int64) error {
 		r.fill(size-hdr, 0, "")
 		h.boxEnd = 0
 		return nil
-	case heifTopKeep[typ] && typ != "meta": // a second meta would be nobody's
+	case heifTopKeep[typ]:
 		r.copyN(hdr)
 		return nil
 	}
@@ -252,8 +257,10 @@ func (h *heifStepper) fail(r *Reader, buf []byte, reason string) error {
 }
 
 // edit blanks, in the held header buf (whose meta box starts at metaAt),
-// the unknown top-level boxes, the XML and unknown boxes of meta and the
-// bytes of the metadata items it holds, and keeps the item ranges beyond.
+// the unknown top-level boxes, the XML and unknown boxes of meta, the
+// descriptive item properties and every item that is not the primary
+// image's pixel data, and keeps the item ranges that lie beyond buf. What it
+// cannot prove clean is an error, and the file is refused.
 func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 	top, err := boxesIn(buf, 0, len(buf))
 	if err != nil {
@@ -275,16 +282,15 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 	if err != nil {
 		return err
 	}
-	var iinf, iloc, idat *box
+	// One of each: libheif takes the first (get_child_box), exiftool
+	// merges them all, and a stripper that read another one than theirs
+	// would blank the wrong items.
+	single := map[string]*box{}
 	for i := range children {
 		c := &children[i]
 		switch c.typ {
-		case "iinf":
-			iinf = c
-		case "iloc":
-			iloc = c
-		case "idat":
-			idat = c
+		case "ipro":
+			return errors.New("HEIF protected items (ipro box): their data cannot be checked")
 		case "xml ", "bxml":
 			blankBox(r, buf, *c, KindXMP)
 		case "free", "skip":
@@ -292,33 +298,39 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 		default:
 			if !heifMetaKeep[c.typ] {
 				blankBox(r, buf, *c, KindOther)
+				continue
 			}
+			if single[c.typ] != nil {
+				return fmt.Errorf("HEIF meta box holds more than one %q box", c.typ)
+			}
+			single[c.typ] = c
 		}
 	}
-	if iinf == nil {
-		return nil // no items: nothing to blank
+	if hdlr := single["hdlr"]; hdlr != nil && hdlr.end-hdlr.payload > heifHdlrName {
+		// The handler's name is free text; nobody needs it.
+		clear(buf[hdlr.payload+heifHdlrName : hdlr.end])
 	}
-	items, err := metadataItems(buf[iinf.payload:iinf.end])
-	if err != nil {
+	if iprp := single["iprp"]; iprp != nil {
+		if err := h.editProperties(r, buf, *iprp); err != nil {
+			return err
+		}
+	}
+	items, err := h.items(buf, single)
+	if err != nil || len(items.byID) == 0 {
 		return err
 	}
-	if len(items) == 0 {
-		return nil
-	}
-	if iloc == nil {
-		return errors.New("HEIF meta box has items and no iloc box")
-	}
-	locs, err := itemLocations(buf[iloc.payload:iloc.end], items)
-	if err != nil {
-		return err
-	}
+	idat := single["idat"]
 	var spans []span
-	for _, l := range locs {
-		kind := items[l.id]
+	for _, id := range items.ids() {
+		it := items.byID[id]
+		if items.keep[id] {
+			continue
+		}
+		kind := it.kind()
 		r.removed(kind, 0)
-		for i, e := range l.extents {
+		for i, e := range it.extents {
 			var start, end int64
-			switch l.method {
+			switch it.method {
 			case 0:
 				start, end = e.offset, e.offset+e.length
 				if e.length == 0 || end < start {
@@ -336,7 +348,7 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 					return errors.New("HEIF item outside idat")
 				}
 			default:
-				return fmt.Errorf("HEIF item construction method %d not supported", l.method)
+				return fmt.Errorf("HEIF item construction method %d not supported", it.method)
 			}
 			spans = append(spans, span{start: start, end: end, kind: kind,
 				exif: kind == KindEXIF && i == 0, xmp: kind == KindXMP && i == 0})
@@ -409,6 +421,72 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 	return nil
 }
 
+// heifHdlrName is where hdlr's name starts in its payload: version and
+// flags, pre_defined, handler_type and three reserved words.
+const heifHdlrName = 4 + 4 + 4 + 12
+
+// heifProperties are the item properties kept: what a decoder needs to
+// decode and show the picture (ISO/IEC 23008-12 section 6.5, 14496-15,
+// AV1-ISOBMFF). Any other (udes user description, crtt creation time, mdft
+// modification time, vendors') becomes a free box: ipma refers to
+// properties by their index in ipco, which a free box keeps.
+var heifProperties = map[string]bool{
+	"hvcC": true, "av1C": true, "ispe": true, "colr": true, "pixi": true, "rloc": true,
+	"irot": true, "imir": true, "clap": true, "pasp": true, "auxC": true, "lsel": true,
+	"a1op": true, "a1lx": true, "clli": true, "mdcv": true, "cclv": true, "amve": true,
+	"free": true, "skip": true,
+}
+
+// editProperties blanks the properties not in heifProperties, and the
+// descriptive fields of the ICC profiles in colr (a profile that cannot be
+// read is blanked whole).
+func (h *heifStepper) editProperties(r *Reader, buf []byte, iprp box) error {
+	children, err := boxesIn(buf, iprp.payload, iprp.end)
+	if err != nil {
+		return err
+	}
+	var ipco *box
+	for i := range children {
+		c := &children[i]
+		switch c.typ {
+		case "ipco":
+			if ipco != nil {
+				return errors.New("HEIF iprp box holds more than one ipco box")
+			}
+			ipco = c
+		case "ipma":
+		default:
+			blankBox(r, buf, *c, KindOther)
+		}
+	}
+	if ipco == nil {
+		return nil
+	}
+	props, err := boxesIn(buf, ipco.payload, ipco.end)
+	if err != nil {
+		return err
+	}
+	for _, p := range props {
+		switch {
+		case !heifProperties[p.typ]:
+			blankBox(r, buf, p, KindOther)
+		case p.typ == "colr" && p.end-p.payload >= 4:
+			switch string(buf[p.payload : p.payload+4]) {
+			case "prof", "rICC": // an ICC profile (ISO/IEC 14496-12 12.1.5)
+				changed, err := sanitizeICC(buf[p.payload+4 : p.end])
+				if err != nil {
+					// Unreadable: the picture is shown without it, and
+					// nothing of it is sent.
+					blankBox(r, buf, p, KindOther)
+				} else if changed {
+					r.removed(KindOther, 0)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // replaceHEIFExif returns n bytes for an Exif item whose first bytes are
 // item: a 4-byte TIFF-header offset of 0 and the minimal EXIF block, then
 // zeros (ISO/IEC 23008-12 A.2.1).
@@ -458,146 +536,6 @@ func boxesIn(b []byte, from, to int) ([]box, error) {
 		}
 		out = append(out, box{typ: string(b[pos+4 : pos+8]), start: pos, payload: pos + hdr, end: pos + int(size)})
 		pos += int(size)
-	}
-	return out, nil
-}
-
-// metadataItems reads iinf for the items to blank: Exif, and every mime or
-// URI item (XMP is the mime type application/rdf+xml). Infe versions 0 and
-// 1 have no item type, only a content type.
-func metadataItems(b []byte) (map[uint32]string, error) {
-	r := &bin{b: b}
-	version := r.u8()
-	r.skip(3)
-	if version == 0 {
-		r.u16()
-	} else {
-		r.u32()
-	}
-	if r.bad {
-		return nil, errors.New("HEIF iinf box too short")
-	}
-	children, err := boxesIn(b, r.pos, len(b))
-	if err != nil {
-		return nil, err
-	}
-	items := map[uint32]string{}
-	for _, c := range children {
-		if c.typ != "infe" {
-			continue
-		}
-		e := &bin{b: b[c.payload:c.end]}
-		v := e.u8()
-		e.skip(3)
-		var id uint32
-		if v == 3 {
-			id = e.u32()
-		} else {
-			id = uint32(e.u16())
-		}
-		e.u16() // protection index
-		var kind string
-		if v < 2 {
-			e.str() // item name
-			kind = mimeKind(e.str())
-		} else {
-			typ := string(e.take(4))
-			e.str() // item name
-			switch typ {
-			case "Exif":
-				kind = KindEXIF
-			case "mime":
-				kind = mimeKind(e.str())
-			case "uri ":
-				kind = KindOther
-			}
-		}
-		if e.bad {
-			return nil, errors.New("HEIF infe box too short")
-		}
-		if kind != "" {
-			items[id] = kind
-		}
-	}
-	return items, nil
-}
-
-func mimeKind(contentType string) string {
-	if contentType == "application/rdf+xml" {
-		return KindXMP
-	}
-	return KindOther
-}
-
-type extent struct{ offset, length int64 }
-
-type itemLocation struct {
-	id      uint32
-	method  int
-	extents []extent
-}
-
-// itemLocations reads iloc (versions 0 to 2) for the items in want, every
-// extent of each. Items in another file (a data reference other than 0)
-// have no bytes here and are left out.
-func itemLocations(b []byte, want map[uint32]string) ([]itemLocation, error) {
-	r := &bin{b: b}
-	version := r.u8()
-	r.skip(3)
-	sizes := r.u8()
-	offsetSize, lengthSize := int(sizes>>4), int(sizes&15)
-	sizes = r.u8()
-	baseSize, indexSize := int(sizes>>4), int(sizes&15)
-	if version == 0 {
-		indexSize = 0
-	}
-	for _, s := range []int{offsetSize, lengthSize, baseSize, indexSize} {
-		if s != 0 && s != 4 && s != 8 {
-			return nil, fmt.Errorf("HEIF iloc field size %d", s)
-		}
-	}
-	var count uint32
-	if version < 2 {
-		count = uint32(r.u16())
-	} else {
-		count = r.u32()
-	}
-	var out []itemLocation
-	for i := uint32(0); i < count && !r.bad; i++ {
-		var l itemLocation
-		if version < 2 {
-			l.id = uint32(r.u16())
-		} else {
-			l.id = r.u32()
-		}
-		if version >= 1 {
-			l.method = int(r.u16() & 15)
-		}
-		ref := r.u16()
-		base := r.uint(baseSize)
-		n := int(r.u16())
-		if per := indexSize + offsetSize + lengthSize; n*per > len(r.b)-r.pos {
-			return nil, errors.New("HEIF iloc box too short")
-		}
-		for range n {
-			r.uint(indexSize)
-			off, length := r.uint(offsetSize), r.uint(lengthSize)
-			if base > math.MaxInt64/2 || off > math.MaxInt64/2 || length > math.MaxInt64/2 {
-				return nil, errors.New("HEIF iloc offset out of range")
-			}
-			l.extents = append(l.extents, extent{offset: int64(base + off), length: int64(length)})
-		}
-		if n == 0 {
-			// No extent: the whole data reference, which for a file item
-			// means from base to its end.
-			l.extents = []extent{{offset: int64(min(base, math.MaxInt64/2)), length: 0}}
-		}
-		if _, ok := want[l.id]; ok && ref == 0 {
-			out = append(out, l)
-		}
-	}
-	if r.bad {
-		return nil, errors.New("HEIF iloc box too short")
 	}
 	return out, nil
 }

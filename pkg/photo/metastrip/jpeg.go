@@ -3,6 +3,7 @@ package metastrip
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 )
 
@@ -106,12 +107,39 @@ func (j *jpegStepper) marker(r *Reader) error {
 		r.copyN(2)
 		j.phase = jpegTrailer
 		return nil
-	case m >= 0xD0 && m <= 0xD8, m == 0x01: // RSTn, SOI, TEM: no length
+	case m >= 0xD0 && m <= 0xD7: // RSTn: no length
 		r.copyN(2)
 		return nil
+	case m >= 0xE0 && m <= 0xEF, m == 0xFE, jpegTables[m]:
+		return j.segment(r, m)
 	}
-	return j.segment(r, m)
+	// Any other marker (a second SOI, TEM, the reserved FF02-FFBF, JPEG
+	// 2000's FF4F or FF92, JPEG-LS's, hierarchical DHP and EXP, JPGn) may
+	// or may not have a length, depending on the reader: exiftool and a
+	// decoder could see a segment where the stripper sees another.
+	return r.problem("JPEG marker FF%02X is not one a baseline, progressive or lossless JPEG holds", m)
 }
+
+// jpegTables are the markers, other than APPn and COM, followed by a
+// segment the picture needs (ITU T.81 B.1.1.3, table B.1): SOFn, DHT, DAC,
+// DQT, DRI, DNL, SOS.
+var jpegTables = func() map[byte]bool {
+	m := map[byte]bool{0xC4: true, 0xCC: true, 0xDA: true, 0xDB: true, 0xDC: true, 0xDD: true}
+	for sof := byte(0xC0); sof <= 0xCF; sof++ {
+		if sof != 0xC4 && sof != 0xC8 && sof != 0xCC {
+			m[sof] = true
+		}
+	}
+	return m
+}()
+
+// JFIF (JPEG File Interchange Format 1.02) and Adobe APP14 segments have a
+// fixed payload: what follows it (a JFIF thumbnail's pixels, anything at
+// all) is no colour information and is blanked.
+const (
+	jfifLen  = 2 + 14 // length field and "JFIF\0", version, units, densities, thumbnail size
+	adobeLen = 2 + 12 // length field and "Adobe", version, flags0, flags1, transform
+)
 
 // segment handles a marker segment: FF m, a two-byte length, the payload.
 func (j *jpegStepper) segment(r *Reader, m byte) error {
@@ -130,25 +158,21 @@ func (j *jpegStepper) segment(r *Reader, m byte) error {
 	id := b[4:min(len(b), 2+length)] // the identifier cannot run past the segment
 	kind := ""
 	switch {
-	case m == 0xE0:
-		if !bytes.HasPrefix(id, idJFIF) && !bytes.HasPrefix(id, idJFXX) {
-			kind = KindOther
-		}
+	case m == 0xE0 && bytes.HasPrefix(id, idJFIF) && length >= jfifLen:
+		return j.fixed(r, length, jfifLen, func(seg []byte) { seg[16], seg[17] = 0, 0 }) // no thumbnail
+	case m == 0xE0 && bytes.HasPrefix(id, idJFXX):
+		kind = KindPreview // a thumbnail, a JPEG one with its own APP1 included
 	case m == 0xE1 && bytes.HasPrefix(id, idExif):
 		return j.exif(r, length)
 	case m == 0xE1 && (bytes.HasPrefix(id, idXMP) || bytes.HasPrefix(id, idXMPExt)):
 		kind = KindXMP
-	case m == 0xE2:
-		if !bytes.HasPrefix(id, idICC) {
-			kind = KindOther
-		}
+	case m == 0xE2 && bytes.HasPrefix(id, idICC):
+		return j.icc(r, length)
 	case m == 0xED:
 		kind = KindIPTC
-	case m == 0xEE:
-		if !bytes.HasPrefix(id, idAdobe) {
-			kind = KindOther
-		}
-	case m >= 0xE1 && m <= 0xEF:
+	case m == 0xEE && bytes.HasPrefix(id, idAdobe) && length >= adobeLen:
+		return j.fixed(r, length, adobeLen, nil)
+	case m >= 0xE0 && m <= 0xEF:
 		kind = KindOther
 	case m == 0xFE:
 		kind = KindComment
@@ -162,6 +186,68 @@ func (j *jpegStepper) segment(r *Reader, m byte) error {
 	if m == 0xDA { // SOS: its scan's entropy-coded data follows
 		j.phase = jpegEntropy
 	}
+	return nil
+}
+
+// fixed keeps the first keep bytes of the payload of a segment whose
+// length is length (keep included), its length field set to keep and
+// edited by patch (given the segment from its marker), and blanks the rest
+// with fill bytes.
+func (j *jpegStepper) fixed(r *Reader, length, keep int, patch func(seg []byte)) error {
+	seg, err := r.peek(2 + keep)
+	if err != nil {
+		return err
+	}
+	if len(seg) < 2+keep {
+		return errTruncated
+	}
+	out := append([]byte(nil), seg...)
+	binary.BigEndian.PutUint16(out[2:], uint16(keep))
+	if patch != nil {
+		patch(out)
+	}
+	if length == keep && bytes.Equal(seg, out) {
+		r.copyN(int64(2 + keep))
+		return nil
+	}
+	r.removed(KindOther, 0)
+	r.note(func(rep *Report) { rep.add(KindOther, 0, int64(length-keep)) })
+	r.emit(out)
+	r.fill(int64(length-keep), jpegFill, "")
+	return nil
+}
+
+// icc keeps an APP2 ICC_PROFILE segment that holds a whole profile (a
+// chunk of 1 of 1), its descriptive fields blanked (sanitizeICC). A profile
+// split over several segments is blanked whole: its tags may lie in
+// segments not yet read, and so is a profile that cannot be read: without
+// it the picture is shown as sRGB, and nothing of it is sent.
+func (j *jpegStepper) icc(r *Reader, length int) error {
+	total := 2 + length
+	seg, err := r.peek(total) // at most 65,537 bytes: within the buffer
+	if err != nil {
+		return err
+	}
+	if len(seg) < total {
+		return errTruncated
+	}
+	hdr := 4 + len(idICC) + 2 // marker, length, identifier, chunk number and count
+	out := append([]byte(nil), seg...)
+	changed, err := false, errors.New("ICC profile split over several segments")
+	if total >= hdr && seg[hdr-2] == 1 && seg[hdr-1] == 1 {
+		changed, err = sanitizeICC(out[hdr:])
+	}
+	if err != nil {
+		r.removed(KindOther, 0)
+		r.fill(int64(total), jpegFill, KindOther)
+		return nil
+	}
+	if !changed {
+		r.copyN(int64(total))
+		return nil
+	}
+	r.removed(KindOther, 0)
+	r.emit(out)
 	return nil
 }
 

@@ -81,7 +81,7 @@ func phoneJPEG(t testing.TB, img image.Image, orient uint16) []byte {
 		segment(0xE1, cat([]byte("Exif\x00\x00"), phoneTIFF(orient))),
 		segment(0xE1, cat([]byte("http://ns.adobe.com/xap/1.0/\x00"), xmpPacket())),
 		segment(0xE1, cat([]byte("http://ns.adobe.com/xmp/extension/\x00"), bytes.Repeat([]byte("0"), 32), []byte{0, 0, 0, 40, 0, 0, 0, 0}, []byte("<rdf:li>"+ownerName+"</rdf:li>"))),
-		segment(0xE2, cat([]byte("ICC_PROFILE\x00\x01\x01"), bytes.Repeat([]byte{0x11}, 128))),
+		segment(0xE2, cat([]byte("ICC_PROFILE\x00\x01\x01"), iccProfile())),
 		segment(0xE2, cat([]byte("MPF\x00II*\x00"), make([]byte, 32))),
 		segment(0xED, cat([]byte("Photoshop 3.0\x008BIM\x04\x04\x00\x00\x00\x00\x00\x10\x1c\x02\x50\x00\x0b"), []byte(ownerName))),
 		segment(0xEB, cat([]byte("JP\x00\x00\x00\x01c2pa"), []byte(ownerName))),
@@ -155,7 +155,7 @@ func phoneWebP(t testing.TB, simple []byte, w, h int, orient uint16) []byte {
 	vp8x = append(vp8x, byte(w-1), byte((w-1)>>8), byte((w-1)>>16), byte(h-1), byte((h-1)>>8), byte((h-1)>>16))
 	body := cat([]byte("WEBP"),
 		riffChunk("VP8X", vp8x),
-		riffChunk("ICCP", bytes.Repeat([]byte{0x22}, 64)),
+		riffChunk("ICCP", iccProfile()),
 		image,
 		riffChunk("EXIF", phoneTIFF(orient)),
 		riffChunk("XMP ", xmpPacket()),
@@ -173,4 +173,66 @@ func sample(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// iccProfile is a display profile as phones embed them (Display P3 like),
+// whose descriptive fields name the owner: the header's creation time,
+// device manufacturer and model and creator, and the desc, dmnd, dmdd and
+// cprt tags. Its colour tags (white point, primaries, tone curves) are
+// what a stripped profile must keep.
+func iccProfile() []byte {
+	mluc := func(s string) []byte {
+		u := make([]byte, 0, 2*len(s))
+		for _, c := range s {
+			u = binary.BigEndian.AppendUint16(u, uint16(c))
+		}
+		b := cat([]byte("mluc\x00\x00\x00\x00"), binary.BigEndian.AppendUint32(nil, 1), binary.BigEndian.AppendUint32(nil, 12), []byte("enUS"))
+		b = binary.BigEndian.AppendUint32(b, uint32(len(u)))
+		b = binary.BigEndian.AppendUint32(b, 28)
+		return append(b, u...)
+	}
+	xyz := func(x, y, z uint32) []byte {
+		return cat([]byte("XYZ \x00\x00\x00\x00"), binary.BigEndian.AppendUint32(nil, x), binary.BigEndian.AppendUint32(nil, y), binary.BigEndian.AppendUint32(nil, z))
+	}
+	curv := []byte("curv\x00\x00\x00\x00\x00\x00\x00\x01\x02\x33\x00\x00") // gamma 2.2
+	tags := []struct {
+		sig  string
+		data []byte
+	}{
+		{"desc", mluc(ownerName + "'s phone profile")},
+		{"cprt", append([]byte("text\x00\x00\x00\x00Copyright "+ownerName), 0)},
+		{"dmnd", mluc("Geolocate")},
+		{"dmdd", mluc("Test Phone 15 " + ownerSerial)},
+		{"wtpt", xyz(0xF6D6, 0x10000, 0xD32D)},
+		{"rXYZ", xyz(0x83DF, 0x3DF9, 0x0303)},
+		{"gXYZ", xyz(0x4AB9, 0xAA92, 0x101A)},
+		{"bXYZ", xyz(0x2838, 0x0F74, 0xBE67)},
+		{"rTRC", curv}, {"gTRC", curv}, {"bTRC", curv},
+	}
+	table := binary.BigEndian.AppendUint32(nil, uint32(len(tags)))
+	var data []byte
+	off := 128 + 4 + 12*len(tags)
+	for _, tg := range tags {
+		for len(tg.data)%4 != 0 {
+			tg.data = append(tg.data, 0)
+		}
+		table = append(table, tg.sig...)
+		table = binary.BigEndian.AppendUint32(table, uint32(off+len(data)))
+		table = binary.BigEndian.AppendUint32(table, uint32(len(tg.data)))
+		data = append(data, tg.data...)
+	}
+	h := make([]byte, 128)
+	binary.BigEndian.PutUint32(h, uint32(128+len(table)+len(data)))
+	copy(h[4:], "lcms")
+	binary.BigEndian.PutUint32(h[8:], 0x04300000)
+	copy(h[12:], "mntrRGB XYZ ")
+	for i, v := range []uint16{2024, 6, 1, 21, 42, 5} { // creation time
+		binary.BigEndian.PutUint16(h[24+2*i:], v)
+	}
+	copy(h[36:], "acspAPPL")
+	copy(h[48:], "GEOLTP15")
+	copy(h[68:], []byte{0, 0, 0xF6, 0xD6, 0, 1, 0, 0, 0, 0, 0xD3, 0x2D}) // D50
+	copy(h[80:], "GEOL")
+	copy(h[84:], "0123456789abcdef") // profile ID
+	return cat(h, table, data)
 }

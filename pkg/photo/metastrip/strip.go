@@ -23,6 +23,7 @@ const (
 	KindText    = "text"    // PNG tEXt, zTXt, iTXt
 	KindTime    = "time"    // PNG tIME (last modification)
 	KindTrailer = "trailer" // bytes after the image's end (JPEG EOI, PNG IEND, RIFF size): secondary images, motion-photo video, vendor trailers
+	KindPreview = "preview" // an embedded image that is not the picture sent: HEIF thumbnails and hidden previews, JFXX thumbnails
 	KindOther   = "other"   // any other metadata segment, chunk, box or item (APPn, C2PA/JUMBF, private chunks, uuid boxes)
 	KindJunk    = "junk"    // bytes between JPEG segments that belong to none
 	KindUnread  = "unread"  // bytes after a structure the Reader could not follow (see Report.Problem)

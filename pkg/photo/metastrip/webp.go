@@ -53,8 +53,10 @@ func (s *webpStepper) step(r *Reader) error {
 	size := int64(binary.LittleEndian.Uint32(h[4:8]))
 	padded := size + size&1
 	switch fourcc {
-	case "VP8 ", "VP8L", "ALPH", "ANIM", "ANMF", "ICCP":
+	case "VP8 ", "VP8L", "ALPH", "ANIM", "ANMF":
 		r.copyN(8 + padded)
+	case "ICCP":
+		s.icc(r, h, size, padded)
 	case "VP8X":
 		b, err := r.peek(int(min(8+size, 9)))
 		if err != nil {
@@ -84,6 +86,30 @@ func (s *webpStepper) step(r *Reader) error {
 		r.fill(padded, 0, kind)
 	}
 	return nil
+}
+
+// icc keeps the ICCP chunk, its profile's descriptive fields blanked
+// (sanitizeICC). A profile longer than the read buffer, or one that cannot
+// be read, becomes zeros (VP8X's ICC flag stays, and readers hand the
+// application an empty profile: nothing of it is sent).
+func (s *webpStepper) icc(r *Reader, h []byte, size, padded int64) {
+	b, _ := r.peek(int(min(8+padded, maxEXIFPeek)))
+	if int64(len(b)) == 8+padded {
+		out := append([]byte(nil), b...)
+		changed, err := sanitizeICC(out[8 : 8+size])
+		switch {
+		case err == nil && !changed:
+			r.copyN(8 + padded)
+			return
+		case err == nil:
+			r.removed(KindOther, 0)
+			r.emit(out)
+			return
+		}
+	}
+	r.removed(KindOther, 0)
+	r.emit(append([]byte(nil), h[:8]...))
+	r.fill(padded, 0, KindOther)
 }
 
 // exif keeps the EXIF chunk's size and puts the minimal EXIF block in it,
