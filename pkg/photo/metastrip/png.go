@@ -1,17 +1,22 @@
 package metastrip
 
 import (
+	"bytes"
+	"compress/zlib"
 	"encoding/binary"
 	"hash/crc32"
 	"io"
 )
 
 // PNG (ISO/IEC 15948, third edition). Critical chunks pass, and the
-// ancillary chunks that change how the picture looks or moves: tRNS, gAMA,
-// cHRM, sRGB, iCCP, cICP, mDCV, cLLI, sBIT, bKGD, hIST, pHYs, sPLT, and
-// APNG's acTL, fcTL, fdAT. eXIf keeps its length and holds the minimal EXIF
-// block (Orientation only); every other ancillary chunk (tEXt, zTXt, iTXt,
-// tIME, C2PA's caBX, private chunks) becomes a padBlank chunk of zeros, and
+// ancillary chunks that change how the picture looks or moves and hold
+// numbers only: tRNS, gAMA, cHRM, sRGB, cICP, mDCV, cLLI, sBIT, bKGD, hIST,
+// pHYs, and APNG's acTL, fcTL, fdAT. iCCP is rewritten (pngStepper.icc): its
+// profile name replaced, its profile inflated within maxICCBytes, its
+// descriptive fields blanked and compressed again. eXIf keeps its length
+// and holds the minimal EXIF block (Orientation only); every other
+// ancillary chunk (tEXt, zTXt, iTXt, tIME, sPLT and its palette name, C2PA's
+// caBX, private chunks) becomes a blNk chunk of zeros, never inflated, and
 // whatever follows IEND is zeroed. Chunk lengths never change, and each
 // rewritten chunk gets its own CRC.
 
@@ -20,9 +25,9 @@ import (
 const pngPadType = "blNk"
 
 var pngKeep = map[string]bool{
-	"tRNS": true, "gAMA": true, "cHRM": true, "sRGB": true, "iCCP": true,
+	"tRNS": true, "gAMA": true, "cHRM": true, "sRGB": true,
 	"cICP": true, "mDCV": true, "mDCv": true, "cLLI": true, "cLLi": true,
-	"sBIT": true, "bKGD": true, "hIST": true, "pHYs": true, "sPLT": true,
+	"sBIT": true, "bKGD": true, "hIST": true, "pHYs": true,
 	"acTL": true, "fcTL": true, "fdAT": true,
 }
 
@@ -77,6 +82,8 @@ func (s *pngStepper) step(r *Reader) error {
 		r.copyN(12 + length)
 	case typ == "eXIf":
 		s.exif(r, h, length)
+	case typ == "iCCP":
+		s.icc(r, h, length)
 	case typ == pngPadType:
 		s.blank(r, h, length, "") // blanked already, or posing as such
 	default:
@@ -98,6 +105,83 @@ func pngChunkName(typ string) bool {
 		}
 	}
 	return true
+}
+
+// maxICCBytes bounds the profile an iCCP chunk may inflate to: display
+// profiles are a few KiB, the largest printer profiles some hundreds. A
+// chunk that inflates to more (a zlib bomb: 64 KiB can inflate to 64 MB)
+// is blanked once this much has been inflated.
+const maxICCBytes = 1 << 20
+
+// pngICCName is the profile name a rewritten iCCP chunk gets, lengthened
+// with 'x' to fill the chunk when the new profile is a little shorter.
+const pngICCName = "ICC"
+
+// pngMaxKeyword is the longest keyword PNG allows (ISO/IEC 15948 11.3.3.3).
+const pngMaxKeyword = 79
+
+// icc rewrites an iCCP chunk of length bytes: its profile name (free text)
+// becomes "ICC", its profile is inflated within maxICCBytes, cleaned by
+// sanitizeICC and compressed again. The new chunk fills the old length
+// exactly, the name lengthened or a blNk chunk after it taking up the
+// rest. A chunk that does not fit in the read buffer, does not inflate
+// within the bound, holds no readable profile or does not compress back
+// into its length is blanked: the picture is then shown as sRGB.
+func (s *pngStepper) icc(r *Reader, h []byte, length int64) {
+	if out, ok := pngICC(r, length); ok {
+		r.removed(KindOther, 0)
+		r.emit(out)
+		return
+	}
+	s.blank(r, h, length, KindOther)
+}
+
+// pngICC returns the rewritten chunk (header, data, CRC, and any blNk
+// chunk) for the iCCP chunk the reader is at, or false.
+func pngICC(r *Reader, length int64) ([]byte, bool) {
+	b, _ := r.peek(int(min(12+length, maxEXIFPeek)))
+	if int64(len(b)) != 12+length {
+		return nil, false
+	}
+	data := b[8 : 8+length]
+	nul := bytes.IndexByte(data, 0)
+	if nul < 1 || nul+2 > len(data) || data[nul+1] != 0 {
+		return nil, false
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(data[nul+2:]))
+	if err != nil {
+		return nil, false
+	}
+	profile, err := io.ReadAll(io.LimitReader(zr, maxICCBytes+1))
+	if err != nil || len(profile) > maxICCBytes {
+		return nil, false
+	}
+	if _, err := sanitizeICC(profile); err != nil {
+		return nil, false
+	}
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	zw.Write(profile) // a bytes.Buffer does not fail
+	zw.Close()
+	name := len(pngICCName)
+	avail := int(length) - 2 - z.Len() // for the name, and a blNk chunk
+	switch {
+	case avail < name:
+		return nil, false
+	case avail <= pngMaxKeyword:
+		name = avail // otherwise a blNk chunk of at least 12 bytes takes the rest
+	}
+	chunk := func(typ string, data []byte) []byte {
+		c := binary.BigEndian.AppendUint32(nil, uint32(len(data)))
+		c = append(append(c, typ...), data...)
+		return binary.BigEndian.AppendUint32(c, crc32.ChecksumIEEE(c[4:]))
+	}
+	keyword := append([]byte(pngICCName), bytes.Repeat([]byte("x"), name-len(pngICCName))...)
+	out := chunk("iCCP", append(append(keyword, 0, 0), z.Bytes()...))
+	if pad := 12 + int(length) - len(out); pad > 0 {
+		out = append(out, chunk(pngPadType, make([]byte, pad-12))...)
+	}
+	return out, true
 }
 
 // blank turns a chunk into a padBlank chunk of zeros of the same length.

@@ -1,0 +1,366 @@
+package metastrip
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip/metastriptest"
+)
+
+// Hostile files, built from the committed samples as a reviewer built them:
+// each hides the owner's metadata where a stripper that follows the layouts
+// it has seen would pass it on. Each is either refused (Check returns a
+// *Problem, so the predictor records cannot_strip_metadata before any
+// credit) or stripped so that exiftool, an independent reader, finds none
+// of the owner's metadata in what is sent.
+
+type hostile struct {
+	name    string
+	in      []byte
+	refused bool
+	// pixels, when set, is the original the stripped file must decode to
+	// the same pixels as (Go's decoders for JPEG and PNG, libheif for HEIC).
+	pixels []byte
+}
+
+// exifAPP1 is a phone's APP1 Exif segment: position, camera, serial, time.
+func exifAPP1() []byte { return segment(0xE1, cat([]byte("Exif\x00\x00"), phoneTIFF(6))) }
+
+// zlibOf compresses b.
+func zlibOf(b []byte) []byte {
+	var z bytes.Buffer
+	w, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	w.Write(b)
+	w.Close()
+	return z.Bytes()
+}
+
+// bombBytes is what a zlib bomb inflates to: 32 MiB of zeros compress to
+// some 32 KiB, within one PNG chunk the stripper reads whole.
+const bombBytes = 32 << 20
+
+func hostileFiles(t testing.TB, bombs bool) []hostile {
+	heic := sample(t, "exif-gps-phone.heic")
+	var hs []hostile
+	add := func(name string, refused bool, pixels []byte, build func() []byte) {
+		hs = append(hs, hostile{name: name, in: build(), refused: refused, pixels: pixels})
+	}
+
+	// HEIF: a second box where the format allows one. libheif reads the
+	// first iinf/iloc, exiftool merges them: the old stripper read the
+	// last, found no items and blanked nothing.
+	add("heic-second-empty-iinf", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.insertAfter("iinf", fullBox("iinf", 0, u16(0)))
+		return b.bytes()
+	})
+	add("heic-second-empty-iloc", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.insertAfter("iloc", fullBox("iloc", 0, []byte{0x44, 0x00}, u16(0)))
+		return b.bytes()
+	})
+	add("heic-second-meta", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		return cat(heic, heic[b.meta.start:b.meta.end])
+	})
+	// A hidden JPEG preview (ISO/IEC 23008-12 Annex H) with its own Exif.
+	preview := func(b *heicBuild) {
+		infe := isoBox("infe", []byte{2, 0, 0, 1}, u16(100), u16(0), []byte("jpeg"), []byte("Preview\x00")) // flags 1: hidden
+		b.addItem(100, infe, cat([]byte{0xFF, 0xD8}, exifAPP1(), encodeJPEG(t, gradient(16, 16))[2:]))
+	}
+	add("heic-hidden-jpeg-preview", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		preview(b)
+		return b.bytes()
+	})
+	add("heic-jpeg-primary", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		preview(b)
+		b.editChild("pitm", func([]byte) []byte { return fullBox("pitm", 0, u16(100)) })
+		return b.bytes()
+	})
+	// Descriptive properties, an ICC profile in colr and a handler name.
+	add("heic-udes-crtt-colr-hdlr", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editChild("iprp", func(old []byte) []byte {
+			props := []byte{}
+			var rest []byte
+			kids, err := boxesIn(old, 8, len(old))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range kids {
+				if k.typ == "ipco" {
+					props = old[k.payload:k.end]
+				} else {
+					rest = append(rest, old[k.start:k.end]...)
+				}
+			}
+			udes := fullBox("udes", 0, []byte("en-US\x00"+ownerName+"\x00taken at the harbour\x00"+ownerSerial+"\x00"))
+			crtt := fullBox("crtt", 0, binary.BigEndian.AppendUint64(nil, 3800000000))
+			colr := isoBox("colr", []byte("prof"), iccProfile())
+			return isoBox("iprp", isoBox("ipco", props, udes, crtt, colr), rest)
+		})
+		b.editChild("hdlr", func(old []byte) []byte { return fullBox("hdlr", 0, old[12:32], []byte(ownerName+"\x00")) })
+		return b.bytes()
+	})
+
+	// JPEG: thumbnails in APP0, markers outside T.81's list, payload after
+	// an Adobe segment, an ICC profile naming its owner.
+	body := encodeJPEG(t, gradient(32, 24))
+	jpegWith := func(segs ...[]byte) []byte { return cat(body[:2], cat(segs...), body[2:]) }
+	thumb := cat([]byte{0xFF, 0xD8}, exifAPP1(), encodeJPEG(t, gradient(8, 8))[2:])
+	add("jpeg-jfxx-thumbnail-with-exif", false, body, func() []byte {
+		return jpegWith(segment(0xE0, []byte("JFIF\x00\x01\x02\x00\x00\x01\x00\x01\x00\x00")), segment(0xE0, cat([]byte("JFXX\x00\x10"), thumb)))
+	})
+	add("jpeg-jfif-thumbnail-and-payload", false, body, func() []byte {
+		return jpegWith(segment(0xE0, cat([]byte("JFIF\x00\x01\x02\x00\x00\x01\x00\x01\x02\x01"), make([]byte, 6), []byte(ownerName))))
+	})
+	add("jpeg-adobe-payload", false, body, func() []byte {
+		return jpegWith(segment(0xEE, cat([]byte("Adobe\x00\x64\x00\x00\x00\x00\x01"), []byte(ownerName))))
+	})
+	add("jpeg-icc-profile-names", false, body, func() []byte {
+		return jpegWith(segment(0xE2, cat([]byte("ICC_PROFILE\x00\x01\x01"), iccProfile())))
+	})
+	for _, m := range []byte{0x30, 0x4F, 0x92, 0xF7, 0xC8, 0xDE, 0x01, 0xD8} {
+		// JPEG 2000's SOC (FF4F) and SOP (FF92), T.81's reserved FF30, JPEG-LS
+		// (FFF7), JPG (FFC8), DHP (FFDE), TEM, a second SOI: each read
+		// as a length segment wrapping an APP1 Exif, or as a bare marker
+		// followed by one.
+		add("jpeg-marker-FF"+strings.ToUpper(string("0123456789abcdef"[m>>4])+string("0123456789abcdef"[m&15])), true, nil, func() []byte {
+			return jpegWith(segment(m, exifAPP1()))
+		})
+	}
+
+	// PNG: a profile's name and text, a palette's name, zlib bombs.
+	plain := func() []byte {
+		var b bytes.Buffer
+		if err := png.Encode(&b, gradient(16, 16)); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}()
+	const ihdrEnd = 8 + 8 + 13 + 4
+	pngWith := func(chunks ...[]byte) []byte { return cat(plain[:ihdrEnd], cat(chunks...), plain[ihdrEnd:]) }
+	add("png-iccp-names", false, plain, func() []byte {
+		return pngWith(pngChunk("iCCP", cat([]byte(ownerName+"\x00\x00"), zlibOf(iccProfile()))))
+	})
+	add("png-splt-name", false, plain, func() []byte {
+		return pngWith(pngChunk("sPLT", cat([]byte(ownerName+"\x00\x08"), []byte{1, 2, 3, 4, 0, 1})))
+	})
+	if bombs {
+		zeros := zlibOf(make([]byte, bombBytes))
+		add("png-iccp-zlib-bomb", false, plain, func() []byte {
+			return pngWith(pngChunk("iCCP", cat([]byte(ownerName+"\x00\x00"), zeros)))
+		})
+		add("png-ztxt-zlib-bomb", false, plain, func() []byte {
+			return pngWith(pngChunk("zTXt", cat([]byte(ownerName+"\x00\x00"), zeros)))
+		})
+	}
+	return hs
+}
+
+// TestHostileFilesAreRefusedOrStrippedClean is the corpus test of the
+// differential check: every hostile file is refused by Check, or stripped
+// to bytes in which exiftool (-a -ee -G1) finds no position, camera,
+// serial, time, name, thumbnail or preview, and which decode to the
+// original pixels. Whatever Check says, the streaming Reader's output (what
+// a stream that met the problem past the head would send) is clean too.
+func TestHostileFilesAreRefusedOrStrippedClean(t *testing.T) {
+	et := metastriptest.StartExiftool(t)
+	for _, h := range hostileFiles(t, true) {
+		t.Run(h.name, func(t *testing.T) {
+			if !h.refused && !bytes.Contains(h.in, []byte(ownerName)) && len(et.OwnerMetadata(t, h.in)) == 0 {
+				t.Fatal("the hostile file holds no owner metadata: the test would prove nothing")
+			}
+			_, err := Check(h.in, int64(len(h.in)))
+			var p *Problem
+			switch {
+			case h.refused && !errors.As(err, &p):
+				t.Errorf("Check = %v, want a *Problem: the file must be refused before any credit", err)
+			case !h.refused && err != nil:
+				t.Errorf("Check = %v, want the file stripped", err)
+			}
+			out, _ := strip(t, h.in)
+			if found := et.OwnerMetadata(t, out); len(found) != 0 {
+				t.Errorf("exiftool finds %v in what is sent", found)
+			}
+			for _, s := range []string{ownerName, ownerSerial, "Test Phone 15"} {
+				if bytes.Contains(out, []byte(s)) {
+					t.Errorf("what is sent still holds %q", s)
+				}
+			}
+			if h.pixels != nil {
+				samePixelsAs(t, h.pixels, out)
+			}
+		})
+	}
+}
+
+// samePixelsAs checks that stripped decodes to the pixels of orig.
+func samePixelsAs(t *testing.T, orig, stripped []byte) {
+	t.Helper()
+	decode := func(b []byte) image.Image {
+		var img image.Image
+		var err error
+		switch {
+		case bytes.HasPrefix(b, []byte{0xFF, 0xD8}):
+			img, err = jpeg.Decode(bytes.NewReader(b))
+		case bytes.HasPrefix(b, []byte("\x89PNG")):
+			img, err = png.Decode(bytes.NewReader(b))
+		default:
+			img = heifDecode(t, b)
+		}
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		return img
+	}
+	samePixels(t, decode(orig), decode(stripped))
+}
+
+// heifDecode decodes a HEIF file's primary image with libheif.
+func heifDecode(t *testing.T, b []byte) image.Image {
+	t.Helper()
+	convert := metastriptest.Tool(t, "heif-convert")
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "in.heic"), filepath.Join(dir, "out.png")
+	if err := os.WriteFile(src, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := exec.Command(convert, src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("heif-convert: %v\n%s", err, msg)
+	}
+	f, err := os.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// TestHEICWithASecondIinfOrIlocIsRefused is the first file: the
+// committed phone HEIC with one more, empty, iinf (or iloc) after the real
+// one. libheif decodes it to the original's pixels and exiftool reads the
+// owner's position, camera and serial from it; the old stripper kept the
+// last box, found no items and passed everything ("removed: nothing").
+func TestHEICWithASecondIinfOrIlocIsRefused(t *testing.T) {
+	heic := sample(t, "exif-gps-phone.heic")
+	for _, h := range hostileFiles(t, false)[:2] {
+		t.Run(h.name, func(t *testing.T) {
+			if found := metastriptest.OwnerMetadata(t, h.in); len(found) == 0 {
+				t.Fatal("exiftool reads no owner metadata from the built file")
+			}
+			samePixels(t, heifDecode(t, heic), heifDecode(t, h.in))
+			rep, err := Check(h.in, int64(len(h.in)))
+			var p *Problem
+			if !errors.As(err, &p) || !strings.Contains(p.Reason, "more than one") {
+				t.Fatalf("Check = %v (report %v), want a *Problem naming the second box", err, rep)
+			}
+		})
+	}
+}
+
+// TestICCProfilesKeepTheirColourTags checks the other side of blanking a
+// profile's descriptive fields: its colour tags are the original's, byte
+// for byte, in JPEG, WebP and HEIF.
+func TestICCProfilesKeepTheirColourTags(t *testing.T) {
+	icc := iccProfile()
+	colour := func(p []byte) map[string]string {
+		m := map[string]string{}
+		for i := range int(binary.BigEndian.Uint32(p[128:])) {
+			e := p[132+12*i:]
+			sig, off, n := string(e[:4]), binary.BigEndian.Uint32(e[4:]), binary.BigEndian.Uint32(e[8:])
+			if iccColourTags[sig] {
+				m[sig] = string(p[off : off+n])
+			}
+		}
+		return m
+	}
+	want := colour(icc)
+	if len(want) != 7 {
+		t.Fatalf("sample profile has %d colour tags", len(want))
+	}
+	for _, h := range hostileFiles(t, false) {
+		if h.name != "jpeg-icc-profile-names" && h.name != "heic-udes-crtt-colr-hdlr" {
+			continue
+		}
+		out, _ := strip(t, h.in)
+		at := bytes.Index(out, []byte("acsp"))
+		if at < 36 {
+			t.Fatalf("%s: no profile in the output", h.name)
+		}
+		p := out[at-36 : at-36+len(icc)]
+		for sig, data := range want {
+			if got := colour(p)[sig]; got != data {
+				t.Errorf("%s: colour tag %s changed", h.name, sig)
+			}
+		}
+		if bytes.Contains(p, []byte("GEOL")) || !bytes.Equal(p[84:100], make([]byte, 16)) {
+			t.Errorf("%s: header still names the device or keeps the old profile ID", h.name)
+		}
+	}
+}
+
+// TestZlibBombsAreNotInflated: a 32 MiB zlib bomb in iCCP is inflated to
+// maxICCBytes at most, one in zTXt not at all; what the stripper allocates
+// stays a few times the chunk, not the bomb.
+func TestZlibBombsAreNotInflated(t *testing.T) {
+	for _, h := range hostileFiles(t, true) {
+		if !strings.Contains(h.name, "bomb") {
+			continue
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		r, err := New(bytes.NewReader(h.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 8*maxICCBytes {
+			t.Errorf("%s: stripping allocated %d bytes for a %d-byte file", h.name, n, len(h.in))
+		}
+		if k := r.Report().ByKind(); k[KindOther]+k[KindText] == 0 {
+			t.Errorf("%s: the chunk was not blanked: %v", h.name, r.Report())
+		}
+	}
+}
+
+// BenchmarkStripZlibBomb: the cost of an iCCP chunk inflating to 32 MiB,
+// stopped at maxICCBytes.
+func BenchmarkStripZlibBomb(b *testing.B) {
+	var in []byte
+	for _, h := range hostileFiles(b, true) {
+		if h.name == "png-iccp-zlib-bomb" {
+			in = h.in
+		}
+	}
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, _ := New(bytes.NewReader(in))
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
