@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip/metastriptest"
 )
 
 // FuzzStrip feeds arbitrary bytes to the Reader: it must never panic, never
@@ -46,6 +48,40 @@ func FuzzStrip(f *testing.F) {
 		twice, err := io.ReadAll(again)
 		if err != nil || !bytes.Equal(out, twice) {
 			t.Fatalf("a second pass changed the output (err %v)", err)
+		}
+	})
+}
+
+// FuzzStripExiftool is the differential check against an independent
+// reader: it mutates the committed phone photos and the hostile files
+// (hostileFiles, the zlib bombs left out for speed), strips each, and
+// whatever the Reader made of it, refused or not, asserts that exiftool
+// (-a -ee -G1 -b, one -stay_open process per fuzz worker) finds in the
+// output no position, camera, serial, time, name, thumbnail or preview.
+// make fuzz runs it 30 s in CI, where exiftool is installed; elsewhere
+// without exiftool it is skipped.
+func FuzzStripExiftool(f *testing.F) {
+	et := metastriptest.StartExiftool(f)
+	f.Add(phoneJPEG(f, gradient(16, 16), 6))
+	f.Add(phonePNG(f, gradient(8, 8), 3))
+	f.Add(phoneWebP(f, webpSample(f, "blue-purple-pink.lossy.webp"), 64, 64, 2))
+	for _, name := range []string{"exif-gps-phone.heic", "exif-gps-harbour.heic", "exif-gps-phone.jpg", "exif-gps-harbour.jpg"} {
+		f.Add(sample(f, name))
+	}
+	for _, h := range hostileFiles(f, false) {
+		f.Add(h.in)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r, err := New(bytes.NewReader(in), func(o *Options) { o.MaxHeaderBytes = 64 << 10 })
+		if err != nil {
+			return // not an image it strips: nothing is sent
+		}
+		out, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		if found := et.OwnerMetadata(t, out); len(found) != 0 {
+			t.Fatalf("exiftool finds %v in the stripped output (report %v)", found, r.Report())
 		}
 	})
 }

@@ -140,8 +140,9 @@ func (h *heifStepper) items(buf []byte, single map[string]*box) (*heifItems, err
 	return x, nil
 }
 
-// readIinf reads every infe box of iinf: a second entry for an item is
-// refused, since readers differ in which one they believe.
+// readIinf reads every infe box of iinf, b, and blanks the item names in
+// it: a second entry for an item is refused, since readers differ in which
+// one they believe.
 func (x *heifItems) readIinf(b []byte) error {
 	r := &bin{b: b}
 	version := r.u8()
@@ -172,18 +173,21 @@ func (x *heifItems) readIinf(b []byte) error {
 			id = uint32(e.u16())
 		}
 		it := &heifItem{protected: e.u16() != 0}
-		if v < 2 {
-			e.str() // item name
-			it.contentType = e.str()
-		} else {
+		if v >= 2 {
 			it.typ = string(e.take(4))
-			e.str() // item name
-			if it.typ == "mime" {
-				it.contentType = e.str()
-			}
+		}
+		name := e.pos
+		e.str()
+		if v < 2 || it.typ == "mime" {
+			it.contentType = e.str()
 		}
 		if e.bad {
 			return errors.New("HEIF infe box too short")
+		}
+		// The item's name is free text no reader needs: spaces keep the
+		// strings after it where they were.
+		for i := c.payload + name; i < c.end && b[i] != 0; i++ {
+			b[i] = ' '
 		}
 		if x.byID[id] != nil {
 			return fmt.Errorf("HEIF item %d listed twice in iinf", id)

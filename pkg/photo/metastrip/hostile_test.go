@@ -77,7 +77,7 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 	})
 	// A hidden JPEG preview (ISO/IEC 23008-12 Annex H) with its own Exif.
 	preview := func(b *heicBuild) {
-		infe := isoBox("infe", []byte{2, 0, 0, 1}, u16(100), u16(0), []byte("jpeg"), []byte("Preview\x00")) // flags 1: hidden
+		infe := isoBox("infe", []byte{2, 0, 0, 1}, u16(100), u16(0), []byte("jpeg"), []byte(ownerName+"\x00")) // flags 1: hidden
 		b.addItem(100, infe, cat([]byte{0xFF, 0xD8}, exifAPP1(), encodeJPEG(t, gradient(16, 16))[2:]))
 	}
 	add("heic-hidden-jpeg-preview", false, heic, func() []byte {

@@ -14,8 +14,9 @@ import (
 // cprt, vued, meta (a free dictionary), pseq, targ or calt hold any text or
 // time a writer likes. sanitizeICC keeps the header's colour fields and the
 // colour tags of iccColourTags, zeroes those header fields, and zeroes every
-// other tag's data after its 8-byte type header: a zero text, mluc,
-// textDescription or dict tag reads as empty. Nothing moves, so the
+// other tag's data but the type signature of a text type (iccTextTypes): a
+// text, mluc, textDescription or dict tag of zeros reads as empty, and a
+// tag of another type becomes zeros altogether. Nothing moves, so the
 // profile's length and its tag table stay valid.
 
 // ICC header fields that are not colour: offset and length in the profile.
@@ -41,12 +42,15 @@ var iccColourTags = map[string]bool{
 	"lumi": true, "gamt": true, "clro": true,
 }
 
+// iccTextTypes are the tag types whose signature a blanked tag keeps, as
+// a zero body reads as an empty one of them (ICC.1:2022 10.24, 10.15,
+// ICC.1:2001-04 6.5.17, ICC.1:2022 10.9).
+var iccTextTypes = map[string]bool{"text": true, "mluc": true, "desc": true, "dict": true}
+
 const (
 	iccHeaderLen = 128
 	iccTagLen    = 12
-	// iccTypeLen is the type signature and reserved field every tag's data
-	// starts with, kept so a blanked tag still reads as its type.
-	iccTypeLen = 8
+	iccSigLen    = 4 // a tag's type signature
 )
 
 // sanitizeICC edits the profile p in place as above and reports whether it
@@ -83,10 +87,14 @@ func sanitizeICC(p []byte) (bool, error) {
 		if off+size > int64(len(p)) || off < int64(table+count*iccTagLen) {
 			return false, fmt.Errorf("ICC tag %q at %d+%d lies outside the %d-byte profile's data", sig, off, size, len(p))
 		}
-		if iccColourTags[sig] || size <= iccTypeLen {
+		if iccColourTags[sig] {
 			continue
 		}
-		zero(p[off+iccTypeLen : off+size])
+		data := p[off : off+size]
+		if len(data) >= iccSigLen && iccTextTypes[string(data[:iccSigLen])] {
+			data = data[iccSigLen:]
+		}
+		zero(data)
 	}
 	return changed, nil
 }

@@ -141,8 +141,9 @@ var embeddedImages = map[string]bool{
 	"ThumbnailTIFF": true, "PreviewTIFF": true, "EmbeddedImage": true,
 }
 
-// blank reports whether an embedded image's value is only zero bytes: an
-// image a stripper blanked, which exiftool still lists by its location.
+// blank reports whether a binary value (an embedded image's, a field
+// exiftool cannot decode) is only zero bytes: what a stripper blanked,
+// which exiftool still lists by its location.
 func blank(v string) bool {
 	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(v, "base64:"))
 	return strings.HasPrefix(v, "base64:") && err == nil && !slices.ContainsFunc(b, func(c byte) bool { return c != 0 })
@@ -159,7 +160,7 @@ func ownerTags(tags map[string]any) []string {
 				found = append(found, fmt.Sprintf("%s=(%d bytes)", key, len(s)))
 			}
 		case group == "System" || group == "ExifTool" || group == "File" && name != "Comment":
-		case v == "" || v == "0000:00:00 00:00:00": // a blanked field, read as empty
+		case v == "" || v == "0000:00:00 00:00:00" || blank(fmt.Sprint(v)): // a blanked field, read as empty
 		case strings.HasPrefix(group, "XMP"), group == "IPTC", group == "Photoshop", group == "JUMBF",
 			strings.Contains(name, "Manufacturer"), strings.Contains(name, "Owner"), strings.Contains(name, "Artist"),
 			strings.Contains(name, "Copyright"), name == "ProfileDescription", name == "DeviceMfgDesc",
