@@ -165,6 +165,14 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		add("png-iccp-zlib-bomb", false, plain, func() []byte {
 			return pngWith(pngChunk("iCCP", cat([]byte(ownerName+"\x00\x00"), zeros)))
 		})
+		// The largest profile the bound lets through, named, and a second
+		// iCCP chunk behind it: one inflate per file.
+		big := iccProfile()
+		big = append(big, make([]byte, maxICCBytes-len(big))...)
+		binary.BigEndian.PutUint32(big, uint32(len(big)))
+		add("png-iccp-largest-profile-twice", false, plain, func() []byte {
+			return pngWith(pngChunk("iCCP", cat([]byte(ownerName+"\x00\x00"), zlibOf(big))), pngChunk("iCCP", cat([]byte(ownerName+"\x00\x00"), zlibOf(big))))
+		})
 		add("png-ztxt-zlib-bomb", false, plain, func() []byte {
 			return pngWith(pngChunk("zTXt", cat([]byte(ownerName+"\x00\x00"), zeros)))
 		})
@@ -323,7 +331,7 @@ func TestICCProfilesKeepTheirColourTags(t *testing.T) {
 // stays a few times the chunk, not the bomb.
 func TestZlibBombsAreNotInflated(t *testing.T) {
 	for _, h := range hostileFiles(t, true) {
-		if !strings.Contains(h.name, "bomb") {
+		if !strings.Contains(h.name, "bomb") && !strings.Contains(h.name, "largest") {
 			continue
 		}
 		var before, after runtime.MemStats
@@ -346,21 +354,24 @@ func TestZlibBombsAreNotInflated(t *testing.T) {
 	}
 }
 
-// BenchmarkStripZlibBomb: the cost of an iCCP chunk inflating to 32 MiB,
-// stopped at maxICCBytes.
-func BenchmarkStripZlibBomb(b *testing.B) {
-	var in []byte
+// BenchmarkStripICCP: the cost of an iCCP chunk inflating to 32 MiB
+// (stopped at maxICCBytes), and of the largest profile the bound lets
+// through (inflated, cleaned, compressed again) followed by a second iCCP
+// chunk (blanked without inflating).
+func BenchmarkStripICCP(b *testing.B) {
 	for _, h := range hostileFiles(b, true) {
-		if h.name == "png-iccp-zlib-bomb" {
-			in = h.in
+		if h.name != "png-iccp-zlib-bomb" && h.name != "png-iccp-largest-profile-twice" {
+			continue
 		}
-	}
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for b.Loop() {
-		r, _ := New(bytes.NewReader(in))
-		if _, err := io.Copy(io.Discard, r); err != nil {
-			b.Fatal(err)
-		}
+		b.Run(h.name, func(b *testing.B) {
+			b.SetBytes(int64(len(h.in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r, _ := New(bytes.NewReader(h.in))
+				if _, err := io.Copy(io.Discard, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

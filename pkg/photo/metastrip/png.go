@@ -37,6 +37,9 @@ var pngKinds = map[string]string{
 
 type pngStepper struct {
 	started, ended bool
+	// iccp says an iCCP chunk was met: PNG allows one, and any other is
+	// blanked, so a file pays for one bounded inflate at most.
+	iccp bool
 	// crc, when set, is the CRC still to write after a rewritten chunk's
 	// zeros: computed once they have streamed, so a chunk claiming 2 GB in
 	// a short file costs nothing.
@@ -82,7 +85,8 @@ func (s *pngStepper) step(r *Reader) error {
 		r.copyN(12 + length)
 	case typ == "eXIf":
 		s.exif(r, h, length)
-	case typ == "iCCP":
+	case typ == "iCCP" && !s.iccp:
+		s.iccp = true
 		s.icc(r, h, length)
 	case typ == pngPadType:
 		s.blank(r, h, length, "") // blanked already, or posing as such
