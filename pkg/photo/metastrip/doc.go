@@ -3,13 +3,22 @@
 // out, in bounded memory, the pixels untouched.
 //
 // What it removes, by format: JPEG APP1 Exif and XMP (extended XMP too),
-// APP13 IPTC/Photoshop, COM, every other APPn but JFIF, ICC and Adobe, and
-// whatever follows the image's end; PNG eXIf, tEXt, zTXt, iTXt, tIME and
-// every ancillary chunk that does not change how the picture looks; WebP
-// EXIF, XMP and unknown chunks; HEIF/HEIC/AVIF Exif, XMP and every other
-// mime or URI item, XML boxes and unknown boxes. GIF and TIFF are refused
+// APP13 IPTC/Photoshop, COM, JFXX thumbnails, every other APPn but JFIF, ICC
+// and Adobe (cut to their fixed payloads, the profile to its colour), and
+// whatever follows the image's end; PNG eXIf, tEXt, zTXt, iTXt, tIME, sPLT
+// and every ancillary chunk that does not change how the picture looks
+// (iCCP is rewritten with a bounded inflate); WebP EXIF, XMP and unknown
+// chunks; HEIF/HEIC/AVIF every item that is not the primary image's pixels
+// (Exif, XMP, mime and URI items, thumbnails, hidden previews), descriptive
+// item properties, XML boxes and unknown boxes. GIF and TIFF are refused
 // (ErrUnsupported): their metadata cannot be removed without rewriting the
 // file. BMP carries none and passes unchanged.
+//
+// Structures are kept by allow lists (JPEG markers, PNG chunks, WebP chunks,
+// HEIF boxes, item types and properties, ICC tags), never by recognising
+// metadata: what a reader could interpret otherwise than the stripper (a
+// JPEG marker off T.81's list, a second iinf or iloc, a jpeg primary item)
+// is a Problem, so Check refuses the file before anything is paid.
 //
 // Everything is blanked in place, so the output is exactly as long as the
 // input: JPEG segments become fill bytes, PNG chunks and WebP chunks become
