@@ -177,6 +177,16 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 			return pngWith(pngChunk("zTXt", cat([]byte(ownerName+"\x00\x00"), zeros)))
 		})
 	}
+
+	// WebP: an animation frame holding, besides its image, a chunk of
+	// its own (RFC 9649 lets frames carry unknown chunks).
+	add("webp-anmf-unknown-chunk", false, nil, func() []byte {
+		simple := webpSample(t, "blue-purple-pink.lossy.webp")
+		frame := cat(make([]byte, webpFrameHeader), simple[12:], riffChunk("c2pa", []byte(ownerName)))
+		body := cat([]byte("WEBP"), riffChunk("VP8X", []byte{0x02, 0, 0, 0, 63, 0, 0, 63, 0, 0}),
+			riffChunk("ANIM", make([]byte, 6)), riffChunk("ANMF", frame))
+		return cat([]byte("RIFF"), binary.LittleEndian.AppendUint32(nil, uint32(len(body))), body)
+	})
 	return hs
 }
 

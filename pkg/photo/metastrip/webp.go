@@ -6,7 +6,8 @@ import (
 )
 
 // WebP (RIFF container, RFC 9649). The image chunks pass (VP8, VP8L, ALPH,
-// ANIM, ANMF), as do VP8X and ICCP. The EXIF chunk keeps its size and holds
+// ANIM, and ANMF frames, walked for the image chunks they hold), as do VP8X
+// and ICCP (its profile's descriptive fields blanked). The EXIF chunk keeps its size and holds
 // the minimal EXIF block (Orientation only), so VP8X's EXIF flag stays true;
 // XMP and every unknown chunk become JUNK chunks of zeros (RIFF's padding,
 // which readers skip) and VP8X's XMP flag is cleared. Since no chunk changes
@@ -23,7 +24,15 @@ type webpStepper struct {
 	started bool
 	end     int64 // where the RIFF size says the file ends
 	trailer bool
+	// frameEnd is where the ANMF frame being walked ends, 0 outside one:
+	// a frame holds its image chunks and, the format allows, unknown
+	// chunks, which are blanked like those outside it.
+	frameEnd int64
 }
+
+// webpFrameHeader is the part of an ANMF chunk's payload before its
+// sub-chunks: position, size, duration and flags (RFC 9649 section 2.7.1.1).
+const webpFrameHeader = 16
 
 func (s *webpStepper) step(r *Reader) error {
 	if !s.started {
@@ -45,6 +54,9 @@ func (s *webpStepper) step(r *Reader) error {
 		r.fillRest(0, KindTrailer)
 		return io.EOF
 	}
+	if s.frameEnd != 0 && at >= s.frameEnd {
+		s.frameEnd = 0
+	}
 	h, err := r.need(8)
 	if err != nil {
 		return err
@@ -52,8 +64,19 @@ func (s *webpStepper) step(r *Reader) error {
 	fourcc := string(h[:4])
 	size := int64(binary.LittleEndian.Uint32(h[4:8]))
 	padded := size + size&1
+	if s.frameEnd != 0 && at+8+padded > s.frameEnd {
+		return r.problem("WebP chunk %q runs past its ANMF frame", fourcc)
+	}
+	switch inFrame := s.frameEnd != 0; {
+	case inFrame && fourcc != "VP8 " && fourcc != "VP8L" && fourcc != "ALPH":
+		fourcc = "" // anything else in a frame is blanked below
+	case fourcc == "ANMF" && !inFrame && padded >= webpFrameHeader:
+		r.copyN(8 + webpFrameHeader)
+		s.frameEnd = at + 8 + padded
+		return nil
+	}
 	switch fourcc {
-	case "VP8 ", "VP8L", "ALPH", "ANIM", "ANMF":
+	case "VP8 ", "VP8L", "ALPH", "ANIM":
 		r.copyN(8 + padded)
 	case "ICCP":
 		s.icc(r, h, size, padded)
