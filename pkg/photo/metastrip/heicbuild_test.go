@@ -35,6 +35,7 @@ type heicBuild struct {
 	children [][]byte // meta's child boxes, whole
 	items    *heifItems
 	extra    []byte // appended to the file in an mdat box: an extent from extraAt on points into it
+	tail     []byte // appended after it
 }
 
 // extraAt is the offset an extent is given to point into heicBuild.extra.
@@ -134,10 +135,10 @@ func (b *heicBuild) bytes() []byte {
 		if len(b.extra) > 0 {
 			out = append(out, isoBox("mdat", b.extra)...)
 		}
-		return out
+		return append(out, b.tail...)
 	}
 	sized := assemble(b.iloc(0, 0)) // the iloc's size does not depend on its offsets
-	delta := int64(len(sized) - len(b.in))
+	delta := int64(len(sized) - len(b.in) - len(b.tail))
 	if len(b.extra) > 0 {
 		delta -= 8 + int64(len(b.extra))
 	}

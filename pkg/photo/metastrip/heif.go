@@ -144,6 +144,14 @@ func (h *heifStepper) nextBox(r *Reader, at int64) error {
 	if size < hdr {
 		return r.problem("HEIF box %q of %d bytes", typ, size)
 	}
+	for _, sp := range h.spans {
+		// Item data lies in box payloads: a box header inside the data of
+		// an item to blank would be sent as it is, and readers that follow
+		// iloc, not boxes, would read it as the item's.
+		if sp.start < at+hdr && sp.end > at {
+			return r.problem("HEIF %s item data overlaps the header of box %q", sp.kind, typ)
+		}
+	}
 	switch typ {
 	case "moov":
 		return r.problem("HEIF image sequence (moov box): its tracks are not stripped")

@@ -85,6 +85,15 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		preview(b)
 		return b.bytes()
 	})
+	// The preview's data runs on across a second mdat box: the box header
+	// inside it would be sent as it is, read by exiftool as the preview's.
+	add("heic-preview-across-two-mdat", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		preview(b)
+		b.tail = isoBox("mdat", exifAPP1())
+		b.items.byID[100].extents[0].length += int64(len(b.tail))
+		return b.bytes()
+	})
 	add("heic-jpeg-primary", true, nil, func() []byte {
 		b := splitHEIC(t, heic)
 		preview(b)
