@@ -12,13 +12,21 @@ import (
 
 // HEIF, HEIC and AVIF (ISO/IEC 23008-12 on the ISO base media file format,
 // ISO/IEC 14496-12). The meta box says, through iinf and iloc, where each
-// item's bytes are; the Exif item and the XMP item (a "mime" item of type
-// application/rdf+xml), like every other mime or URI item (C2PA manifests),
-// are blanked in place: the Exif item keeps its length and holds a zero
-// TIFF-header offset and the minimal EXIF block, the others become zeros. No
-// byte moves, so every iloc offset of the image items stays valid. XML boxes
-// in meta and unknown boxes (uuid ones included) become "free" boxes of
-// zeros, which every reader skips.
+// item's bytes are; every item but the primary image and what its pixels
+// are made of (heifitems.go) is blanked in place: the Exif item keeps its
+// length and holds a zero TIFF-header offset and the minimal EXIF block,
+// the XMP item an empty packet, the others (mime and URI items such as C2PA
+// manifests, thumbnails, hidden jpeg previews) become zeros. No byte moves,
+// so every iloc offset of the image items stays valid. XML boxes in meta,
+// unknown boxes (uuid ones included) and item properties a decoder does
+// not need become "free" boxes of zeros, which every reader skips.
+//
+// Readers disagree on a file with two of a box the format allows once:
+// libheif takes the first iinf, iloc, idat, iref, iprp, pitm
+// (HeifFile::parse_heif_images), exiftool merges every iinf and iloc entry
+// it meets (QuickTime.pm ParseItemInfoEntry, ParseItemLocation). Such a
+// file, like a second meta box, is a Problem: the stripper would have to
+// guess which items a reader blanks from.
 //
 // Streaming: the boxes up to the end of meta are held (ftyp and meta come
 // first in every phone's files, a few KiB), then the rest streams with the

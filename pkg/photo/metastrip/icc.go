@@ -3,6 +3,7 @@ package metastrip
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // ICC profiles (ICC.1:2022, also ISO 15076-1), as JPEG APP2, WebP ICCP and
@@ -12,12 +13,13 @@ import (
 // picture: the header's creation time, device manufacturer and model,
 // device attributes, creator and profile ID; tags such as desc, dmnd, dmdd,
 // cprt, vued, meta (a free dictionary), pseq, targ or calt hold any text or
-// time a writer likes. sanitizeICC keeps the header's colour fields and the
-// colour tags of iccColourTags, zeroes those header fields, and zeroes every
-// other tag's data but the type signature of a text type (iccTextTypes): a
-// text, mluc, textDescription or dict tag of zeros reads as empty, and a
-// tag of another type becomes zeros altogether. Nothing moves, so the
-// profile's length and its tag table stay valid.
+// time a writer likes, and bytes no tag points at hold anything.
+// sanitizeICC keeps the header's colour fields and the colour tags of
+// iccColourTags, zeroes those header fields, and zeroes every other byte but
+// the type signature of a text-type tag (iccTextTypes): a text, mluc,
+// textDescription or dict tag of zeros reads as empty, and a tag of another
+// type becomes zeros altogether. Nothing moves, so the profile's length and
+// its tag table stay valid.
 
 // ICC header fields that are not colour: offset and length in the profile.
 var iccHeaderBlank = [][2]int{
@@ -54,8 +56,11 @@ const (
 )
 
 // sanitizeICC edits the profile p in place as above and reports whether it
-// changed anything. A profile whose header or tag table does not fit in p
-// is an error: it cannot be shown to hold nothing else.
+// changed anything. It keeps by allow list: the header, the tag table, the
+// colour tags' data and the text-type signatures; every other byte (the
+// other tags' data, bytes between tags, bytes past the last one) becomes
+// zero. A profile whose header or tag table does not fit in p, or whose tag
+// lies outside it, is an error: it cannot be shown to hold nothing else.
 func sanitizeICC(p []byte) (bool, error) {
 	if len(p) < iccHeaderLen+4 {
 		return false, fmt.Errorf("ICC profile of %d bytes, shorter than its header", len(p))
@@ -72,14 +77,13 @@ func sanitizeICC(p []byte) (bool, error) {
 			}
 		}
 	}
-	for _, f := range iccHeaderBlank {
-		zero(p[f[0] : f[0]+f[1]])
-	}
 	count := int(binary.BigEndian.Uint32(p[iccHeaderLen:]))
 	table := iccHeaderLen + 4
 	if count > (len(p)-table)/iccTagLen {
 		return false, fmt.Errorf("ICC tag table of %d tags does not fit in a %d-byte profile", count, len(p))
 	}
+	// keep lists the ranges of p that stay, as start and end.
+	keep := [][2]int{{0, table + count*iccTagLen}}
 	for i := range count {
 		e := p[table+i*iccTagLen:]
 		sig := string(e[:4])
@@ -87,14 +91,24 @@ func sanitizeICC(p []byte) (bool, error) {
 		if off+size > int64(len(p)) || off < int64(table+count*iccTagLen) {
 			return false, fmt.Errorf("ICC tag %q at %d+%d lies outside the %d-byte profile's data", sig, off, size, len(p))
 		}
-		if iccColourTags[sig] {
-			continue
+		switch {
+		case iccColourTags[sig]:
+			keep = append(keep, [2]int{int(off), int(off + size)})
+		case size >= iccSigLen && iccTextTypes[string(p[off:off+iccSigLen])]:
+			keep = append(keep, [2]int{int(off), int(off) + iccSigLen})
 		}
-		data := p[off : off+size]
-		if len(data) >= iccSigLen && iccTextTypes[string(data[:iccSigLen])] {
-			data = data[iccSigLen:]
+	}
+	slices.SortFunc(keep, func(a, b [2]int) int { return a[0] - b[0] })
+	at := 0
+	for _, k := range keep {
+		if k[0] > at {
+			zero(p[at:k[0]])
 		}
-		zero(data)
+		at = max(at, k[1])
+	}
+	zero(p[at:])
+	for _, f := range iccHeaderBlank {
+		zero(p[f[0] : f[0]+f[1]])
 	}
 	return changed, nil
 }
