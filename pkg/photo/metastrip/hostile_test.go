@@ -171,6 +171,9 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 	add("png-iccp-names", false, plain, func() []byte {
 		return pngWith(pngChunk("iCCP", cat([]byte(ownerName+"\x00\x00"), zlibOf(iccProfile()))))
 	})
+	add("png-gama-longer-than-its-field", false, plain, func() []byte {
+		return pngWith(pngChunk("gAMA", cat([]byte{0, 0, 0xB1, 0x8F}, []byte(ownerName))))
+	})
 	add("png-splt-name", false, plain, func() []byte {
 		return pngWith(pngChunk("sPLT", cat([]byte(ownerName+"\x00\x08"), []byte{1, 2, 3, 4, 0, 1})))
 	})
@@ -199,6 +202,11 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		frame := cat(make([]byte, webpFrameHeader), simple[12:], riffChunk("c2pa", []byte(ownerName)))
 		body := cat([]byte("WEBP"), riffChunk("VP8X", []byte{0x02, 0, 0, 0, 63, 0, 0, 63, 0, 0}),
 			riffChunk("ANIM", make([]byte, 6)), riffChunk("ANMF", frame))
+		return cat([]byte("RIFF"), binary.LittleEndian.AppendUint32(nil, uint32(len(body))), body)
+	})
+	add("webp-vp8x-longer-than-its-fields", true, nil, func() []byte {
+		simple := webpSample(t, "blue-purple-pink.lossy.webp")
+		body := cat([]byte("WEBP"), riffChunk("VP8X", cat(make([]byte, 10), []byte(ownerName))), simple[12:])
 		return cat([]byte("RIFF"), binary.LittleEndian.AppendUint32(nil, uint32(len(body))), body)
 	})
 	return hs

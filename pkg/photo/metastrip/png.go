@@ -11,7 +11,7 @@ import (
 // PNG (ISO/IEC 15948, third edition). Critical chunks pass, and the
 // ancillary chunks that change how the picture looks or moves and hold
 // numbers only: tRNS, gAMA, cHRM, sRGB, cICP, mDCV, cLLI, sBIT, bKGD, hIST,
-// pHYs, and APNG's acTL, fcTL, fdAT. iCCP is rewritten (pngStepper.icc): its
+// pHYs, and APNG's acTL, fcTL, fdAT, each no longer than its fields. iCCP is rewritten (pngStepper.icc): its
 // profile name replaced, its profile inflated within maxICCBytes, its
 // descriptive fields blanked and compressed again. eXIf keeps its length
 // and holds the minimal EXIF block (Orientation only); every other
@@ -24,11 +24,19 @@ import (
 // safe to copy (lower, lower, upper, lower), so decoders skip it.
 const pngPadType = "blNk"
 
-var pngKeep = map[string]bool{
-	"tRNS": true, "gAMA": true, "cHRM": true, "sRGB": true,
-	"cICP": true, "mDCV": true, "mDCv": true, "cLLI": true, "cLLi": true,
-	"sBIT": true, "bKGD": true, "hIST": true, "pHYs": true,
-	"acTL": true, "fcTL": true, "fdAT": true,
+// pngMaxLen lists the ancillary chunks kept, each with the longest it can
+// be (ISO/IEC 15948 third edition, section 11.3): a longer one holds bytes
+// no decoder reads, and is blanked like an unknown chunk. tRNS and hIST
+// are bounded by the palette's 256 entries, fdAT by a chunk's length.
+var pngMaxLen = map[string]int64{
+	"tRNS": 256, "gAMA": 4, "cHRM": 32, "sRGB": 1, "cICP": 4, "mDCV": 24, "mDCv": 24,
+	"cLLI": 8, "cLLi": 8, "sBIT": 4, "bKGD": 6, "hIST": 512, "pHYs": 9,
+	"acTL": 8, "fcTL": 26, "fdAT": 1<<31 - 1,
+}
+
+func pngKept(typ string, length int64) bool {
+	n, ok := pngMaxLen[typ]
+	return ok && length <= n
 }
 
 var pngKinds = map[string]string{
@@ -81,7 +89,7 @@ func (s *pngStepper) step(r *Reader) error {
 	case typ == "IEND":
 		s.ended = true
 		r.copyN(12 + length)
-	case typ[0]&0x20 == 0 || pngKeep[typ]: // critical, or kept
+	case typ[0]&0x20 == 0 || pngKept(typ, length): // critical, or kept
 		r.copyN(12 + length)
 	case typ == "eXIf":
 		s.exif(r, h, length)

@@ -30,6 +30,10 @@ type webpStepper struct {
 	frameEnd int64
 }
 
+// webpChunkLen are the chunks of a fixed size (RFC 9649 sections 2.7 and
+// 2.7.1.1): bytes past their fields would be sent unread.
+var webpChunkLen = map[string]int64{"VP8X": 10, "ANIM": 6}
+
 // webpFrameHeader is the part of an ANMF chunk's payload before its
 // sub-chunks: position, size, duration and flags (RFC 9649 section 2.7.1.1).
 const webpFrameHeader = 16
@@ -74,6 +78,9 @@ func (s *webpStepper) step(r *Reader) error {
 		r.copyN(8 + webpFrameHeader)
 		s.frameEnd = at + 8 + padded
 		return nil
+	}
+	if n, fixed := webpChunkLen[fourcc]; fixed && size != n {
+		return r.problem("WebP %q chunk of %d bytes, not %d", fourcc, size, n)
 	}
 	switch fourcc {
 	case "VP8 ", "VP8L", "ALPH", "ANIM":
