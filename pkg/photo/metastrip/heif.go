@@ -453,6 +453,15 @@ var heifProperties = map[string]bool{
 	"free": true, "skip": true,
 }
 
+// heifPropertyLen bounds the payload of the kept properties that have
+// fixed fields (version and flags included for full boxes): ISO/IEC
+// 23008-12 6.5, 14496-12 12.1.4-12.1.6, AV1-ISOBMFF 2.3. Bytes past them
+// would be sent unread, so such a file is refused.
+var heifPropertyLen = map[string]int{
+	"ispe": 12, "irot": 1, "imir": 1, "clap": 32, "pasp": 8, "rloc": 12, "lsel": 2,
+	"a1op": 1, "a1lx": 13, "clli": 4, "mdcv": 24, "amve": 8,
+}
+
 // editProperties blanks the properties not in heifProperties, and the
 // descriptive fields of the ICC profiles in colr (a profile that cannot be
 // read is blanked whole).
@@ -483,6 +492,9 @@ func (h *heifStepper) editProperties(r *Reader, buf []byte, iprp box) error {
 		return err
 	}
 	for _, p := range props {
+		if n, fixed := heifPropertyLen[p.typ]; fixed && p.end-p.payload > n {
+			return fmt.Errorf("HEIF %q property of %d bytes, longer than its %d", p.typ, p.end-p.payload, n)
+		}
 		switch {
 		case !heifProperties[p.typ]:
 			blankBox(r, buf, p, KindOther)

@@ -100,6 +100,20 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		b.editChild("pitm", func([]byte) []byte { return fullBox("pitm", 0, u16(100)) })
 		return b.bytes()
 	})
+	add("heic-ispe-longer-than-its-fields", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editChild("iprp", func(old []byte) []byte {
+			i := bytes.Index(old, []byte("ispe"))
+			n := int(binary.BigEndian.Uint32(old[i-4:]))
+			ispe := fullBox("ispe", 0, old[i+8:i-4+n], []byte(ownerName))
+			if string(old[12:16]) != "ipco" {
+				t.Fatal("sample's iprp does not start with ipco")
+			}
+			ipco := int(binary.BigEndian.Uint32(old[8:]))
+			return cat(u32(len(old)+len(ownerName)), old[4:8], u32(ipco+len(ownerName)), old[12:i-4], ispe, old[i-4+n:])
+		})
+		return b.bytes()
+	})
 	// Descriptive properties, an ICC profile in colr and a handler name.
 	add("heic-udes-crtt-colr-hdlr", false, heic, func() []byte {
 		b := splitHEIC(t, heic)
@@ -230,6 +244,8 @@ func TestHostileFilesAreRefusedOrStrippedClean(t *testing.T) {
 			switch {
 			case h.refused && !errors.As(err, &p):
 				t.Errorf("Check = %v, want a *Problem: the file must be refused before any credit", err)
+			case h.refused:
+				t.Logf("refused: %v", err)
 			case !h.refused && err != nil:
 				t.Errorf("Check = %v, want the file stripped", err)
 			}
