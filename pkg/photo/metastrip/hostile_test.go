@@ -162,6 +162,9 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		binary.BigEndian.PutUint32(p, uint32(len(p)))
 		return jpegWith(segment(0xE2, cat([]byte("ICC_PROFILE\x00\x01\x01"), p)))
 	})
+	add("jpeg-dqt-longer-than-its-tables", true, nil, func() []byte {
+		return jpegWith(segment(0xDB, cat(make([]byte, 65), []byte(ownerName))))
+	})
 	for _, m := range []byte{0x30, 0x4F, 0x92, 0xF7, 0xC8, 0xDE, 0x01, 0xD8} {
 		// JPEG 2000's SOC (FF4F) and SOP (FF92), T.81's reserved FF30, JPEG-LS
 		// (FFF7), JPG (FFC8), DHP (FFDE), TEM, a second SOI: each read

@@ -133,6 +133,49 @@ var jpegTables = func() map[byte]bool {
 	return m
 }()
 
+// jpegTableLen is how many bytes of p, the payload of a table segment m,
+// its fields take (T.81 B.2.2 to B.2.4, B.5): libjpeg refuses a segment
+// whose length says otherwise, and bytes past the fields would be sent
+// unread, so such a segment is a problem. It returns -1 when the fields do
+// not fit in p.
+func jpegTableLen(m byte, p []byte) int {
+	switch {
+	case m == 0xDD || m == 0xDC: // DRI, DNL
+		return 2
+	case m == 0xDA: // SOS: Ns, Ns component specs, Ss, Se, Ah/Al
+		if len(p) < 1 {
+			return -1
+		}
+		return 1 + 2*int(p[0]) + 3
+	case m == 0xCC: // DAC: conditioning entries of two bytes
+		return len(p) - len(p)%2
+	case m == 0xDB: // DQT: tables of 64 entries, of one or two bytes
+		n := 0
+		for n < len(p) {
+			n += 1 + 64*(1+int(p[n]>>4))
+		}
+		return n
+	case m == 0xC4: // DHT: class/id, 16 counts, the values
+		n := 0
+		for n < len(p) {
+			if n+17 > len(p) {
+				return -1
+			}
+			k := 17
+			for _, c := range p[n+1 : n+17] {
+				k += int(c)
+			}
+			n += k
+		}
+		return n
+	}
+	// SOFn: precision, height, width, Nf, Nf component specs.
+	if len(p) < 6 {
+		return -1
+	}
+	return 6 + 3*int(p[5])
+}
+
 // JFIF (JPEG File Interchange Format 1.02) and Adobe APP14 segments have a
 // fixed payload: what follows it (a JFIF thumbnail's pixels, anything at
 // all) is no colour information and is blanked.
@@ -181,6 +224,18 @@ func (j *jpegStepper) segment(r *Reader, m byte) error {
 		r.removed(kind, 0)
 		r.fill(total, jpegFill, kind)
 		return nil
+	}
+	if jpegTables[m] {
+		seg, err := r.peek(int(total)) // at most 65,537 bytes: within the buffer
+		if err != nil {
+			return err
+		}
+		if int64(len(seg)) < total {
+			return errTruncated
+		}
+		if n := jpegTableLen(m, seg[4:]); n != length-2 {
+			return r.problem("JPEG segment FF%02X of %d bytes holds %d bytes of fields", m, length-2, n)
+		}
 	}
 	r.copyN(total)
 	if m == 0xDA { // SOS: its scan's entropy-coded data follows
