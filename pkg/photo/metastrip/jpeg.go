@@ -234,7 +234,7 @@ func (j *jpegStepper) segment(r *Reader, m byte) error {
 			return errTruncated
 		}
 		if n := jpegTableLen(m, seg[4:]); n != length-2 {
-			return r.problem("JPEG segment FF%02X of %d bytes holds %d bytes of fields", m, length-2, n)
+			return r.problem("JPEG segment FF%02X of %d bytes, whose fields take %d", m, length-2, n)
 		}
 	}
 	r.copyN(total)
