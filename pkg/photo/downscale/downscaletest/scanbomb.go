@@ -86,4 +86,3 @@ func ScanBomb(w, h, refinements int) []byte {
 	}
 	return append(f, 0xFF, 0xD9)
 }
-
