@@ -6,9 +6,12 @@ import (
 	"errors"
 	"image/jpeg"
 	"io"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/photo/downscale/downscaletest"
+	"github.com/geolocate-aws/geolocate/pkg/photo/phototest"
 )
 
 // TestScanBombValid: the builder's file is a JPEG image/jpeg decodes, so
@@ -106,4 +109,104 @@ func TestGuardChecksContextPerScan(t *testing.T) {
 	if g.scans > 4 {
 		t.Errorf("the decoder was given %d scans after the cancellation at scan 3", g.scans)
 	}
+}
+
+// largestScanBomb is the largest 4:3 greyscale progressive image the memory
+// budget of a function of memMB accepts, as (width, height).
+func largestScanBomb(tb testing.TB, memMB int64) (int, int) {
+	opts := Options{MemoryBudget: MemoryBudget(memMB << 20)}
+	lo, hi := 8, 1<<14 // width in multiples of 4
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if _, ok, err := Estimate(downscaletest.ScanBomb(mid*4, mid*3, 0), opts); ok && err == nil {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo * 4, lo * 3
+}
+
+// BenchmarkScanBombAt512MB measures the worst decode the scan limit lets
+// through on a 512 MB function: the largest greyscale progressive image its
+// memory budget accepts, with tiny refinement scans (the cheapest bytes per
+// block visit). "refused" carries 100 of them and is stopped at the scan
+// past MaxProgressivePasses; "accepted" carries one fewer than the limit
+// (the limit's passes with its DC scan) and is decoded, resized and
+// encoded; "libjpeg" has libjpeg's greyscale 6 passes, for comparison.
+// Reported: time per input MB and the input's size.
+func BenchmarkScanBombAt512MB(b *testing.B) {
+	w, h := largestScanBomb(b, 512)
+	opts := Options{MemoryBudget: MemoryBudget(512 << 20)}
+	for _, bc := range []struct {
+		name        string
+		refinements int
+	}{{"refused", 100}, {"accepted", MaxProgressivePasses - 1}, {"libjpeg", 5}} {
+		b.Run(bc.name, func(b *testing.B) {
+			bomb := downscaletest.ScanBomb(w, h, bc.refinements)
+			b.ReportAllocs()
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				_, err := Downscale(context.Background(), bytes.NewReader(bomb), opts)
+				var ce *CostError
+				if refused := errors.As(err, &ce); refused != (bc.name == "refused") || (!refused && err != nil) {
+					b.Fatalf("%d x %d, %d scans: %v", w, h, bc.refinements+1, err)
+				}
+			}
+			cpu := (cpuTime(b) - cpu0).Seconds() / float64(b.N)
+			mb := float64(len(bomb)) / 1e6
+			b.ReportMetric(float64(w*h)/1e6, "MP")
+			b.ReportMetric(mb, "input-MB")
+			b.ReportMetric(cpu, "cpu-s/op")
+			b.ReportMetric(cpu/mb, "cpu-s/input-MB")
+		})
+	}
+}
+
+// TestRealProgressiveWithinPasses: what libjpeg-turbo's encoders write
+// (cjpeg -progressive's default scripts for greyscale, 4:2:0, 4:2:2, 4:4:4;
+// jpegtran -progressive of a CMYK JPEG) visits its blocks at most half
+// MaxProgressivePasses times, so the limit refuses no such photo.
+func TestRealProgressiveWithinPasses(t *testing.T) {
+	phototest.NeedTools(t)
+	cmyk, err := phototest.CMYK(96, 64, 30, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmykProgressive, err := phototest.Progressive(cmyk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"cmyk (jpegtran)": cmykProgressive}
+	for name, args := range map[string][]string{
+		"greyscale": {"-progressive", "-grayscale"},
+		"4:2:0":     {"-progressive"},
+		"4:2:2":     {"-progressive", "-sample", "2x1"},
+		"4:4:4":     {"-progressive", "-sample", "1x1"},
+	} {
+		jpg, err := phototest.JPEG(200, 150, 30, 1, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = jpg
+	}
+	for name, jpg := range files {
+		g := newScanGuard(context.Background(), bytes.NewReader(jpg))
+		if _, err := jpeg.Decode(g); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Logf("%s: %d scans, %.2f passes", name, g.scans, g.passes())
+		if !g.progressive || g.passes() > MaxProgressivePasses/2 {
+			t.Errorf("%s: progressive %v, %.2f passes: over half the limit of %d", name, g.progressive, g.passes(), MaxProgressivePasses)
+		}
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

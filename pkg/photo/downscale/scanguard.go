@@ -13,11 +13,12 @@ import (
 // pixels: every scan walks the blocks of the components it names, so a
 // file of thousands of tiny refinement scans (22 bytes each) costs
 // image/jpeg a walk of every block per scan. libjpeg's default scripts
-// visit the blocks 4.7 (colour 4:4:4) to 6 times (greyscale); 24 leaves
-// four times that, and caps the scans at 24 for greyscale, 144 for 4:2:0
-// colour (a chroma-only scan visits a sixth of the blocks). A sequential
+// visit the blocks 4.7 (colour 4:4:4) to 6 times (greyscale and, through
+// jpegtran, CMYK; TestRealProgressiveWithinPasses); 12 leaves twice that,
+// and caps the scans at 12 for greyscale, 72 for 4:2:0 colour (a
+// chroma-only scan visits a sixth of the blocks). A sequential
 // JPEG visits each block once, so it is held to one pass.
-const MaxProgressivePasses = 24
+const MaxProgressivePasses = 12
 
 // CostError reports a JPEG refused for the work its scans ask: scans of a
 // progressive image visiting its blocks more than MaxProgressivePasses
