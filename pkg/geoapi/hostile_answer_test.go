@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // hostileBody is a charged coordinates answer with the given clusters.
@@ -109,5 +110,69 @@ func TestPredictKeepsAnswerWithinBounds(t *testing.T) {
 	}
 	if out.Result.Truncated != "" {
 		t.Errorf("Truncated = %q for an ordinary answer", out.Result.Truncated)
+	}
+}
+
+// TestPredictTrickledBodyEndsAtDeadline: a service that sends its 200's
+// headers and then one byte at a time is cut off at the caller's deadline,
+// as a DecodeError (a 2xx: maybe charged) that says why.
+func TestPredictTrickledBodyEndsAtDeadline(t *testing.T) {
+	rec := newRecorder(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		for i := 0; ; i++ {
+			if _, err := w.Write([]byte(" ")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	c, _ := rec.client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := c.Predict(ctx, &PredictInput{Image: BytesSource(fakeJPEG(1000))})
+	var de *DecodeError
+	if !errors.As(err, &de) || !errors.Is(err, context.DeadlineExceeded) || !MaybeCharged(err) {
+		t.Fatalf("Predict = %v, want a DecodeError for the deadline, maybe charged", err)
+	}
+}
+
+// TestPredictDeeplyNestedJSON: 1,000,000 nested arrays are an error
+// (encoding/json stops at depth 10,000), not a crash.
+func TestPredictDeeplyNestedJSON(t *testing.T) {
+	const depth = 1_000_000
+	body := hostileBody(`{"center":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`)
+	rec := newRecorder(t, respond(http.StatusOK, body))
+	c, _ := rec.client(t)
+	_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(1000))})
+	var de *DecodeError
+	if !errors.As(err, &de) || len(de.Error()) > 4096 {
+		t.Fatalf("Predict = %.300v, want a short DecodeError", err)
+	}
+}
+
+// TestErrorBodyEchoingKeyRedacted: a 4xx or 5xx body that repeats the
+// request's key keeps it out of the error's text and of its stored body.
+func TestErrorBodyEchoingKeyRedacted(t *testing.T) {
+	for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusUnprocessableEntity, http.StatusBadGateway} {
+		rec := newRecorder(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			key := r.Header.Get(KeyHeader)
+			writeBody(w, status, `{"message_code":"bad","message":"key `+key+` refused","details":{"description":"`+key+`"}}`)
+		})
+		c, _ := rec.client(t, func(o *Options) { o.MaxAttempts = 1 })
+		_, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(1000))})
+		var api *APIError
+		if err == nil || !errors.As(err, &api) {
+			t.Fatalf("%d: %v, want an APIError", status, err)
+		}
+		if strings.Contains(err.Error(), testKey) || strings.Contains(api.Body, testKey) ||
+			strings.Contains(api.Message, testKey) || strings.Contains(api.Detail, testKey) {
+			t.Errorf("%d: the key is in the error: %v", status, err)
+		}
 	}
 }
