@@ -210,3 +210,20 @@ func cpuTime(tb testing.TB) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestScanBombBehindStrayFF00: image/jpeg skips an FF 00 between segments;
+// read as a marker with a length, it would make the guard skip the next
+// 64 KB, the scans in them uncounted. The bomb behind one is still refused.
+func TestScanBombBehindStrayFF00(t *testing.T) {
+	bomb := downscaletest.ScanBomb(4000, 3000, 200)
+	sos := bytes.Index(bomb, []byte{0xFF, 0xDA})
+	stray := append(append(append([]byte{}, bomb[:sos]...), 0xFF, 0x00), bomb[sos:]...)
+	if _, err := jpeg.DecodeConfig(bytes.NewReader(stray)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Downscale(context.Background(), bytes.NewReader(stray), Options{})
+	var ce *CostError
+	if !errors.As(err, &ce) || ce.Scans != MaxProgressivePasses+1 {
+		t.Fatalf("Downscale = %v, want a CostError at scan %d", err, MaxProgressivePasses+1)
+	}
+}

@@ -144,7 +144,11 @@ func (g *scanGuard) step(b byte) bool {
 			// Fill byte: still before a marker.
 		case entropy && (b == 0x00 || (b >= markerRST0 && b <= markerRST7)):
 			g.state = stEntropy // stuffed zero or restart marker
-		case b == markerSOI || b == markerTEM || (b >= markerRST0 && b <= markerRST7):
+		case b == 0x00 || b == markerSOI || b == markerTEM || (b >= markerRST0 && b <= markerRST7):
+			// No length follows: image/jpeg skips FF 00 and a restart
+			// marker between segments, and refuses SOI and TEM there.
+			// Reading a length after FF 00 would let a segment hide
+			// scans from the count.
 			g.state = stSegments
 		case b == markerEOI:
 			g.state = stDone
