@@ -86,7 +86,9 @@ func (s *Store) finishCall(ctx context.Context, claim *Claim, result Record, sta
 	}
 	small := reduced(&rec, apiErr.ErrorMessage())
 	if rerr := s.putOwned(ctx, claim, small); rerr != nil {
-		return fmt.Errorf("%w; the reduced record failed too: %w", err, rerr)
+		// Only the reduced write's error is wrapped: whether it is worth
+		// repeating (throttling) is its own, not the refused record's.
+		return fmt.Errorf("write the reduced record after %v: %w", err, rerr)
 	}
 	return fmt.Errorf("%w: %w", ErrResultReduced, err)
 }

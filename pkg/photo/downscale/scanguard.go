@@ -16,14 +16,15 @@ import (
 // visit the blocks 4.7 (colour 4:4:4) to 6 times (greyscale and, through
 // jpegtran, CMYK; TestRealProgressiveWithinPasses); 12 leaves twice that,
 // and caps the scans at 12 for greyscale, 72 for 4:2:0 colour (a
-// chroma-only scan visits a sixth of the blocks). A sequential
-// JPEG visits each block once, so it is held to one pass.
+// chroma-only scan visits a sixth of the blocks). A sequential JPEG visits
+// each block once, so it is held to one pass.
 const MaxProgressivePasses = 12
 
 // CostError reports a JPEG refused for the work its scans ask: scans of a
 // progressive image visiting its blocks more than MaxProgressivePasses
-// times, or a sequential image scanning a component twice. The decode stopped at that scan, before its blocks were
-// decoded. The same bytes are refused again: the refusal is final.
+// times, or a sequential image scanning a component twice. The decode
+// stopped at that scan, before its blocks were decoded. The same bytes are
+// refused again: the refusal is final.
 type CostError struct {
 	// Scans is the scans met, the refused one included.
 	Scans int
@@ -54,16 +55,19 @@ const (
 
 // guard states.
 const (
-	stSegments    = iota // between segments: expecting 0xFF and a marker
-	stMarker             // after 0xFF: the marker byte (or fill 0xFF)
-	stLength             // the length's first byte
-	stLength2            // its second byte
-	stPayload            // inside a length-prefixed segment
-	stEntropy            // entropy-coded data after a scan header
-	stEntropyFF          // after 0xFF in entropy-coded data
-	stDone               // after EOI: the decoder reads no further
-	maxKeptHeader = 1 << 10
+	stSegments  = iota // between segments: expecting 0xFF and a marker
+	stMarker           // after 0xFF: the marker byte (or fill 0xFF)
+	stLength           // the length's first byte
+	stLength2          // its second byte
+	stPayload          // inside a length-prefixed segment
+	stEntropy          // entropy-coded data after a scan header
+	stEntropyFF        // after 0xFF in entropy-coded data
+	stDone             // after EOI: the decoder reads no further
 )
+
+// maxKeptHeader bounds what is kept of a segment's payload: a frame header
+// of 255 components is 771 bytes, a scan header of 4 components 12.
+const maxKeptHeader = 1 << 10
 
 // scanGuard sits between image/jpeg and the stream. It follows the JPEG's
 // segment structure byte by byte as the decoder reads it (lengths, the
