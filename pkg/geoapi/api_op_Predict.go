@@ -144,7 +144,8 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 		// A proxy may echo the request headers into the body, and the
 		// decoder may quote the body: neither may carry the key onwards.
 		return nil, &DecodeError{Operation: opName, StatusCode: resp.status,
-			Body: redact(string(resp.body), key), Err: redactErr(err, key)}
+			Body: redact(string(resp.body), key), CreditsConsumed: chargedCredits(resp.body),
+			Err: redactErr(err, key)}
 	}
 	out.Attempts = resp.attempts
 	out.RoundTrip = resp.roundTrip

@@ -330,7 +330,11 @@ type DecodeError struct {
 	// Body holds the response body as read (bounded by the read limit), so
 	// that a charged result is not lost even when it cannot be decoded.
 	Body string
-	Err  error
+	// CreditsConsumed is the body's data.credits_consumed when it could be
+	// read although the rest could not be used, so the charge is recorded;
+	// nil when the body does not say.
+	CreditsConsumed *int
+	Err             error
 }
 
 func (e *DecodeError) Error() string {

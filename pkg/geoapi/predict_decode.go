@@ -110,13 +110,18 @@ func decodePredictBody(body []byte) (*PredictOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PredictOutput{
+	if err := checkResult(&result); err != nil {
+		return nil, fmt.Errorf("data.prediction: %w", err)
+	}
+	out := &PredictOutput{
 		MessageCode:     env.MessageCode,
 		PredictionID:    id,
 		ModelID:         d.ModelID,
 		CreditsConsumed: credits,
 		Result:          result,
-	}, nil
+	}
+	out.Result.Truncated = boundResult(out)
+	return out, nil
 }
 
 func decodeResult(raw json.RawMessage) (Result, error) {

@@ -30,6 +30,9 @@ type Result struct {
 	ProcessingTimeMS int64
 	// Raw is the data.prediction object as received, always kept.
 	Raw json.RawMessage
+	// Truncated says which strings and lists were cut to MaxResultText and
+	// MaxResultItems, or is empty. Raw is never cut here.
+	Truncated string
 }
 
 // Cluster is one location cluster of a coordinates result.

@@ -24,6 +24,13 @@ var (
 	// more credits than the day's counter holds.
 	ErrReleaseExceedsReserved = errors.New("ledger: release exceeds reserved credits")
 
+	// ErrResultReduced means Complete's record was refused by DynamoDB as
+	// invalid (ValidationException: an item over 400 KB, a number out of
+	// range) and was written again reduced: failed with
+	// ErrorCodeResultNotStorable, its credits and prediction id kept, the
+	// result dropped. The record is final; the write must not be retried.
+	ErrResultReduced = errors.New("ledger: result not storable, recorded without it")
+
 	// ErrNotReopenable means Reopen found no final failure with the given
 	// error code (absent, succeeded, rejected, in progress, or another code).
 	ErrNotReopenable = errors.New("ledger: record is not a final failure with that code")

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
@@ -23,7 +24,30 @@ import (
 // claim has taken the record since, nothing is written and ErrClaimLost is
 // returned. A late Complete of the same claim after MarkOutcomeUnknown does
 // land: its result is real and was paid for.
+//
+// A record DynamoDB refuses as invalid (ValidationException: over its
+// 400 KB item limit, a number beyond its range) will be refused again
+// however often it is sent, and it is the only record of a paid call: it is
+// written again at once without its result (see reduced), and Complete
+// returns an error wrapping ErrResultReduced once that landed.
 func (s *Store) Complete(ctx context.Context, claim *Claim, result Record) error {
+	result.ErrorCode, result.ErrorMessage = "", ""
+	return s.finishCall(ctx, claim, result, StatusSucceeded)
+}
+
+// FailCharged records a charged answer that could not be used (a 2xx the
+// client could not read, or whose locations are impossible) as a final
+// failure that keeps what was paid: code and message, the credits, the
+// prediction id and model when known and the raw body (bounded by
+// MaxRawResultBytes), with Complete's conditions and its reduced fallback.
+func (s *Store) FailCharged(ctx context.Context, claim *Claim, code, message string, result Record) error {
+	result.ErrorCode, result.ErrorMessage = code, message
+	return s.finishCall(ctx, claim, result, StatusFailed)
+}
+
+// finishCall is Complete and FailCharged: one PutItem of the whole record
+// with status, conditional on the claim's owner token.
+func (s *Store) finishCall(ctx context.Context, claim *Claim, result Record, status string) error {
 	if !claim.Acquired() {
 		return fmt.Errorf("complete: %w", ErrNotAcquired)
 	}
@@ -38,24 +62,40 @@ func (s *Store) Complete(ctx context.Context, claim *Claim, result Record) error
 	if rec.ContentType == "" && claim.Record != nil {
 		rec.ContentType = claim.Record.ContentType
 	}
-	rec.Status = StatusSucceeded
-	rec.EventType = resultevents.DetailType(StatusSucceeded)
+	rec.Status = status
+	rec.EventType = resultevents.DetailType(rec.Status)
 	rec.Phase = ""
 	rec.Owner = claim.Token
 	rec.LeaseUntil = time.Time{}
 	rec.Retryable = false
 	rec.Attempts = claim.Attempt
-	rec.ErrorCode, rec.ErrorMessage = "", ""
+	rec.ErrorMessage = truncateUTF8(rec.ErrorMessage, MaxErrorMessageBytes)
 	rec.RawResult = truncateUTF8(rec.RawResult, MaxRawResultBytes)
 	rec.CreatedAt = now
 	if claim.Record != nil && !claim.Record.CreatedAt.IsZero() {
 		rec.CreatedAt = claim.Record.CreatedAt
 	}
 	rec.UpdatedAt = now
-	rec.StatusDay = statusDay(StatusSucceeded, now)
+	rec.StatusDay = statusDay(rec.Status, now)
 	rec.ExpiresAt = s.expiresAt(now)
 
-	item, err := marshalRecord(&rec)
+	err := s.putOwned(ctx, claim, &rec)
+	var apiErr smithy.APIError
+	if err == nil || !errors.As(err, &apiErr) || apiErr.ErrorCode() != "ValidationException" {
+		return err
+	}
+	small := reduced(&rec, apiErr.ErrorMessage())
+	if rerr := s.putOwned(ctx, claim, small); rerr != nil {
+		// Only the reduced write's error is wrapped: whether it is worth
+		// repeating (throttling) is its own, not the refused record's.
+		return fmt.Errorf("write the reduced record after %v: %w", err, rerr)
+	}
+	return fmt.Errorf("%w: %w", ErrResultReduced, err)
+}
+
+// putOwned writes rec whole, on condition that claim still owns it.
+func (s *Store) putOwned(ctx context.Context, claim *Claim, rec *Record) error {
+	item, err := marshalRecord(rec)
 	if err != nil {
 		return fmt.Errorf("complete %s: encode record: %w", claim.Ref, err)
 	}
@@ -77,6 +117,39 @@ func (s *Store) Complete(ctx context.Context, claim *Claim, result Record) error
 		return fmt.Errorf("complete %s: %w", claim.Ref, err)
 	}
 	return nil
+}
+
+// reduced is rec without its result, as a final failure DynamoDB accepts
+// whatever the result held: identity, bookkeeping and object fields, model,
+// prediction id and credits are kept (none comes unchecked from the
+// service: the id is a parsed UUID, the model id bounded by the client),
+// every location, list and number of the answer is dropped, and the reason
+// and a short excerpt of the raw result say what was lost.
+func reduced(rec *Record, why string) *Record {
+	r := &Record{
+		PK: rec.PK, SK: rec.SK, Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag,
+		Size: rec.Size, ContentType: rec.ContentType,
+		Status: StatusFailed, EventType: resultevents.DetailType(StatusFailed),
+		Owner: rec.Owner, Attempts: rec.Attempts,
+		ModelID: truncateUTF8(rec.ModelID, maxReducedRawBytes), RequestedModelID: rec.RequestedModelID,
+		Fallback: rec.Fallback, PredictionID: rec.PredictionID, CreditsConsumed: rec.CreditsConsumed,
+		ResultType: truncateUTF8(rec.ResultType, maxReducedRawBytes), Source: rec.Source,
+		ErrorCode: ErrorCodeResultNotStorable,
+		ErrorMessage: truncateUTF8("DynamoDB refused the charged result, recorded without it ("+why+")"+
+			errorSuffix(rec), MaxErrorMessageBytes),
+		RawResult: truncateUTF8(rec.RawResult, maxReducedRawBytes),
+		CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, ExpiresAt: rec.ExpiresAt,
+		StatusDay: statusDay(StatusFailed, rec.UpdatedAt),
+	}
+	return r
+}
+
+// errorSuffix keeps the error a failed record already had.
+func errorSuffix(rec *Record) string {
+	if rec.ErrorCode == "" {
+		return ""
+	}
+	return "; before: " + rec.ErrorCode + ": " + rec.ErrorMessage
 }
 
 // Fail records a failed call. retryable=true promises that the service

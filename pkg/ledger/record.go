@@ -56,6 +56,14 @@ const MaxRawResultBytes = 64 << 10
 // MaxErrorMessageBytes bounds ErrorMessage; longer values are truncated on write.
 const MaxErrorMessageBytes = 2 << 10
 
+// ErrorCodeResultNotStorable is the error code of a charged result DynamoDB
+// refused to store (an item over 400 KB, a number out of its range): the
+// record is written again without the result, keeping its credits.
+const ErrorCodeResultNotStorable = "result_not_storable"
+
+// maxReducedRawBytes bounds the raw excerpt a reduced record keeps.
+const maxReducedRawBytes = 4 << 10
+
 // Record is one item of the results table: the state and, once succeeded,
 // the result of one S3 object version.
 type Record struct {
@@ -127,6 +135,9 @@ type Record struct {
 	// not coordinates or accuracy (vehicle, property, or one the predictor
 	// does not know), bounded by MaxRawResultBytes.
 	RawResult string `dynamodbav:"raw_result,omitempty"`
+	// Truncated says which of the service's strings and lists were cut
+	// before they were stored (geoapi.Result.Truncated), or is empty.
+	Truncated string `dynamodbav:"truncated,omitempty"`
 
 	ProcessingMS int64 `dynamodbav:"processing_ms,omitempty"`
 	RoundTripMS  int64 `dynamodbav:"round_trip_ms,omitempty"`

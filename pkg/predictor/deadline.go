@@ -101,7 +101,8 @@ func (inv *invocation) persist(ctx context.Context, obj *object, what string, wr
 	delay := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := write(ctx)
-		if err == nil || errors.Is(err, ledger.ErrClaimLost) || ctx.Err() != nil || !transient(err) {
+		if err == nil || errors.Is(err, ledger.ErrClaimLost) || errors.Is(err, ledger.ErrResultReduced) ||
+			ctx.Err() != nil || !transient(err) {
 			return err
 		}
 		wait := delay/2 + rand.N(delay/2+1)

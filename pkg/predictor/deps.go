@@ -28,6 +28,7 @@ type Ledger interface {
 	Claim(ctx context.Context, ref ledger.ObjectRef, lease time.Duration) (*ledger.Claim, ledger.ClaimOutcome, error)
 	Complete(ctx context.Context, claim *ledger.Claim, result ledger.Record) error
 	Fail(ctx context.Context, claim *ledger.Claim, code, message string, retryable bool) error
+	FailCharged(ctx context.Context, claim *ledger.Claim, code, message string, result ledger.Record) error
 	Reject(ctx context.Context, ref ledger.ObjectRef, reason, detail string, info ledger.ObjectInfo) error
 	RejectClaimed(ctx context.Context, claim *ledger.Claim, reason, detail string, info ledger.ObjectInfo) error
 	MarkOutcomeUnknown(ctx context.Context, rec *ledger.Record) error

@@ -137,3 +137,21 @@ func retiredModel(err error, model string) bool {
 	}
 	return v.RetiredModelID == model
 }
+
+// chargedFailure is the result fields of a 2xx answer the client could not
+// use (a malformed response) when it says what it charged: its credits and
+// its raw body (bounded by the ledger), recorded by FailCharged so the paid
+// call is never recorded as free. nil for any other failure.
+func chargedFailure(obj *object, res callResult, f failure) *ledger.Record {
+	var de *geoapi.DecodeError
+	if f.code != CodeMalformedResponse || !errors.As(res.err, &de) || de.CreditsConsumed == nil {
+		return nil
+	}
+	return &ledger.Record{
+		Size:            obj.Size,
+		ContentType:     obj.contentType,
+		CreditsConsumed: *de.CreditsConsumed,
+		RawResult:       de.Body,
+		Source:          ledger.SourceService,
+	}
+}

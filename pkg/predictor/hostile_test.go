@@ -9,6 +9,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
+	"github.com/geolocate-aws/geolocate/pkg/photo/downscale/downscaletest"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
@@ -54,7 +55,8 @@ func FuzzPhotoPath(f *testing.F) {
 		f.Add(s, true)
 	}
 	cfg := fuzzConfig()
-	rejections := map[string]bool{ReasonNotAnImage: true, ReasonTooManyPixels: true, ReasonOverMemory: true, ReasonCannotDownscale: true}
+	rejections := map[string]bool{ReasonNotAnImage: true, ReasonTooManyPixels: true, ReasonOverMemory: true, ReasonCannotDownscale: true,
+		ReasonDecodeTooCostly: true}
 	f.Fuzz(func(t *testing.T, b []byte, oversize bool) {
 		size := int64(len(b))
 		if oversize {
@@ -156,5 +158,30 @@ func TestOverMemoryBudgetRejected(t *testing.T) {
 	// The same photo fits the default function's budget.
 	if _, _, err := downscale.Estimate(body, Config{MaxImageBytes: 1, DownscaleMaxSide: 4096}.DownscaleOptions()); err != nil {
 		t.Errorf("at the default memory: %v", err)
+	}
+}
+
+// TestScanBombRejected: issue 33's progressive JPEG of tiny refinement
+// scans, over the limit, is rejected for good (decode_too_costly) in the
+// invocation that claims it, with no call, and the normal photo beside it
+// succeeds. Before, its decode ran into the deadline and was returned for
+// retry on every receive until the dead-letter queue.
+func TestScanBombRejected(t *testing.T) {
+	bomb := downscaletest.ScanBomb(4000, 3000, 400)
+	e := newTestEnv(t, func(c *Config) { c.MaxImageBytes = int64(len(bomb)) - 1 })
+	normal := e.put("normal.jpg", exiftest.JPEG(exiftest.Harbour().Bytes(), nil, 0))
+	u := e.put("scans.jpg", bomb)
+	if failed := e.invokeSQS(sqsBatch(uploadMessage("m1", u), uploadMessage("m2", normal))); len(failed) != 0 {
+		t.Fatalf("returned for retry: %v", failed)
+	}
+	rec := e.record(u)
+	if rec.Status != ledger.StatusRejected || rec.ErrorCode != ReasonDecodeTooCostly || !strings.Contains(rec.ErrorMessage, "visit its blocks") {
+		t.Fatalf("record %s %s (%s), want rejected %s", rec.Status, rec.ErrorCode, rec.ErrorMessage, ReasonDecodeTooCostly)
+	}
+	if rec := e.record(normal); rec.Status != ledger.StatusSucceeded {
+		t.Errorf("normal photo: %s %s", rec.Status, rec.ErrorCode)
+	}
+	if calls := e.predictCalls(); len(calls) != 1 {
+		t.Errorf("%d calls, want the normal photo's alone", len(calls))
 	}
 }

@@ -86,6 +86,7 @@ func downscaleVerdict(err, readErr error, size int64, cfg Config) (reason, detai
 		unsupported *downscale.UnsupportedFormatError
 		decodeErr   *downscale.DecodeError
 		fit         *downscale.FitError
+		cost        *downscale.CostError
 	)
 	switch {
 	case readErr != nil:
@@ -95,6 +96,8 @@ func downscaleVerdict(err, readErr error, size int64, cfg Config) (reason, detai
 	case errors.As(err, &memory):
 		return ReasonOverMemory, fmt.Sprintf("%d bytes is more than the service's limit, and downscaling it would not fit in the function's %d MB, so it is refused before decoding: %v",
 			size, cfg.MemoryMB, err)
+	case errors.As(err, &cost):
+		return ReasonDecodeTooCostly, fmt.Sprintf("%d bytes is more than the service's limit, and downscaling it was stopped by its work bound: %v", size, err)
 	case errors.As(err, &unsupported), errors.As(err, &decodeErr), errors.As(err, &fit):
 		return ReasonCannotDownscale, fmt.Sprintf("%d bytes is more than the service's limit of %d bytes and the photo cannot be downscaled: %v",
 			size, cfg.MaxImageBytes, err)

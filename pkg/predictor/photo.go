@@ -221,6 +221,11 @@ const (
 	// would need more memory than the function can spare, as its header
 	// tells (a 100 MP progressive JPEG on a 1,024 MB function).
 	ReasonOverMemory = "over_memory_budget"
+	// ReasonDecodeTooCostly: over the limit, and its decode was stopped
+	// by its own work bound (a progressive JPEG whose scans walk its blocks
+	// more than downscale.MaxProgressivePasses times): the same bytes would
+	// be stopped again, so the refusal is final, never a retry.
+	ReasonDecodeTooCostly = "decode_too_costly"
 	// ReasonCannotStripMetadata: uploadMetadata=strip and the photo's
 	// metadata cannot be removed without re-encoding it (GIF, TIFF), or its
 	// structure breaks within the head, so it is not sent at all.

@@ -200,12 +200,19 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 	if f.retryable {
 		retry, slot = inv.retryOf(obj, res.err, f.code)
 	}
+	charged := chargedFailure(obj, res, f)
 	err := inv.persist(ctx, obj, "record failure", func(ctx context.Context) error {
-		if f.retryable {
+		switch {
+		case f.retryable:
 			return inv.h.deps.Ledger.Release(ctx, claim, f.code, failureDetail(f, res.err), slot)
+		case charged != nil:
+			return inv.h.deps.Ledger.FailCharged(ctx, claim, f.code, failureDetail(f, res.err), *charged)
 		}
 		return inv.h.deps.Ledger.Fail(ctx, claim, f.code, failureDetail(f, res.err), false)
 	})
+	if errors.Is(err, ledger.ErrResultReduced) {
+		err = nil
+	}
 	if errors.Is(err, ledger.ErrClaimLost) {
 		obj.logger.Error("failure not recorded: another attempt took the object over", "code", f.code, "error", res.err)
 		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
@@ -223,6 +230,9 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 		return retry
 	}
 	obj.logger.Error("call failed for good", "code", f.code, "error", res.err)
+	if charged != nil {
+		inv.metrics.add(metricCreditsConsumed, float64(charged.CreditsConsumed))
+	}
 	inv.metrics.countReason(metricImagesFailed, f.code)
 	inv.logRecorded(obj, ledger.StatusFailed, nil)
 	return outcome{kind: outcomeFailed, reason: f.code}
@@ -265,6 +275,14 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 	err := inv.persist(ctx, obj, "record result", func(ctx context.Context) error {
 		return inv.h.deps.Ledger.Complete(ctx, claim, rec)
 	})
+	if errors.Is(err, ledger.ErrResultReduced) {
+		// Final: the paid call is recorded, with its credits, as failed.
+		obj.logger.Error("result refused by DynamoDB: recorded as failed without it", "code", ledger.ErrorCodeResultNotStorable,
+			"prediction_id", rec.PredictionID, "credits", rec.CreditsConsumed, "error", err)
+		inv.metrics.countReason(metricImagesFailed, ledger.ErrorCodeResultNotStorable)
+		inv.logRecorded(obj, ledger.StatusFailed, nil)
+		return outcome{kind: outcomeFailed, reason: ledger.ErrorCodeResultNotStorable}
+	}
 	if errors.Is(err, ledger.ErrClaimLost) {
 		obj.logger.Error("result not recorded: another attempt took the object over after this one's lease expired",
 			"prediction_id", rec.PredictionID, "place", rec.Place, "credits", rec.CreditsConsumed)

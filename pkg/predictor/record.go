@@ -20,6 +20,7 @@ func resultRecord(obj *object, res callResult) ledger.Record {
 		ProcessingMS:    out.Result.ProcessingTimeMS,
 		RoundTripMS:     out.RoundTrip.Milliseconds(),
 		Source:          ledger.SourceService,
+		Truncated:       out.Result.Truncated,
 	}
 	if res.requestedModelID != "" {
 		rec.RequestedModelID = res.requestedModelID

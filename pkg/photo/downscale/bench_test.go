@@ -123,7 +123,7 @@ func BenchmarkResize50MP(b *testing.B) {
 		name string
 		fn   func(image.Image) *image.RGBA
 	}{
-		{"banded-CatmullRom", func(src image.Image) *image.RGBA { return resize(src, dw, dh) }},
+		{"banded-CatmullRom", func(src image.Image) *image.RGBA { r, _ := resize(context.Background(), src, dw, dh); return r }},
 		{"one-call-CatmullRom", func(src image.Image) *image.RGBA {
 			dst := image.NewRGBA(image.Rect(0, 0, dw, dh))
 			draw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), draw.Src, nil)

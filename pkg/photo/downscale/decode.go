@@ -97,8 +97,30 @@ func decode(ctx context.Context, r io.Reader, o Options) (decoded, error) {
 		return decoded{}, err
 	}
 
-	img, err := c.decode(io.MultiReader(&header, br))
+	// The decoder reads through a reader that checks ctx on each of its
+	// reads (at most 4 KiB: image/jpeg's buffer, flate's), not only when
+	// the 64 KiB buffer refills; a JPEG's also counts its scans and ends
+	// each read before a scan (see scanGuard); a WebP's refuses a frame
+	// other than its priced canvas (see webpGuard).
+	var src io.Reader = ctxReader{ctx, io.MultiReader(&header, br)}
+	var guard *scanGuard
+	var webpG *webpGuard
+	switch format {
+	case imageformat.JPEG:
+		guard = newScanGuard(ctx, io.MultiReader(&header, br))
+		src = guard
+	case imageformat.WebP:
+		webpG = newWebPGuard(ctx, io.MultiReader(&header, br))
+		src = webpG
+	}
+	img, err := c.decode(src)
 	if err != nil {
+		if guard != nil && guard.err != nil {
+			return decoded{}, guard.err
+		}
+		if webpG != nil && webpG.err != nil {
+			return decoded{}, webpG.err
+		}
 		if ctx.Err() != nil {
 			return decoded{}, fmt.Errorf("decode %s: %w", format, ctx.Err())
 		}

@@ -71,7 +71,11 @@ func Downscale(ctx context.Context, r io.Reader, opts Options) (Result, error) {
 	d.img = nil
 	b := img.Bounds()
 	if w, h := fitWithin(b.Dx(), b.Dy(), o.MaxSide); w != b.Dx() || h != b.Dy() {
-		img = flatten(resize(img, w, h))
+		small, err := resize(ctx, img, w, h)
+		if err != nil {
+			return Result{}, err
+		}
+		img = flatten(small)
 	} else {
 		img = encodable(img)
 	}
@@ -81,6 +85,7 @@ func Downscale(ctx context.Context, r io.Reader, opts Options) (Result, error) {
 
 	b = img.Bounds()
 	out := &jpegOutput{
+		ctx:   ctx,
 		limit: o.MaxBytes,
 		buf:   make([]byte, 0, min(o.MaxBytes, int64(b.Dx())*int64(b.Dy())+4096)),
 	}
@@ -109,7 +114,11 @@ func Downscale(ctx context.Context, r io.Reader, opts Options) (Result, error) {
 		f := 0.9 * math.Sqrt(float64(o.MaxBytes)/float64(out.n))
 		f = math.Max(0.25, math.Min(0.9, f))
 		w, h := fitWithin(b.Dx(), b.Dy(), max(minSide, int(float64(side)*f)))
-		img = flatten(resize(img, w, h))
+		small, err := resize(ctx, img, w, h)
+		if err != nil {
+			return Result{}, err
+		}
+		img = flatten(small)
 		high = o.MinQuality
 	}
 }

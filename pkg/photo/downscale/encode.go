@@ -1,6 +1,7 @@
 package downscale
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -9,13 +10,20 @@ import (
 // jpegOutput collects an encoded JPEG up to limit bytes and counts the rest
 // without keeping it: an attempt that turns out too large costs no memory
 // beyond the limit, and its full size still guides the next attempt.
+//
+// Write fails once ctx is done, which stops the encoder: image/jpeg
+// writes through a 4 KiB buffer, so ctx is checked per 4 KiB of output.
 type jpegOutput struct {
+	ctx   context.Context
 	buf   []byte
 	limit int64
 	n     int64
 }
 
 func (o *jpegOutput) Write(p []byte) (int, error) {
+	if err := o.ctx.Err(); err != nil {
+		return 0, err
+	}
 	o.n += int64(len(p))
 	if room := o.limit - int64(len(o.buf)); room > 0 {
 		o.buf = append(o.buf, p[:min(int64(len(p)), room)]...)

@@ -8,6 +8,8 @@ import (
 	"image/png"
 	"os"
 	"testing"
+
+	"github.com/geolocate-aws/geolocate/pkg/photo/downscale/downscaletest"
 )
 
 // FuzzDownscale feeds arbitrary bytes to Downscale: it must never panic,
@@ -30,6 +32,7 @@ func FuzzDownscale(f *testing.F) {
 		}
 		seeds = append(seeds, webp, webp[:len(webp)/3])
 	}
+	seeds = append(seeds, downscaletest.ScanBomb(64, 48, 20))
 	for _, s := range seeds {
 		f.Add(s)
 	}
@@ -45,8 +48,9 @@ func FuzzDownscale(f *testing.F) {
 				de *DimensionsError
 				ce *DecodeError
 				fe *FitError
+				co *CostError
 			)
-			if !errors.As(err, &ue) && !errors.As(err, &de) && !errors.As(err, &ce) && !errors.As(err, &fe) {
+			if !errors.As(err, &ue) && !errors.As(err, &de) && !errors.As(err, &ce) && !errors.As(err, &fe) && !errors.As(err, &co) {
 				t.Fatalf("untyped error %T: %v", err, err)
 			}
 			if err.Error() == "" {

@@ -1,6 +1,7 @@
 package downscale
 
 import (
+	"context"
 	"image"
 	"runtime"
 	"sync"
@@ -57,17 +58,23 @@ var bandBufferBytes = 8 << 20 // a variable so that tests can force many bands
 // one band buffer during pass 2. The source is no longer referenced after
 // pass 1, so the garbage collector can return it before the result is
 // allocated.
-func resize(src image.Image, dw, dh int) *image.RGBA {
+//
+// ctx is checked before each band; once it is done the bands left are not
+// scaled and its error is returned with an unfinished image.
+func resize(ctx context.Context, src image.Image, dw, dh int) (*image.RGBA, error) {
 	sb := src.Bounds()
 	sw, sh := sb.Dx(), sb.Dy()
 
 	mid := image.NewRGBA(image.Rect(0, 0, dw, sh))
-	inBands(sh, bandSize(dw),
+	err := inBands(ctx, sh, bandSize(dw),
 		func(h int) draw.Scaler { return filter.NewScaler(dw, h, sw, h) },
 		func(s draw.Scaler, y, h int) {
 			s.Scale(mid, image.Rect(0, y, dw, y+h),
 				src, image.Rect(sb.Min.X, sb.Min.Y+y, sb.Max.X, sb.Min.Y+y+h), draw.Src, nil)
 		})
+	if err != nil {
+		return nil, err
+	}
 	// The source is dead from here on (the caller holds no other
 	// reference): collect it before the result is allocated, so that the
 	// peak is the larger of the two passes, not their sum (see Cost).
@@ -75,12 +82,15 @@ func resize(src image.Image, dw, dh int) *image.RGBA {
 	runtime.GC()
 
 	dst := image.NewRGBA(image.Rect(0, 0, dw, dh))
-	inBands(dw, bandSize(sh),
+	err = inBands(ctx, dw, bandSize(sh),
 		func(w int) draw.Scaler { return filter.NewScaler(w, dh, w, sh) },
 		func(s draw.Scaler, x, w int) {
 			s.Scale(dst, image.Rect(x, 0, x+w, dh), mid, image.Rect(x, 0, x+w, sh), draw.Src, nil)
 		})
-	return dst
+	if err != nil {
+		return nil, err
+	}
+	return dst, nil
 }
 
 // inBands splits [0, n) into bands of size (the last one shorter) and runs
@@ -88,8 +98,9 @@ func resize(src image.Image, dw, dh int) *image.RGBA {
 // Lambda gives a function more than one vCPU above 1,769 MB. Each goroutine makes one scaler
 // per band length with newScaler and reuses it (its weights and its buffer)
 // for every band it scales, so memory grows by one band buffer per
-// goroutine.
-func inBands(n, size int, newScaler func(length int) draw.Scaler, scale func(s draw.Scaler, start, length int)) {
+// goroutine. ctx is checked before each band: once it is done no band
+// starts, and its error is returned.
+func inBands(ctx context.Context, n, size int, newScaler func(length int) draw.Scaler, scale func(s draw.Scaler, start, length int)) error {
 	bands := (n + size - 1) / size
 	workers := min(bands, runtime.GOMAXPROCS(0))
 	var next atomic.Int64
@@ -101,7 +112,7 @@ func inBands(n, size int, newScaler func(length int) draw.Scaler, scale func(s d
 			scalers := map[int]draw.Scaler{}
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= bands {
+				if i >= bands || ctx.Err() != nil {
 					return
 				}
 				start := i * size
@@ -116,6 +127,7 @@ func inBands(n, size int, newScaler func(length int) draw.Scaler, scale func(s d
 		}()
 	}
 	wg.Wait()
+	return ctx.Err()
 }
 
 // bandSize is how many rows (or columns) of length n fit in bandBufferBytes.

@@ -1,7 +1,11 @@
 package downscale
 
 import (
+	"context"
+	"errors"
 	"image"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/image/draw"
@@ -35,7 +39,10 @@ func TestBandedResizeMatchesOneCall(t *testing.T) {
 		"ycbcr420": ycc, "rgba": rgba, "nrgba": nrgba, "gray": gray, "offset": offset,
 	} {
 		for _, size := range [][2]int{{130, 88}, {97, 200}, {301, 100}} {
-			got := resize(src, size[0], size[1])
+			got, err := resize(context.Background(), src, size[0], size[1])
+			if err != nil {
+				t.Fatal(err)
+			}
 			want := image.NewRGBA(image.Rect(0, 0, size[0], size[1]))
 			draw.CatmullRom.Scale(want, want.Bounds(), src, src.Bounds(), draw.Src, nil)
 			worst := 0
@@ -46,5 +53,32 @@ func TestBandedResizeMatchesOneCall(t *testing.T) {
 				t.Errorf("%s to %v: banded resize differs from one Scale call by up to %d levels", name, size, worst)
 			}
 		}
+	}
+}
+
+// TestBandsStopAtCancel: once ctx is done no band starts, so a deadline
+// stops the resize within one band per worker (before, all bands ran).
+func TestBandsStopAtCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls atomic.Int64
+	err := inBands(ctx, 1000, 1,
+		func(int) draw.Scaler { return filter.NewScaler(1, 1, 1, 1) },
+		func(draw.Scaler, int, int) {
+			calls.Add(1)
+			cancel()
+		})
+	if !errors.Is(err, context.Canceled) || calls.Load() > int64(runtime.GOMAXPROCS(0)) {
+		t.Fatalf("inBands = %v after %d of 1000 bands, want context.Canceled after at most one per worker", err, calls.Load())
+	}
+}
+
+// TestEncodeStopsAtCancel: the encoder's output fails once ctx is done.
+func TestEncodeStopsAtCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := &jpegOutput{ctx: ctx, limit: 1 << 20}
+	if err := encodeAt(out, image.NewRGBA(image.Rect(0, 0, 256, 256)), 90); !errors.Is(err, context.Canceled) {
+		t.Fatalf("encodeAt = %v, want context.Canceled", err)
 	}
 }
