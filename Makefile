@@ -20,6 +20,9 @@ PROFILE     ?=
 UPLOAD_METADATA ?=
 MAP         ?=
 EVENTS      ?=
+# SERVICE counts only on make's command line (make run SERVICE=real): an
+# exported SERVICE never turns a run into paid calls.
+SERVICE_ARG := $(if $(filter command line,$(origin SERVICE)),$(SERVICE))
 STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -69,14 +72,17 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 # (A SIGTERM sent to make itself stops the run as cleanly, but make then
 # exits 143: GNU make re-raises a fatal signal on itself once its recipe
 # ended, whatever the recipe's status.)
+# The simulator unless SERVICE=real: an exported GEO_API_URL and GEO_API_KEY
+# (the README's CLI section, local --serve's export line) never change
+# what make run calls or spends.
 # Without IMAGES the CLI uploads a temporary copy of testdata/images plus a
 # generated photo over the 10 MB limit (downscaled on the way), removed at
 # the end; with WATCH=1 it watches that copy, never testdata/images.
 # DASHBOARD=file.html synthesizes the stack first: the page is drawn from
 # the synthesized template's dashboard and alarms (its map widget from the
 # run's records). MAP=file.html writes the run's records on a world map.
-run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, EVENTS=file.jsonl the result events, UPLOAD_METADATA=keep sends photos with their metadata, PROFILE=backend mirrors the service's public backend)
-	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") \
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, EVENTS=file.jsonl the result events, UPLOAD_METADATA=keep sends photos with their metadata, PROFILE=backend mirrors the service's public backend, SERVICE=real calls GEO_API_URL with GEO_API_KEY: paid)
+	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(SERVICE_ARG),--service "$(SERVICE_ARG)") $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") \
 		$(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)") $(if $(EVENTS),--events "$(EVENTS)"))
 
 # dashboard-demo draws the stack's dashboard from a simulated busy day (the

@@ -31,16 +31,13 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	begin := time.Now()
 	say := func(format string, args ...any) { fmt.Fprintf(opts.Progress, format+"\n", args...) }
 
-	// Inputs first: a wrong folder or half a configuration is one error
-	// line, before a simulator or a JVM is started for nothing.
-	if err := checkServiceEnv(opts.Getenv); err != nil {
-		return nil, err
-	}
+	// Inputs first: a wrong folder or a service that does not answer is
+	// one error line, before a JVM is started or a file uploaded.
 	if err := checkImagesDir(opts.ImagesDir, opts.Watch); err != nil {
 		return nil, err
 	}
 
-	svc, err := startService(opts.Getenv, opts.Profile)
+	svc, err := startService(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

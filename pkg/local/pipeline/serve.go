@@ -21,14 +21,11 @@ func Serve(ctx context.Context, opts Options) error {
 
 	// Inputs first, as in Run. An empty folder is allowed: the events to
 	// invoke by hand may name objects uploaded later.
-	if err := checkServiceEnv(opts.Getenv); err != nil {
-		return err
-	}
 	if err := checkImagesDir(opts.ImagesDir, true); err != nil {
 		return err
 	}
 
-	svc, err := startService(opts.Getenv, opts.Profile)
+	svc, err := startService(ctx, opts)
 	if err != nil {
 		return err
 	}
