@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,8 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
@@ -625,4 +628,53 @@ type testLog struct{ t *testing.T }
 func (w testLog) Write(p []byte) (int, error) {
 	w.t.Logf("%s", bytes.TrimRight(p, "\n"))
 	return len(p), nil
+}
+
+// TestRunStopsWhenEveryCallFailsAlike: a key the service refuses fails
+// every call the same way; each retry line says so, and the run stops
+// early with that cause instead of retrying until the dead-letter queue.
+func TestRunStopsWhenEveryCallFailsAlike(t *testing.T) {
+	db := awspartstest.SharedDynamoDB(t)
+	remote := geosim.New(func(c *geosim.Config) { c.DemoKey = "geo_test_fake_key_4" })
+	url, stop, err := remote.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	jpeg, err := os.ReadFile(filepath.Join(sampleImagesDir, "gradient-64x48.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for i := range 2 * sameFailureLimit {
+		writeFile(t, dir, fmt.Sprintf("p%02d.jpg", i), jpeg)
+	}
+	var progress syncbuf.Buffer
+	began := time.Now()
+	sum, err := Run(context.Background(), Options{
+		ImagesDir: dir,
+		External:  &ExternalService{URL: url, Key: "geo_test_revoked_key_5"},
+		Getenv:    noServiceEnv,
+		DynamoDB:  db,
+		Table:     "alike-" + fmt.Sprint(time.Now().UnixNano()),
+		Progress:  &progress,
+	})
+	out := progress.String()
+	if err == nil || !strings.Contains(err.Error(), "stopped early") || !strings.Contains(err.Error(), predictor.CodeUnauthorized) {
+		t.Fatalf("Run: %v, want an early stop naming %s:\n%s", err, predictor.CodeUnauthorized, out)
+	}
+	t.Logf("stopped after %s: %v", time.Since(began).Round(time.Millisecond), err)
+	// Each retry line names its causes: the refused key, and the pacer's
+	// waits for a call slot while it is refused.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "retry ") && (!strings.Contains(line, "delivery: ") || strings.Contains(line, "cause not in")) {
+			t.Errorf("a retry line without its cause: %q", line)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^retry .*delivery: .*` + predictor.CodeUnauthorized).MatchString(out) {
+		t.Errorf("no retry line names %s:\n%s", predictor.CodeUnauthorized, out)
+	}
+	if sum == nil || len(sum.DeadLetters) != 0 || len(sum.Lost()) != 0 {
+		t.Errorf("summary %+v: want the uploads left queued, none dead-lettered or lost", sum)
+	}
 }
