@@ -35,7 +35,7 @@ NODE_MIN         := 20
 NODE_RECOMMENDED := 22.22.2
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-cdk build-cli predeploy run dashboard-demo test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -121,13 +121,23 @@ predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARG
 		-c|--context) args+=(-c "$$2"); shift 2;; \
 		--context=*) args+=(-c "$${1#--context=}"); shift;; \
 		*) shift;; esac; done; \
-	bin/geolocate doctor --predeploy "$${args[@]}"
+	bin/geolocate doctor --predeploy --as "make $(or $(firstword $(MAKECMDGOALS)),predeploy)" "$${args[@]}"
 
 deploy: predeploy ## check, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
 	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\"" >&2; exit 2;; esac
 	npx --no-install cdk deploy $(CDK_ARGS)
 
-destroy: deps-cdk ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
+# bootstrap and destroy check the credentials and region first, with the
+# one line every AWS command gives (no credentials, no region, an expired
+# session), labelled with the make command: cdk's own errors came after
+# 20 s to 2 min of synthesis. bootstrap names the environment explicitly
+# (aws://ACCOUNT/REGION), so cdk does not synthesize the app for it.
+bootstrap: deps-cdk build-cli ## once per account and region, by an administrator: check the AWS credentials and region, then cdk bootstrap them
+	@env=$$(bin/geolocate doctor --aws-environment --as "make bootstrap") && echo "cdk bootstrap $$env" && \
+		npx --no-install cdk bootstrap "$$env" $(CDK_ARGS)
+
+destroy: deps-cdk build-cli ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
+	@bin/geolocate doctor --aws-environment --as "make destroy" >/dev/null
 	npx --no-install cdk destroy $(CDK_ARGS)
 
 bench: deps build ## run the benchmarks and write the report (BENCH_OUT=cmd/benchreport/REPORT.md)
