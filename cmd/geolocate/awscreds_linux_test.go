@@ -53,6 +53,12 @@ func TestAWSCommandsWithoutCredentials(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant exit 1, no stdout and one line starting %q", args, code, stdout.String(), stderr.String(), want)
 		}
 	}
+	// results without AWS points at the local records.
+	_, _, stderr := runBuiltCLI(t, cli, []string{"AWS_REGION=us-east-1", "AWS_EC2_METADATA_SERVICE_ENDPOINT=" + imds.URL},
+		"results", "--since", "7d", "--map", page)
+	if !strings.Contains(stderr, "geolocate local --serve") || !strings.Contains(stderr, "make run MAP=") {
+		t.Errorf("results --map without AWS does not mention local --serve and make run MAP=: %q", stderr)
+	}
 	if _, err := os.Stat(page); !os.IsNotExist(err) {
 		t.Errorf("results --map wrote %s although the command failed (%v)", page, err)
 	}

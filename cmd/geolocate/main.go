@@ -178,6 +178,10 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		// what to do, whichever call of the command met it.
 		if problem := credentialsProblem(err, c.getenv); problem != nil {
 			err = problem
+			if c.name == "results" {
+				// Without AWS, the local records are still at hand.
+				err = fmt.Errorf("%w; for records of this machine: results reads a running `geolocate local --serve` once its export line is pasted, and `make run MAP=map.html` draws a local run's map", err)
+			}
 		}
 		c.printErr(fmt.Errorf("%s: %w", c.label(), err))
 		return exitError
