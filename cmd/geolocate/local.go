@@ -26,7 +26,8 @@ import (
 // not failed (succeeded, or rejected as unusable input, which spends
 // nothing); 1 when an upload was lost (no final record and no dead letter:
 // a bug), or when some image failed or was dead-lettered, since then it was
-// not geolocated and someone has to look. The message says which.
+// not geolocated and someone has to look. The message says which. A stop
+// (Ctrl-C, SIGTERM, SIGHUP) at any moment is 0: the user asked for it.
 func runLocal(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("local", "")
 	var (
@@ -41,7 +42,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard and --dashboard-demo, and, when given, for the results pipe whose events the run prints (make synth writes it; default: the default configuration's pipe)")
 		eventsFile  = fs.String("events", "", "write each result event the stack's results pipe would publish (one per photo that reaches a final status) to this file, as JSON lines")
 		demo        = fs.String("dashboard-demo", "", "instead of a run, write the stack's dashboard drawn from a simulated busy day (uploads all day and a half-hour outage of the service, played in seconds on a simulated clock) to this HTML file: what the dashboard looks like in operation")
-		service     = fs.String("service", serviceSimulator, "the geolocation service the functions call: "+serviceSimulator+" (built in, free) or "+serviceExternal+" (the service at GEO_API_URL with GEO_API_KEY: paid predictions; make run SERVICE=real); GEO_API_URL alone never selects it")
+		service     = fs.String("service", serviceSimulator, "the geolocation service the functions call: "+serviceSimulator+" (built in, free) or "+serviceReal+" (the service at GEO_API_URL with GEO_API_KEY: paid predictions; make run SERVICE=real); GEO_API_URL alone never selects it")
 		profile     = fs.String("profile", string(geosim.ProfileContract), "the simulator's profile: contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its own key header, 30 predictions a minute)")
 		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
 		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
@@ -187,7 +188,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 // The --service values.
 const (
 	serviceSimulator = "simulator"
-	serviceExternal  = "real"
+	serviceReal      = "real"
 )
 
 // localService resolves --service: nil for the simulator, whatever the
@@ -199,17 +200,17 @@ func (c *cli) localService(choice string) (*pipeline.ExternalService, error) {
 	case serviceSimulator:
 		if url != "" {
 			fmt.Fprintf(c.stderr, "note      %s=%s in this shell is not called: the run uses the simulator (--service %s, make run SERVICE=%s, calls it)\n",
-				envvars.APIURL, url, serviceExternal, serviceExternal)
+				envvars.APIURL, url, serviceReal, serviceReal)
 		}
 		return nil, nil
-	case serviceExternal:
+	case serviceReal:
 		if url == "" || key == "" {
 			return nil, usageError{fmt.Errorf("--service %s calls the service at %s with %s: set both (or leave --service out for the simulator)",
-				serviceExternal, envvars.APIURL, envvars.APIKey)}
+				serviceReal, envvars.APIURL, envvars.APIKey)}
 		}
 		return &pipeline.ExternalService{URL: url, Key: key}, nil
 	}
-	return nil, usageError{fmt.Errorf("--service %q: want %s or %s", choice, serviceSimulator, serviceExternal)}
+	return nil, usageError{fmt.Errorf("--service %q: want %s or %s", choice, serviceSimulator, serviceReal)}
 }
 
 // stoppedIsSuccess makes a stop the user asked for (Ctrl-C, SIGTERM,
