@@ -20,6 +20,9 @@ PROFILE     ?=
 UPLOAD_METADATA ?=
 MAP         ?=
 EVENTS      ?=
+# SERVICE counts only on make's command line (make run SERVICE=real): an
+# exported SERVICE never turns a run into paid calls.
+SERVICE_ARG := $(if $(filter command line,$(origin SERVICE)),$(SERVICE))
 STACK_TEMPLATE := cdk.out/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -32,7 +35,7 @@ NODE_MIN         := 20
 NODE_RECOMMENDED := 22.22.2
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-cdk build-cli predeploy run dashboard-demo test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -69,14 +72,17 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 # (A SIGTERM sent to make itself stops the run as cleanly, but make then
 # exits 143: GNU make re-raises a fatal signal on itself once its recipe
 # ended, whatever the recipe's status.)
+# The simulator unless SERVICE=real: an exported GEO_API_URL and GEO_API_KEY
+# (the README's CLI section, local --serve's export line) never change
+# what make run calls or spends.
 # Without IMAGES the CLI uploads a temporary copy of testdata/images plus a
 # generated photo over the 10 MB limit (downscaled on the way), removed at
 # the end; with WATCH=1 it watches that copy, never testdata/images.
 # DASHBOARD=file.html synthesizes the stack first: the page is drawn from
 # the synthesized template's dashboard and alarms (its map widget from the
 # run's records). MAP=file.html writes the run's records on a world map.
-run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, EVENTS=file.jsonl the result events, UPLOAD_METADATA=keep sends photos with their metadata, PROFILE=backend mirrors the service's public backend)
-	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") \
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, EVENTS=file.jsonl the result events, UPLOAD_METADATA=keep sends photos with their metadata, PROFILE=backend mirrors the service's public backend, SERVICE=real calls GEO_API_URL with GEO_API_KEY: paid)
+	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(SERVICE_ARG),--service "$(SERVICE_ARG)") $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") \
 		$(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)") $(if $(EVENTS),--events "$(EVENTS)"))
 
 # dashboard-demo draws the stack's dashboard from a simulated busy day (the
@@ -115,13 +121,23 @@ predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARG
 		-c|--context) args+=(-c "$$2"); shift 2;; \
 		--context=*) args+=(-c "$${1#--context=}"); shift;; \
 		*) shift;; esac; done; \
-	bin/geolocate doctor --predeploy "$${args[@]}"
+	bin/geolocate doctor --predeploy --as "make $(or $(firstword $(MAKECMDGOALS)),predeploy)" "$${args[@]}"
 
 deploy: predeploy ## check, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
 	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\"" >&2; exit 2;; esac
 	npx --no-install cdk deploy $(CDK_ARGS)
 
-destroy: deps-cdk ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
+# bootstrap and destroy check the credentials and region first, with the
+# one line every AWS command gives (no credentials, no region, an expired
+# session), labelled with the make command: cdk's own errors came after
+# 20 s to 2 min of synthesis. bootstrap names the environment explicitly
+# (aws://ACCOUNT/REGION), so cdk does not synthesize the app for it.
+bootstrap: deps-cdk build-cli ## once per account and region, by an administrator: check the AWS credentials and region, then cdk bootstrap them
+	@env=$$(bin/geolocate doctor --aws-environment --as "make bootstrap") && echo "cdk bootstrap $$env" && \
+		npx --no-install cdk bootstrap "$$env" $(CDK_ARGS)
+
+destroy: deps-cdk build-cli ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
+	@bin/geolocate doctor --aws-environment --as "make destroy" >/dev/null
 	npx --no-install cdk destroy $(CDK_ARGS)
 
 bench: deps build ## run the benchmarks and write the report (BENCH_OUT=cmd/benchreport/REPORT.md)

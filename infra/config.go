@@ -179,7 +179,7 @@ type Config struct {
 }
 
 // ContextLookup returns the raw context value of key, or nil when unset.
-// In the app it is the root node's TryGetContext; tests pass a map.
+// In the app it reads the root node's GetAllContext (LoadAppConfig); tests pass a map.
 type ContextLookup func(key string) any
 
 var (
@@ -209,7 +209,36 @@ const kmsKeyArnWant = "a KMS key ARN, arn:aws:kms:<region>:<account>:key/<key id
 // LoadConfig reads and validates every context key. It reports all bad keys
 // at once, each message naming the key and what it accepts.
 func LoadConfig(lookup ContextLookup) (Config, error) {
-	r := &contextReader{lookup: lookup}
+	return loadConfig(lookup, nil)
+}
+
+// LoadAppConfig is LoadConfig over the app's whole context (the root
+// node's GetAllContext: cdk.json, cdk.context.json and every -c), which
+// also refuses a key that no setting reads, with the closest setting: a
+// misspelled -c alarmEmial=... would otherwise be ignored without a word,
+// and the alarms would page nobody. The app refuses, so make synth, make
+// deploy and a bare cdk deploy all do.
+func LoadAppConfig(all map[string]any) (Config, error) {
+	return loadConfig(func(key string) any { return all[key] }, slices.Sorted(maps.Keys(all)))
+}
+
+// cdkContextKeys are the CDK's own context keys without a ":" or a
+// leading "@": the notices acknowledged (cdk acknowledge) and the CLI's
+// telemetry choice, which the CLI writes into cdk.json.
+var cdkContextKeys = map[string]bool{"acknowledged-issue-numbers": true, "cli-telemetry": true}
+
+// isCDKContextKey reports a key the CDK itself puts in the context: feature
+// flags (@aws-cdk/...), its own settings (aws:cdk:...) and the lookups it
+// caches in cdk.context.json (availability-zones:account=...:region=...),
+// all of which hold a ":" or start with "@".
+func isCDKContextKey(key string) bool {
+	return strings.HasPrefix(key, "@") || strings.Contains(key, ":") || cdkContextKeys[key]
+}
+
+// loadConfig reads every setting through lookup; keys, when given, are
+// all the keys the context holds, each of which a setting must have read.
+func loadConfig(lookup ContextLookup, keys []string) (Config, error) {
+	r := &contextReader{lookup: lookup, read: map[string]bool{}}
 	cfg := Config{
 		StackName:               r.matching(keyStackName, stackNamePattern, "letters, digits and hyphens, starting with a letter, at most 128"),
 		APIURL:                  r.apiURL(keyAPIURL),
@@ -291,6 +320,7 @@ func LoadConfig(lookup ContextLookup) (Config, error) {
 		r.fail(keyEventBusName, "is set but %s is false; the bus is only for the result events", keyEvents)
 	}
 	r.checkRules(cfg)
+	r.refuseUnknown(keys)
 	if len(r.errs) > 0 {
 		return Config{}, fmt.Errorf("invalid CDK context (fix cdk.json or the -c overrides):\n%w", errors.Join(r.errs...))
 	}
@@ -361,6 +391,62 @@ type contextReader struct {
 	lookup ContextLookup
 	errs   []error
 	failed map[string]bool // keys with an error
+	// read holds every key a setting looked up: the known settings, by
+	// construction, so no second list can drift from the parsers.
+	read map[string]bool
+}
+
+// refuseUnknown fails each key that no setting read and the CDK does not
+// own, naming the closest setting when one is near.
+func (r *contextReader) refuseUnknown(keys []string) {
+	known := slices.Sorted(maps.Keys(r.read))
+	for _, key := range keys {
+		if r.read[key] || isCDKContextKey(key) {
+			continue
+		}
+		if near := closestKey(key, known); near != "" {
+			r.errs = append(r.errs, fmt.Errorf("unknown setting %s; did you mean %s?", key, near))
+		} else {
+			r.errs = append(r.errs, fmt.Errorf("unknown setting %s; the settings are listed in docs/configuration.md", key))
+		}
+	}
+}
+
+// closestKey is the known key nearest to key by edit distance (case
+// ignored, a swap of two letters counting as one edit), if it is within a
+// third of key's length: a typo, not a different word.
+func closestKey(key string, known []string) string {
+	best, bestDist := "", len(key)/3+1
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of adjacent bytes.
+func editDistance(a, b string) int {
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 func (r *contextReader) fail(key, format string, args ...any) {
@@ -374,6 +460,7 @@ func (r *contextReader) fail(key, format string, args ...any) {
 // raw returns the value as text. cdk.json gives JSON numbers and booleans,
 // while -c overrides always arrive as strings; both are accepted.
 func (r *contextReader) raw(key string) (string, bool) {
+	r.read[key] = true
 	switch v := r.lookup(key).(type) {
 	case nil:
 		return "", false

@@ -492,3 +492,54 @@ func TestGoMemLimitLeavesHeadroomUnderTheFunctionMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadAppConfigRefusesUnknownSettings: a misspelled -c key was ignored
+// without a word (-c alarmEmial=... synthesized alarms that page nobody);
+// the app refuses it with the closest setting, and leaves the CDK's own
+// keys (feature flags, aws:cdk:..., cached lookups, acknowledged notices)
+// alone. cdk.json itself holds no unknown key.
+func TestLoadAppConfigRefusesUnknownSettings(t *testing.T) {
+	if _, err := LoadAppConfig(defaultContext(t)); err != nil {
+		t.Fatalf("cdk.json with apiUrl refused: %v", err)
+	}
+	cdkOwn := defaultContext(t)
+	for key, value := range map[string]any{
+		"aws:cdk:enable-path-metadata":                             true,
+		"availability-zones:account=123456789012:region=eu-west-1": []any{"eu-west-1a"},
+		"acknowledged-issue-numbers":                               []any{float64(32775)},
+		"cli-telemetry":                                            false,
+		"@aws-cdk/aws-lambda:recognizeVersionProps":                true,
+	} {
+		cdkOwn[key] = value
+	}
+	if _, err := LoadAppConfig(cdkOwn); err != nil {
+		t.Errorf("the CDK's own keys refused: %v", err)
+	}
+	for typo, want := range map[string]string{
+		"alarmEmial":     "unknown setting alarmEmial; did you mean alarmEmail?",
+		"ratePerMinutes": "unknown setting ratePerMinutes; did you mean ratePerMinute?",
+		"BatchSize":      "unknown setting BatchSize; did you mean batchSize?",
+		"colour":         "unknown setting colour; the settings are listed in docs/configuration.md",
+	} {
+		ctx := defaultContext(t)
+		ctx[typo] = "x"
+		_, err := LoadAppConfig(ctx)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("-c %s=x: err = %v, want %q", typo, err, want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"kitten", "sitting", 3},
+		{"alarmemial", "alarmemail", 1}, {"ab", "ba", 1}, {"batchsize", "batchsize", 0},
+	} {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

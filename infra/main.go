@@ -26,7 +26,11 @@ func main() {
 
 func run() error {
 	app := awscdk.NewApp(nil)
-	cfg, err := LoadConfig(func(key string) any { return app.Node().TryGetContext(jsii.String(key)) })
+	all, ok := app.Node().GetAllContext(nil).(map[string]any)
+	if !ok {
+		return fmt.Errorf("the CDK context is not an object: %T", app.Node().GetAllContext(nil))
+	}
+	cfg, err := LoadAppConfig(all)
 	if err != nil {
 		return err
 	}

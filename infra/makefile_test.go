@@ -34,7 +34,7 @@ func TestSynthAndDeployNeedNoJava(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, target := range []string{"synth", "deploy", "destroy"} {
+	for _, target := range []string{"synth", "deploy", "destroy", "bootstrap"} {
 		out, err := exec.Command("make", "-C", root, "-n", target, "CDK_ARGS=-c apiUrl=https://geo.test.invalid").CombinedOutput()
 		if err != nil {
 			t.Fatalf("make -n %s: %v\n%s", target, err, out)
@@ -55,5 +55,35 @@ func TestSynthAndDeployNeedNoJava(t *testing.T) {
 	out, err := run("deps")
 	if err == nil || !strings.Contains(out, "java (>= 17) is required for DynamoDB Local") {
 		t.Errorf("make deps without Java: err %v, want the Java message\n%s", err, out)
+	}
+}
+
+// TestAWSTargetsCheckCredentialsFirst: make bootstrap, make destroy and
+// make deploy check the AWS credentials and region (geolocate doctor, one
+// line labelled with the make command) before cdk synthesizes anything;
+// bootstrap names the environment, so cdk does not synthesize the app.
+func TestAWSTargetsCheckCredentialsFirst(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for target, cdk := range map[string]string{
+		"bootstrap": `cdk bootstrap "$env"`,
+		"destroy":   "cdk destroy",
+		"deploy":    "cdk deploy",
+	} {
+		out, err := exec.Command("make", "-C", root, "-n", target, "CDK_ARGS=-c apiUrl=https://geo.test.invalid").CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n %s: %v\n%s", target, err, out)
+		}
+		check := strings.Index(string(out), `bin/geolocate doctor --`)
+		label := strings.Index(string(out), `--as "make `+target+`"`)
+		run := strings.Index(string(out), cdk)
+		if check < 0 || label < 0 || run < 0 || check > run {
+			t.Errorf("make %s: want geolocate doctor ... --as \"make %s\" before %s:\n%s", target, target, cdk, out)
+		}
 	}
 }

@@ -38,6 +38,12 @@ func loadAWSConfig(ctx context.Context, getenv func(string) string) (aws.Config,
 		}
 		return cfg, fmt.Errorf("AWS credentials: %w", err)
 	}
+	if cfg.Region == "" {
+		// The SDK would say it at the first call, as "failed to resolve
+		// service endpoint, endpoint rule error, Invalid Configuration:
+		// Missing Region".
+		return cfg, &credentialsError{missingRegion(getenv)}
+	}
 	return cfg, nil
 }
 
@@ -56,6 +62,14 @@ func (l sdkLogger) Logf(c logging.Classification, format string, v ...any) {
 }
 
 var errNoCredentials = errors.New("no credentials provider")
+
+// missingRegion says, in one line, what to set when no region is.
+func missingRegion(getenv func(string) string) string {
+	if profile := strings.TrimSpace(getenv("AWS_PROFILE")); profile != "" {
+		return fmt.Sprintf("no AWS region: export AWS_REGION=<region> (e.g. eu-west-1), or give the profile one: aws configure set region <region> --profile %s", profile)
+	}
+	return "no AWS region: export AWS_REGION=<region> (e.g. eu-west-1), or set one in your AWS profile (aws configure set region <region>)"
+}
 
 // credentialsError is a credentials problem told in one line, with what to
 // do about it.

@@ -78,7 +78,8 @@ func runCredits(ctx context.Context, c *cli, args []string) error {
 			fmt.Fprintf(tw, "%s\t%s\n", f.name, strconv.FormatFloat(*f.v, 'f', -1, 64))
 		}
 	}
-	fmt.Fprintf(tw, "remaining_path\t%s\n", out.RemainingPath)
+	// Where in the body "remaining" was read (remaining_path) is for
+	// --json: in the table it read as an internal line.
 	return tw.Flush()
 }
 

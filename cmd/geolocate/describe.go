@@ -73,6 +73,10 @@ func inputError(e *geoapi.InputError) error {
 	if e.Sending {
 		return fmt.Errorf("%s; the upload was stopped, nothing charged", msg)
 	}
+	if errors.Is(e.Err, geoapi.ErrImageTooLarge) {
+		// predict sends files as they are; the pipeline does not refuse.
+		return fmt.Errorf("%s; nothing sent, nothing charged (the pipeline re-encodes such a photo to fit: make run IMAGES=<its folder>, or a deployed stack with oversize=downscale, the default)", msg)
+	}
 	return fmt.Errorf("%s; nothing sent, nothing charged", msg)
 }
 

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 )
 
@@ -56,9 +58,14 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	cdkJSON := fs.String("cdk-json", "cdk.json", "with --predeploy: the CDK app's settings file")
 	overrides := contextFlags{}
 	fs.Var(overrides, "c", "with --predeploy: a CDK context setting key=value, as cdk deploy -c takes it (repeatable)")
+	fs.StringVar(&c.as, "as", "", `the command to name in the one-line error, instead of "geolocate: doctor" (make deploy passes --as "make deploy")`)
+	awsEnv := fs.Bool("aws-environment", false, "only check the AWS credentials and region, and print the CDK environment they are for (aws://ACCOUNT/REGION): make bootstrap and make destroy run this first")
 	fs.Usage = func() { doctorUsage(fs.Output(), fs.PrintDefaults) }
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	if *awsEnv {
+		return printAWSEnvironment(ctx, c)
 	}
 	if d.monitorPeriod < time.Minute {
 		return usageError{fmt.Errorf("--monitor-period %s: want at least 1m", d.monitorPeriod)}
@@ -227,4 +234,22 @@ func isAccessDenied(err error) bool {
 		return true
 	}
 	return false
+}
+
+// printAWSEnvironment checks the credentials and region as every AWS
+// command does (one line with what to set), asks STS whose they are, and
+// prints the CDK environment: cdk bootstrap given aws://ACCOUNT/REGION
+// needs no synthesis of the app, which took 20 s to 2 min before its own
+// "Unable to resolve AWS account to use".
+func printAWSEnvironment(ctx context.Context, c *cli) error {
+	cfg, err := loadAWSConfig(ctx, c.getenv)
+	if err != nil {
+		return err
+	}
+	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return fmt.Errorf("sts:GetCallerIdentity: %w", err)
+	}
+	_, err = fmt.Fprintf(c.stdout, "aws://%s/%s\n", aws.ToString(id.Account), cfg.Region)
+	return err
 }

@@ -330,3 +330,34 @@ func TestLocalWatchStoppedWhileStartingExitsZero(t *testing.T) {
 	}
 	assertGone(t, children)
 }
+
+// TestLocalOnePassCtrlCExitsZero: Ctrl-C at any moment of a one-pass run
+// (make run without WATCH) is a requested stop, status 0 as the README
+// says; while DynamoDB Local starts it is said as a stop, not as a start
+// timeout, and once uploads are in flight the report is still printed.
+func TestLocalOnePassCtrlCExitsZero(t *testing.T) {
+	bin := buildCLI(t)
+	for _, tt := range []struct{ name, after, wantOut string }{
+		{"while starting", "starting  S3", "stopped   on request"},
+		{"while uploading", "uploaded  ", "upload(s): "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startCLI(t, bin, "local", "--images", imagesFolder(t))
+			p.waitFor(t, tt.after, 2*time.Minute)
+			time.Sleep(200 * time.Millisecond) // into the step: the JVM starting, the call in flight
+			children := childrenOf(t, p.cmd.Process.Pid)
+			if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			code := p.exitCode(t, 2*time.Minute)
+			out := p.output.String()
+			if code != 0 {
+				t.Fatalf("exit code %d after Ctrl-C %s, want 0:\n%s", code, tt.name, out)
+			}
+			if !strings.Contains(out, tt.wantOut) || strings.Contains(out, "did not answer") {
+				t.Errorf("after Ctrl-C %s: want %q and no start timeout:\n%s", tt.name, tt.wantOut, out)
+			}
+			assertGone(t, children)
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
@@ -25,7 +26,8 @@ import (
 // not failed (succeeded, or rejected as unusable input, which spends
 // nothing); 1 when an upload was lost (no final record and no dead letter:
 // a bug), or when some image failed or was dead-lettered, since then it was
-// not geolocated and someone has to look. The message says which.
+// not geolocated and someone has to look. The message says which. A stop
+// (Ctrl-C, SIGTERM, SIGHUP) at any moment is 0: the user asked for it.
 func runLocal(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("local", "")
 	var (
@@ -40,6 +42,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard and --dashboard-demo, and, when given, for the results pipe whose events the run prints (make synth writes it; default: the default configuration's pipe)")
 		eventsFile  = fs.String("events", "", "write each result event the stack's results pipe would publish (one per photo that reaches a final status) to this file, as JSON lines")
 		demo        = fs.String("dashboard-demo", "", "instead of a run, write the stack's dashboard drawn from a simulated busy day (uploads all day and a half-hour outage of the service, played in seconds on a simulated clock) to this HTML file: what the dashboard looks like in operation")
+		service     = fs.String("service", serviceSimulator, "the geolocation service the functions call: "+serviceSimulator+" (built in, free) or "+serviceReal+" (the service at GEO_API_URL with GEO_API_KEY: paid predictions; make run SERVICE=real); GEO_API_URL alone never selects it")
 		profile     = fs.String("profile", string(geosim.ProfileContract), "the simulator's profile: contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its own key header, 30 predictions a minute)")
 		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
 		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
@@ -69,6 +72,10 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return writeDashboardDemo(ctx, *demo, *stackTmpl, c.stderr)
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
+	external, err := c.localService(*service)
+	if err != nil {
+		return err
+	}
 	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
 		return usageError{fmt.Errorf("--notifications %q: want %s or %s", *notify, pipeline.NotificationsS3, pipeline.NotificationsEventBridge)}
 	}
@@ -106,6 +113,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		Unversioned:   *unversioned,
 		Notifications: *notify,
 		Profile:       simProfile,
+		External:      external,
 		Getenv:        c.getenv,
 		Progress:      c.stderr,
 	}
@@ -146,13 +154,13 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 			runErr = errors.Join(runErr, err)
 		}
 	}
-	if *watch {
-		// Watch mode has no end but a stop: Ctrl-C, or make's SIGTERM, is
-		// how it finishes, even when it comes while the parts start.
-		runErr = stoppedIsSuccess(ctx, c, runErr)
-	} else if runErr != nil && ctx.Err() != nil {
-		runErr = fmt.Errorf("stopped before every upload was processed (%w)", runErr)
-	}
+	// A stop (Ctrl-C, make's SIGTERM) is how watch mode finishes, and in a
+	// one-pass run it is the user's choice too, even while the parts
+	// start: status 0, the report of what the run got to, and no verdict
+	// on uploads the stop cut short (they show as queued, or failed with
+	// outcome_unknown, said below the table).
+	stopped := runErr != nil && ctx.Err() != nil
+	runErr = stoppedIsSuccess(ctx, c, runErr)
 	if sum == nil {
 		return runErr
 	}
@@ -166,11 +174,43 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if runErr != nil {
 		return runErr
 	}
-	if err := localVerdict(sum); err != nil {
+	if stopped {
+		if n := sum.Counts()["queued"]; n > 0 {
+			fmt.Fprintf(c.stderr, "stopped   %d upload(s) not processed: still queued at the stop\n", n)
+		}
+	} else if err := localVerdict(sum); err != nil {
 		return err
 	}
 	return asMap.write(sum.Records(), "geolocate local: "+strconv.Itoa(len(sum.Results))+" upload(s)",
 		[]string{"Images from " + *images + ", service: " + sum.Service + ", in upload order."}, c.stderr)
+}
+
+// The --service values.
+const (
+	serviceSimulator = "simulator"
+	serviceReal      = "real"
+)
+
+// localService resolves --service: nil for the simulator, whatever the
+// shell exports (a GEO_API_URL left from the README's CLI section, an
+// operator's paid key); the service at GEO_API_URL only when asked by name.
+func (c *cli) localService(choice string) (*pipeline.ExternalService, error) {
+	url, key := strings.TrimSpace(c.getenv(envvars.APIURL)), c.getenv(envvars.APIKey)
+	switch choice {
+	case serviceSimulator:
+		if url != "" {
+			fmt.Fprintf(c.stderr, "note      %s=%s in this shell is not called: the run uses the simulator (--service %s, make run SERVICE=%s, calls it)\n",
+				envvars.APIURL, url, serviceReal, serviceReal)
+		}
+		return nil, nil
+	case serviceReal:
+		if url == "" || key == "" {
+			return nil, usageError{fmt.Errorf("--service %s calls the service at %s with %s: set both (or leave --service out for the simulator)",
+				serviceReal, envvars.APIURL, envvars.APIKey)}
+		}
+		return &pipeline.ExternalService{URL: url, Key: key}, nil
+	}
+	return nil, usageError{fmt.Errorf("--service %q: want %s or %s", choice, serviceSimulator, serviceReal)}
 }
 
 // stoppedIsSuccess makes a stop the user asked for (Ctrl-C, SIGTERM,
@@ -244,6 +284,7 @@ func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
 		fmt.Fprintf(w, ", %d charged by the simulator in %d call(s)", sum.CreditsCharged, sum.PredictCalls)
 	}
 	fmt.Fprintf(w, "; %s\n", sum.Elapsed.Round(100*time.Millisecond))
+	writeInterruptedCalls(w, sum)
 	if a, ok := measureAccuracy(sum.Records()); ok {
 		fmt.Fprintf(w, "accuracy: %s\n", a)
 	}
@@ -254,6 +295,31 @@ func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
 	fmt.Fprintln(w)
 	writeMonitorReport(w, sum.Monitor, sum.MonitorError)
 	return nil
+}
+
+// writeInterruptedCalls says in plain words what a call cut off after the
+// photo was sent did (a stop, a timeout): the record says outcome_unknown
+// because the answer never came, but the service may have charged it, and
+// the simulator's own count says whether it did.
+func writeInterruptedCalls(w io.Writer, sum *pipeline.Summary) {
+	unknown := 0
+	for _, r := range sum.Results {
+		if r.Record != nil && r.Record.ErrorCode == ledger.ErrorCodeOutcomeUnknown {
+			unknown++
+		}
+	}
+	unrecorded := sum.CreditsCharged - sum.CreditsRecorded()
+	switch {
+	case sum.Simulated && unrecorded > 0:
+		fmt.Fprintf(w, "interrupted: %d credit(s) charged for calls whose answer never came (cut off after the photo was sent: %d record(s) say %s): a real service charges these too\n",
+			unrecorded, unknown, ledger.ErrorCodeOutcomeUnknown)
+	case unknown > 0 && sum.Simulated:
+		fmt.Fprintf(w, "interrupted: %d call(s) cut off before the service charged them (records say %s): nothing charged for them\n",
+			unknown, ledger.ErrorCodeOutcomeUnknown)
+	case unknown > 0:
+		fmt.Fprintf(w, "interrupted: %d call(s) cut off after the photo was sent (records say %s): the service may have charged them; its credit summary says\n",
+			unknown, ledger.ErrorCodeOutcomeUnknown)
+	}
 }
 
 func writeMonitorReport(w io.Writer, rep *monitor.Report, failure string) {

@@ -122,3 +122,35 @@ func TestLocalWatchRefusesTheRepositorysSampleImages(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalReportSaysWhatInterruptedCallsDid: a call cut off after the
+// photo was sent leaves a record that says outcome_unknown; the report
+// says plainly whether it was charged (the simulator's count against the
+// records': "3 credit(s) recorded, 4 charged" was all it said).
+func TestLocalReportSaysWhatInterruptedCallsDid(t *testing.T) {
+	unknown := &ledger.Record{Status: ledger.StatusFailed, ErrorCode: ledger.ErrorCodeOutcomeUnknown}
+	paid := &ledger.Record{Status: ledger.StatusSucceeded, CreditsConsumed: 1}
+	for _, tt := range []struct {
+		name string
+		sum  pipeline.Summary
+		want string
+	}{
+		{"charged by the simulator", pipeline.Summary{Simulated: true, CreditsCharged: 2,
+			Results: []pipeline.Result{{Record: paid}, {Record: unknown}}},
+			"interrupted: 1 credit(s) charged for calls whose answer never came (cut off after the photo was sent: 1 record(s) say outcome_unknown)"},
+		{"not charged by the simulator", pipeline.Summary{Simulated: true, CreditsCharged: 1,
+			Results: []pipeline.Result{{Record: paid}, {Record: unknown}}},
+			"interrupted: 1 call(s) cut off before the service charged them"},
+		{"a real service", pipeline.Summary{Results: []pipeline.Result{{Record: unknown}}},
+			"interrupted: 1 call(s) cut off after the photo was sent (records say outcome_unknown): the service may have charged them"},
+		{"nothing interrupted", pipeline.Summary{Simulated: true, CreditsCharged: 1, Results: []pipeline.Result{{Record: paid}}}, ""},
+	} {
+		var out strings.Builder
+		if err := writeLocalReport(&out, &tt.sum); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.String(); (tt.want == "") == strings.Contains(got, "interrupted:") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: report\n%s\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -132,6 +132,9 @@ type cli struct {
 	// key is the API key in use, remembered only to scrub it from any
 	// message before printing.
 	key string
+	// as, when set (doctor --as "make deploy"), replaces "geolocate: NAME"
+	// in the error line: the user ran make, not this command.
+	as string
 }
 
 func (c *cli) main(ctx context.Context, args []string) int {
@@ -153,7 +156,10 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	c.name, c.cmd = args[0], cmd
-	err := cmd.run(ctx, c, args[1:])
+	err := c.checkRigShell(ctx)
+	if err == nil {
+		err = cmd.run(ctx, c, args[1:])
+	}
 	var usage usageError
 	switch {
 	case err == nil:
@@ -172,10 +178,23 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		// what to do, whichever call of the command met it.
 		if problem := credentialsProblem(err, c.getenv); problem != nil {
 			err = problem
+			if c.name == "results" {
+				// Without AWS, the local records are still at hand.
+				err = fmt.Errorf("%w; for records of this machine: results reads a running `geolocate local --serve` once its export line is pasted, and `make run MAP=map.html` draws a local run's map", err)
+			}
 		}
-		c.printErr(fmt.Errorf("%s: %w", args[0], err))
+		c.printErr(fmt.Errorf("%s: %w", c.label(), err))
 		return exitError
 	}
+}
+
+// label names the command in its error line: what the user ran (make
+// deploy's check says "make deploy", not "doctor"; see --as).
+func (c *cli) label() string {
+	if c.as != "" {
+		return c.as
+	}
+	return c.name
 }
 
 func (c *cli) usage(w io.Writer) {
@@ -201,6 +220,10 @@ func (c *cli) printErr(err error) {
 	msg := strings.Join(strings.Fields(err.Error()), " ")
 	if c.key != "" {
 		msg = strings.ReplaceAll(msg, c.key, "[redacted key]")
+	}
+	if c.as != "" {
+		fmt.Fprintln(c.stderr, msg)
+		return
 	}
 	fmt.Fprintf(c.stderr, "geolocate: %s\n", msg)
 }

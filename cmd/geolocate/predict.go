@@ -110,6 +110,9 @@ func checkFile(path string) error {
 	if err != nil {
 		return err
 	}
+	if st.IsDir() {
+		return fmt.Errorf("a folder: predict takes photo files (predict %s/*.jpg); make run IMAGES=%s sends a whole folder, subfolders included, through the local pipeline", path, path)
+	}
 	if !st.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file")
 	}

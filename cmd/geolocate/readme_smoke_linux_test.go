@@ -339,6 +339,8 @@ func TestREADMESmoke(t *testing.T) {
 		}
 	}
 
+	s.makeRunAgain()
+
 	// Ctrl-C what runs in the background, as the README says to: each stops
 	// with status 0 and takes its children (DynamoDB Local) with it.
 	var children []int
@@ -481,5 +483,35 @@ func (s *smokeShell) wantJSONLines(command, stderr string) {
 		if line != "" && !json.Valid([]byte(line)) {
 			s.t.Errorf("%s: a log line that is not JSON: %q", command, line)
 		}
+	}
+}
+
+// makeRunAgain starts `make run` once more in the first shell, after the
+// README's steps exported a service URL and key (simulate's, local
+// --serve's): it must still use its own simulator and say the exported one
+// is not called. A Ctrl-C while DynamoDB Local starts keeps the step cheap,
+// and is a requested stop: status 0, no start timeout.
+func (s *smokeShell) makeRunAgain() {
+	s.t.Helper()
+	exported := s.env[envvars.APIURL]
+	if exported == "" {
+		s.t.Fatalf("the README's steps exported no %s: this check has nothing to check", envvars.APIURL)
+	}
+	p := &cliProcess{cmd: exec.Command(s.cli, "local", "--images", s.images), done: make(chan struct{})}
+	p.cmd.Dir, p.cmd.Env = s.root, s.environ()
+	p.cmd.Stdout, p.cmd.Stderr = &p.output, &p.output
+	p.start(s.t)
+	p.waitFor(s.t, "starting  S3", time.Minute)
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		s.t.Fatal(err)
+	}
+	code := p.exitCode(s.t, time.Minute)
+	out := p.output.String()
+	s.wantExit(code, 0, "make run (again, Ctrl-C while it starts)", out)
+	s.wantMatch("make run (again)", out,
+		`(?m)^service +simulator at http://127\.0\.0\.1:\d+$`,
+		`(?m)^note +`+envvars.APIURL+`=`+regexp.QuoteMeta(exported)+` in this shell is not called`)
+	if strings.Contains(out, "service   simulator at "+exported+"\n") || strings.Contains(out, "did not answer") {
+		s.t.Errorf("make run (again): the exported service used, or a start timeout:\n%s", out)
 	}
 }

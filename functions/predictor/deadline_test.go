@@ -17,6 +17,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/lambdaruntime"
 	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
@@ -65,7 +66,7 @@ func TestDeadlineHoldsUnderTheRealRuntime(t *testing.T) {
 	const timeout = 10 * time.Second
 	rt, err := lambdaruntime.Start(lambdaruntime.Config{
 		Binary: binary, Timeout: timeout, Stderr: logs, FunctionName: "predictor", Region: awsparts.Region,
-		MemorySize: 1024, // cdk.json predictorMemoryMb: Lambda's 128 MB default is refused for oversize=downscale
+		MemorySize: predictor.DefaultMemoryMB, // cdk.json predictorMemoryMb: Lambda's 128 MB default is refused for oversize=downscale
 		Env: func() map[string]string {
 			env := parts.env()
 			env[envvars.FinishReserve] = "2s"

@@ -232,15 +232,16 @@ var ruleNames = configrules.Names{
 	configrules.FunctionTimeout: envvars.FunctionTimeout,
 	configrules.FinishReserve:   envvars.FinishReserve,
 	configrules.Pacing:          envvars.Pacing,
-	configrules.MemoryMB:        envvars.LambdaMemorySize,
+	configrules.MemoryMB:        envvars.FunctionMemorySize,
 	configrules.Oversize:        envvars.Oversize,
 	configrules.MaxReceiveCount: envvars.MaxReceiveCount,
 }
 
 // checkRules refuses the combinations of settings the CDK app refuses too
 // (pkg/shared/configrules), when every variable parsed. The batch size and
-// timeout are what the stack says of the event source and the function;
-// the memory is Lambda's own variable; each unset one skips its rule.
+// timeout are what the stack says of the event source and the function,
+// each unset one skipping its rule; the memory is Lambda's own variable,
+// unset the stack's default.
 func checkRules(p *envvars.Parser, c Config) {
 	if p.Err() != nil {
 		return
@@ -252,7 +253,7 @@ func checkRules(p *envvars.Parser, c Config) {
 		FunctionTimeout: p.DurationMin(envvars.FunctionTimeout, 0, time.Second),
 		FinishReserve:   c.FinishReserve,
 		Pacing:          c.Pacing,
-		MemoryMB:        p.IntRange(envvars.LambdaMemorySize, 0, 128, 10240),
+		MemoryMB:        c.MemoryMB, // read once, in LoadConfig: unset is the stack's default
 		Oversize:        c.Oversize,
 		MaxReceiveCount: c.MaxReceiveCount,
 	}

@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestLoadConfigRefusesCombinationsThatCannotWork(t *testing.T) {
 		for k, v := range map[string]string{
 			envvars.RatePerMinute: "30", envvars.MaxConcurrency: "2", envvars.BatchSize: "5",
 			envvars.FunctionTimeout: "2m0s", envvars.FinishReserve: "10s", envvars.MaxReceiveCount: "10",
-			envvars.LambdaMemorySize: "1024",
+			envvars.FunctionMemorySize: strconv.Itoa(DefaultMemoryMB),
 		} {
 			env[k] = v
 		}
@@ -38,7 +39,7 @@ func TestLoadConfigRefusesCombinationsThatCannotWork(t *testing.T) {
 			map[string]string{envvars.RatePerMinute: "30001", envvars.BatchSize: "1", envvars.Pacing: "instance"},
 			[]string{"GEO_RATE_PER_MINUTE 30001", "GEO_PACING instance"}},
 		{"memory too small for downscaling",
-			map[string]string{envvars.LambdaMemorySize: "128"}, map[string]string{envvars.LambdaMemorySize: "128", envvars.Oversize: "reject"},
+			map[string]string{envvars.FunctionMemorySize: "128"}, map[string]string{envvars.FunctionMemorySize: "128", envvars.Oversize: "reject"},
 			[]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE 128", "GEO_OVERSIZE"}},
 		{"fewer than five receives",
 			map[string]string{envvars.MaxReceiveCount: "1"}, map[string]string{envvars.MaxReceiveCount: "5"},

@@ -132,8 +132,10 @@ func startDynamoDB(ctx context.Context, opts DynamoDBOptions) (*DynamoDB, error)
 
 // waitReady polls ListTables until DynamoDB Local answers, the process
 // exits, or timeout passes.
-func (d *DynamoDB) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// A stop of the caller's ctx (a Ctrl-C while it starts) is said as such,
+// never as a timeout that did not happen.
+func (d *DynamoDB) waitReady(parent context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	probe := d.Client(func(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} })
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -153,6 +155,9 @@ func (d *DynamoDB) waitReady(ctx context.Context, timeout time.Duration) error {
 			}
 			return fmt.Errorf("DynamoDB Local exited before answering (%v); output:\n%s", d.waitErr, out)
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return fmt.Errorf("DynamoDB Local: stopped while starting: %w", parent.Err())
+			}
 			return fmt.Errorf("DynamoDB Local did not answer on %s within %s (last error: %v); output:\n%s",
 				d.endpoint, timeout, err, d.output.String())
 		case <-tick.C:

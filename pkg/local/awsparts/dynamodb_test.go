@@ -122,6 +122,22 @@ func TestStartDynamoDBReportsEarlyExit(t *testing.T) {
 	}
 }
 
+// TestStartDynamoDBStoppedWhileStarting: a Ctrl-C while the JVM starts is
+// said as a stop, never as the 60 s start timeout it did not reach.
+func TestStartDynamoDBStoppedWhileStarting(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(100*time.Millisecond, cancel) // the JVM needs a second or more
+	db, err := awsparts.StartDynamoDB(ctx)
+	if err == nil {
+		db.Stop()
+		t.Skip("DynamoDB Local answered within 100 ms: nothing interrupted")
+	}
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "did not answer") {
+		t.Fatalf("err = %v, want a stop (context.Canceled), not a timeout", err)
+	}
+}
+
 // BenchmarkPutItem and BenchmarkGetItem measure DynamoDB Local latency:
 // go test ./pkg/local/awsparts -run '^$' -bench . -benchtime 200x
 func BenchmarkPutItem(b *testing.B) {

@@ -49,12 +49,16 @@ type Options struct {
 	// Profile is the simulator's profile: geosim.ProfileContract (the
 	// default) or geosim.ProfileBackend, the service's public backend (its
 	// credit summary and model list refuse API keys, its own key header,
-	// 30 predictions a minute). Unused with the real service.
+	// 30 predictions a minute). Unused with an external service.
 	Profile geosim.Profile
 
-	// Getenv reads GEO_API_URL and GEO_API_KEY (both set: the real service
-	// instead of the simulator) and the optional predictor settings
-	// (GEO_MODEL_ID, GEO_TOP_N, ...). Default os.Getenv.
+	// External, if set, is the service the functions call instead of the
+	// simulator the run starts: paid calls. Only the caller chooses it;
+	// GEO_API_URL and GEO_API_KEY in the environment are never read.
+	External *ExternalService
+
+	// Getenv reads the optional predictor settings (GEO_MODEL_ID,
+	// GEO_TOP_N, ...). Default os.Getenv.
 	Getenv func(string) string
 
 	// Bucket and Table name the local bucket and table.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
@@ -31,16 +32,13 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	begin := time.Now()
 	say := func(format string, args ...any) { fmt.Fprintf(opts.Progress, format+"\n", args...) }
 
-	// Inputs first: a wrong folder or half a configuration is one error
-	// line, before a simulator or a JVM is started for nothing.
-	if err := checkServiceEnv(opts.Getenv); err != nil {
-		return nil, err
-	}
+	// Inputs first: a wrong folder or a service that does not answer is
+	// one error line, before a JVM is started or a file uploaded.
 	if err := checkImagesDir(opts.ImagesDir, opts.Watch); err != nil {
 		return nil, err
 	}
 
-	svc, err := startService(opts.Getenv, opts.Profile)
+	svc, err := startService(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +69,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		sqsqueue.WithMaxReceiveCount(opts.MaxReceiveCount),
 		sqsqueue.Duplicate(opts.DuplicateRate),
 	)
+	// Every "retry" line says why: the causes come from the functions'
+	// own log lines, read as they are written.
+	reasons := newRetryReasons()
+	opts.FunctionLogs = io.MultiWriter(opts.FunctionLogs, reasons)
 	env := functionEnv(opts, svc)
 	handler, err := newPredictor(env, aws, queue, opts)
 	if err != nil {
@@ -109,6 +111,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		aws:      aws,
 		queue:    queue,
 		say:      say,
+		reasons:  reasons,
+		giveUp:   make(chan error, 1),
 		uploaded: map[string]fileState{},
 		told:     map[skippedPath]bool{},
 		tracker: &tracker{
@@ -182,6 +186,10 @@ type pipeline struct {
 	queue   *sqsqueue.Queue
 	tracker *tracker
 	say     func(format string, args ...any)
+	reasons *retryReasons
+	// giveUp receives why the run stops early (every call failing alike);
+	// reportBatch sends at most one.
+	giveUp chan error
 
 	uploaded map[string]fileState // relative path -> state last uploaded
 	lastScan map[string]fileState // watch mode: state at the previous scan
@@ -228,6 +236,10 @@ func (p *pipeline) run(ctx context.Context, poller *sqsqueue.Poller) error {
 			if p.opts.Watch && errors.Is(err, context.Canceled) && ctx.Err() != nil {
 				return nil // Ctrl-C is how watch mode ends
 			}
+			return err
+		case err := <-p.giveUp:
+			stopPolling()
+			<-pollerDone
 			return err
 		case <-sweep.C:
 			if err := p.tracker.sweep(ctx); err != nil && ctx.Err() == nil {
@@ -311,9 +323,18 @@ func (p *pipeline) upload(ctx context.Context, rel string) error {
 func (p *pipeline) reportBatch(r sqsqueue.BatchResult) {
 	switch {
 	case r.Err != nil:
+		p.reasons.take(r.Failed)
 		p.say("retry     invocation with %d message%s failed: %v", len(r.Messages), plural(len(r.Messages)), r.Err)
 	case len(r.Failed) > 0:
-		p.say("retry     %d of %d message%s returned for another delivery", len(r.Failed), len(r.Messages), plural(len(r.Messages)))
+		p.say("retry     %d of %d message%s returned for another delivery: %s",
+			len(r.Failed), len(r.Messages), plural(len(r.Messages)), p.reasons.take(r.Failed))
+	}
+	if cause, ok := p.reasons.hopeless(); ok {
+		select {
+		case p.giveUp <- fmt.Errorf("stopped early: the last %d calls all failed with %s and none succeeded since; the uploads left stay queued instead of being retried until the dead-letter queue",
+			sameFailureLimit, cause):
+		default: // already said
+		}
 	}
 }
 

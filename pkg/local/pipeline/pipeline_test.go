@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,8 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
@@ -421,16 +424,15 @@ func checkRecordKeys(t *testing.T, db *awsparts.DynamoDB, sum *Summary) {
 	}
 }
 
-func TestRunUsesTheRealServiceWhenConfigured(t *testing.T) {
+func TestRunUsesTheExternalServiceItIsGiven(t *testing.T) {
 	db := awspartstest.SharedDynamoDB(t)
-	// The "real" service: a simulator the pipeline does not start itself.
+	// The external service: a simulator the pipeline does not start itself.
 	remote := geosim.New(func(c *geosim.Config) { c.DemoKey = "geo_test_fake_key_1" })
 	url, stop, err := remote.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	env := map[string]string{envvars.APIURL: url, envvars.APIKey: "geo_test_fake_key_1"}
 
 	dir := t.TempDir()
 	jpeg, err := os.ReadFile(filepath.Join(sampleImagesDir, "gradient-64x48.jpg"))
@@ -441,7 +443,8 @@ func TestRunUsesTheRealServiceWhenConfigured(t *testing.T) {
 	var logs bytes.Buffer
 	sum, err := Run(context.Background(), Options{
 		ImagesDir:    dir,
-		Getenv:       func(k string) string { return env[k] },
+		External:     &ExternalService{URL: url, Key: "geo_test_fake_key_1"},
+		Getenv:       noServiceEnv,
 		DynamoDB:     db,
 		Table:        "real-" + fmt.Sprint(time.Now().UnixNano()),
 		FunctionLogs: &logs,
@@ -450,12 +453,12 @@ func TestRunUsesTheRealServiceWhenConfigured(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if sum.Simulated || !strings.Contains(sum.Service, url) {
-		t.Errorf("service = %q, want the configured one", sum.Service)
+	if sum.Simulated || !strings.Contains(sum.Service, url) || !strings.Contains(sum.Service, "paid") {
+		t.Errorf("service = %q, want the external one, said to be paid", sum.Service)
 	}
 	checkResults(t, sum, map[string]wantOutcome{"one.jpg": {status: ledger.StatusSucceeded}})
 	if got := remote.Charged(geosim.DefaultOrg); got != 1 {
-		t.Errorf("configured service charged %d, want 1", got)
+		t.Errorf("external service charged %d, want 1", got)
 	}
 	if logs.Len() == 0 {
 		t.Error("no function logs captured")
@@ -465,20 +468,71 @@ func TestRunUsesTheRealServiceWhenConfigured(t *testing.T) {
 	}
 }
 
-func TestRunNeedsBothServiceVariables(t *testing.T) {
-	for _, set := range []string{envvars.APIURL, envvars.APIKey} {
-		_, err := Run(context.Background(), Options{
-			ImagesDir: t.TempDir(),
-			Getenv: func(k string) string {
-				if k == set {
-					return "http://127.0.0.1:1"
-				}
-				return ""
-			},
-		})
-		if err == nil || !strings.Contains(err.Error(), "set both") {
-			t.Errorf("only %s set: err = %v, want a request to set both", set, err)
-		}
+// TestRunIgnoresTheServiceInTheEnvironment: a shell that exports an
+// operator's URL and key (the README's CLI section does) leaves a run on
+// the simulator, and the exported service is never called.
+func TestRunIgnoresTheServiceInTheEnvironment(t *testing.T) {
+	db := awspartstest.SharedDynamoDB(t)
+	paid := geosim.New(func(c *geosim.Config) { c.DemoKey = "geo_test_fake_key_2" })
+	url, stop, err := paid.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	env := map[string]string{envvars.APIURL: url, envvars.APIKey: "geo_test_fake_key_2"}
+
+	dir := t.TempDir()
+	jpeg, err := os.ReadFile(filepath.Join(sampleImagesDir, "gradient-64x48.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "one.jpg", jpeg)
+	sum, err := Run(context.Background(), Options{
+		ImagesDir: dir,
+		Getenv:    func(k string) string { return env[k] },
+		DynamoDB:  db,
+		Table:     "envsvc-" + fmt.Sprint(time.Now().UnixNano()),
+		Progress:  testLog{t},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !sum.Simulated || strings.Contains(sum.Service, url) {
+		t.Errorf("service = %q, want the built-in simulator", sum.Service)
+	}
+	checkResults(t, sum, map[string]wantOutcome{"one.jpg": {status: ledger.StatusSucceeded}})
+	if got := paid.Charged(geosim.DefaultOrg); got != 0 {
+		t.Errorf("the exported service charged %d credit(s), want 0", got)
+	}
+}
+
+// TestRunChecksTheExternalServiceFirst: a service that does not answer is
+// one line naming its URL and the cause, before anything starts.
+func TestRunChecksTheExternalServiceFirst(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close() // a stale export: nothing listens there any more
+	dir := t.TempDir()
+	writeFile(t, dir, "one.jpg", []byte("not uploaded"))
+	var progress bytes.Buffer
+	sum, err := Run(context.Background(), Options{
+		ImagesDir: dir,
+		External:  &ExternalService{URL: url, Key: "geo_test_fake_key_3"},
+		Getenv:    noServiceEnv,
+		Progress:  &progress,
+	})
+	if err == nil || sum != nil {
+		t.Fatalf("Run = %v, %v; want an error and no summary", sum, err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, url) || !strings.Contains(msg, "connection refused") || !strings.Contains(msg, "nothing uploaded") {
+		t.Errorf("error %q: want one line with the URL, the cause and that nothing was uploaded", msg)
+	}
+	if progress.Len() != 0 {
+		t.Errorf("progress before the check passed:\n%s", progress.String())
 	}
 }
 
@@ -574,4 +628,53 @@ type testLog struct{ t *testing.T }
 func (w testLog) Write(p []byte) (int, error) {
 	w.t.Logf("%s", bytes.TrimRight(p, "\n"))
 	return len(p), nil
+}
+
+// TestRunStopsWhenEveryCallFailsAlike: a key the service refuses fails
+// every call the same way; each retry line says so, and the run stops
+// early with that cause instead of retrying until the dead-letter queue.
+func TestRunStopsWhenEveryCallFailsAlike(t *testing.T) {
+	db := awspartstest.SharedDynamoDB(t)
+	remote := geosim.New(func(c *geosim.Config) { c.DemoKey = "geo_test_fake_key_4" })
+	url, stop, err := remote.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	jpeg, err := os.ReadFile(filepath.Join(sampleImagesDir, "gradient-64x48.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for i := range 2 * sameFailureLimit {
+		writeFile(t, dir, fmt.Sprintf("p%02d.jpg", i), jpeg)
+	}
+	var progress syncbuf.Buffer
+	began := time.Now()
+	sum, err := Run(context.Background(), Options{
+		ImagesDir: dir,
+		External:  &ExternalService{URL: url, Key: "geo_test_revoked_key_5"},
+		Getenv:    noServiceEnv,
+		DynamoDB:  db,
+		Table:     "alike-" + fmt.Sprint(time.Now().UnixNano()),
+		Progress:  &progress,
+	})
+	out := progress.String()
+	if err == nil || !strings.Contains(err.Error(), "stopped early") || !strings.Contains(err.Error(), predictor.CodeUnauthorized) {
+		t.Fatalf("Run: %v, want an early stop naming %s:\n%s", err, predictor.CodeUnauthorized, out)
+	}
+	t.Logf("stopped after %s: %v", time.Since(began).Round(time.Millisecond), err)
+	// Each retry line names its causes: the refused key, and the pacer's
+	// waits for a call slot while it is refused.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "retry ") && (!strings.Contains(line, "delivery: ") || strings.Contains(line, "cause not in")) {
+			t.Errorf("a retry line without its cause: %q", line)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^retry .*delivery: .*` + predictor.CodeUnauthorized).MatchString(out) {
+		t.Errorf("no retry line names %s:\n%s", predictor.CodeUnauthorized, out)
+	}
+	if sum == nil || len(sum.DeadLetters) != 0 || len(sum.Lost()) != 0 {
+		t.Errorf("summary %+v: want the uploads left queued, none dead-lettered or lost", sum)
+	}
 }

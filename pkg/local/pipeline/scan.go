@@ -141,7 +141,7 @@ func checkImagesDir(dir string, allowEmpty bool) error {
 		if len(s.skipped) > 0 {
 			what = fmt.Sprintf("no files to upload (skipped: %s)", describeSkipped(s.skipped, 3))
 		}
-		return fmt.Errorf("images folder %s has %s: add photos, or use --watch to process files as they are dropped in", dir, what)
+		return fmt.Errorf("images folder %s has %s: add photos, or keep the run going to process files as they are dropped in (make run WATCH=1, geolocate local --watch)", dir, what)
 	}
 	return nil
 }

@@ -172,7 +172,7 @@ func TestRunChecksTheImagesFolderFirst(t *testing.T) {
 		{"missing", filepath.Join(dir, "no-such-folder"), false, "images folder " + filepath.Join(dir, "no-such-folder") + " does not exist: give an existing folder with --images", true},
 		{"missing, watch", filepath.Join(dir, "no-such-folder"), true, "does not exist", true},
 		{"a file", file, false, "images folder " + file + " is a file, not a folder", true},
-		{"empty", empty, false, "images folder " + empty + " has no files: add photos, or use --watch", false},
+		{"empty", empty, false, "images folder " + empty + " has no files: add photos, or keep the run going to process files as they are dropped in (make run WATCH=1, geolocate local --watch)", false},
 		{"only hidden files", onlyHidden, false, "has no files to upload (skipped: .DS_Store (hidden))", false},
 	}
 	for _, tt := range tests {

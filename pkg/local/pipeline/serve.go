@@ -21,14 +21,11 @@ func Serve(ctx context.Context, opts Options) error {
 
 	// Inputs first, as in Run. An empty folder is allowed: the events to
 	// invoke by hand may name objects uploaded later.
-	if err := checkServiceEnv(opts.Getenv); err != nil {
-		return err
-	}
 	if err := checkImagesDir(opts.ImagesDir, true); err != nil {
 		return err
 	}
 
-	svc, err := startService(opts.Getenv, opts.Profile)
+	svc, err := startService(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -58,8 +55,8 @@ func Serve(ctx context.Context, opts Options) error {
 	env["AWS_ENDPOINT_URL_S3"] = aws.s3.Endpoint()
 	env["AWS_ENDPOINT_URL_DYNAMODB"] = aws.ddb.Endpoint()
 	env["AWS_REGION"] = awsparts.Region
-	env["AWS_ACCESS_KEY_ID"] = "local"
-	env["AWS_SECRET_ACCESS_KEY"] = "local"
+	env["AWS_ACCESS_KEY_ID"] = RigAccessKeyID
+	env["AWS_SECRET_ACCESS_KEY"] = RigAccessKeyID
 	if svc.sim == nil {
 		// The real key is never printed: the user's shell already has it.
 		env[envvars.APIKey] = "$" + envvars.APIKey
@@ -72,6 +69,11 @@ func Serve(ctx context.Context, opts Options) error {
 	<-ctx.Done()
 	return nil
 }
+
+// RigAccessKeyID is the fake AWS access key id of Serve's export line: a
+// shell that holds it holds the local rig's environment, which the CLI's
+// AWS commands recognise and say.
+const RigAccessKeyID = "local"
 
 // exportLine renders env as one shell export command, in name order.
 func exportLine(env map[string]string) string {

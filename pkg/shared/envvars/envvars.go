@@ -35,7 +35,9 @@ const (
 
 	// FunctionMemorySize is the function's memory in MB, which Lambda sets
 	// itself (the stack cannot: the name is reserved). Locally the rig
-	// passes it through; unset means the stack's default, 1024.
+	// passes it through; unset means the stack's default
+	// (predictor.DefaultMemoryMB, which a test holds to cdk.json's
+	// predictorMemoryMb: no figure here to drift from them).
 	FunctionMemorySize = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 )
 
@@ -49,6 +51,5 @@ const MaxServerDelay = "GEO_MAX_SERVER_DELAY_SECONDS"
 const (
 	BatchSize       = "BATCH_SIZE"       // the queue event source's batch size
 	FunctionTimeout = "FUNCTION_TIMEOUT" // Go duration: the function's timeout, which Lambda does not expose
-	// LambdaMemorySize is set by Lambda itself: the function's memory in MB.
-	LambdaMemorySize = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+	// The function's memory is FunctionMemorySize, above.
 )

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+)
+
+// Variables of local --serve's export line that the AWS commands read.
+const (
+	envAccessKeyID      = "AWS_ACCESS_KEY_ID"
+	envDynamoDBEndpoint = "AWS_ENDPOINT_URL_DYNAMODB"
+)
+
+// rigProbeTimeout bounds the check that the local rig's DynamoDB answers:
+// on 127.0.0.1 a live one accepts in microseconds.
+const rigProbeTimeout = 2 * time.Second
+
+// checkRigShell catches an AWS command run in a shell that holds the local
+// rig's environment (local --serve's export line, with its fake
+// credentials): results reads the local table then, and fails at once,
+// in one line, when that rig is gone (a stale export waited 5 s for a
+// raw "connection refused"); the other AWS commands need AWS itself,
+// where the fake credentials can only fail, once per call.
+func (c *cli) checkRigShell(ctx context.Context) error {
+	if c.cmd.needs != needsAWS || c.getenv(envAccessKeyID) != pipeline.RigAccessKeyID {
+		return nil
+	}
+	if c.name != "results" {
+		return fmt.Errorf("this shell holds the local rig's environment (the export line of geolocate local --serve: %s=%s, S3 and DynamoDB on 127.0.0.1), and %s needs a deployed stack on AWS: run it in a new shell, with your AWS credentials",
+			envAccessKeyID, pipeline.RigAccessKeyID, c.name)
+	}
+	endpoint := c.getenv(envDynamoDBEndpoint)
+	u, err := url.Parse(endpoint)
+	if endpoint == "" || err != nil || u.Host == "" {
+		return nil // not the export line's: the SDK says what is wrong
+	}
+	dialer := net.Dialer{Timeout: rigProbeTimeout}
+	conn, err := dialer.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		cause := err
+		var op *net.OpError
+		if errors.As(err, &op) {
+			cause = op.Err
+		}
+		return fmt.Errorf("the local rig's DynamoDB at %s (%s, from local --serve's export line) does not answer (%v): start geolocate local --serve again and paste its new export line, or run results in a new shell for a deployed stack",
+			endpoint, envDynamoDBEndpoint, cause)
+	}
+	return conn.Close()
+}
