@@ -326,6 +326,11 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 		// The handler's name is free text; nobody needs it.
 		clear(buf[hdlr.payload+heifHdlrName : hdlr.end])
 	}
+	if dinf := single["dinf"]; dinf != nil {
+		if err := cleanDinf(r, buf, *dinf); err != nil {
+			return err
+		}
+	}
 	if iprp := single["iprp"]; iprp != nil {
 		if err := h.editProperties(r, buf, *iprp); err != nil {
 			return err
@@ -462,6 +467,13 @@ var heifPropertyLen = map[string]int{
 	"a1op": 1, "a1lx": 13, "clli": 4, "mdcv": 24, "amve": 8,
 }
 
+// heifPropertyClean walks the kept properties whose length is not fixed
+// (heifprops.go): each zeroes the parts that can carry any bytes and
+// refuses a property its syntax does not account for to the last byte.
+var heifPropertyClean = map[string]func([]byte) (bool, error){
+	"hvcC": cleanHvcC, "av1C": cleanAv1C, "auxC": cleanAuxC,
+}
+
 // editProperties blanks the properties not in heifProperties, and the
 // descriptive fields of the ICC profiles in colr (a profile that cannot be
 // read is blanked whole).
@@ -494,6 +506,15 @@ func (h *heifStepper) editProperties(r *Reader, buf []byte, iprp box) error {
 	for _, p := range props {
 		if n, fixed := heifPropertyLen[p.typ]; fixed && p.end-p.payload > n {
 			return fmt.Errorf("HEIF %q property of %d bytes, longer than its %d", p.typ, p.end-p.payload, n)
+		}
+		if clean := heifPropertyClean[p.typ]; clean != nil {
+			changed, err := clean(buf[p.payload:p.end])
+			if err != nil {
+				return fmt.Errorf("HEIF %w", err)
+			}
+			if changed {
+				r.removed(KindOther, 0)
+			}
 		}
 		switch {
 		case !heifProperties[p.typ]:
