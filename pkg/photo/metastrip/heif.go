@@ -474,6 +474,10 @@ var heifPropertyClean = map[string]func([]byte) (bool, error){
 	"hvcC": cleanHvcC, "av1C": cleanAv1C, "auxC": cleanAuxC,
 }
 
+// heifNclxLen is the payload of an nclx colr property: colour_type, the
+// primaries, transfer and matrix code points and the full-range flag.
+const heifNclxLen = 4 + 2 + 2 + 2 + 1
+
 // editProperties blanks the properties not in heifProperties, and the
 // descriptive fields of the ICC profiles in colr (a profile that cannot be
 // read is blanked whole).
@@ -519,8 +523,16 @@ func (h *heifStepper) editProperties(r *Reader, buf []byte, iprp box) error {
 		switch {
 		case !heifProperties[p.typ]:
 			blankBox(r, buf, p, KindOther)
-		case p.typ == "colr" && p.end-p.payload >= 4:
-			switch string(buf[p.payload : p.payload+4]) {
+		case p.typ == "colr":
+			switch string(buf[p.payload:min(p.payload+4, p.end)]) {
+			case "nclx": // four code points and a flag (ISO/IEC 14496-12 12.1.5)
+				if p.end-p.payload > heifNclxLen {
+					return fmt.Errorf("HEIF nclx colr property of %d bytes, longer than its %d", p.end-p.payload, heifNclxLen)
+				}
+			default:
+				// A colour type no decoder reads (ISO/IEC 14496-12 knows
+				// nclx, rICC and prof): its bytes would be sent unread.
+				blankBox(r, buf, p, KindOther)
 			case "prof", "rICC": // an ICC profile (ISO/IEC 14496-12 12.1.5)
 				changed, err := sanitizeICC(buf[p.payload+4 : p.end])
 				if err != nil {

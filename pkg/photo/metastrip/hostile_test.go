@@ -145,6 +145,20 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		})
 		return b.bytes()
 	})
+	add("heic-colr-unknown-type", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperties(func(props [][]byte) [][]byte {
+			return append(props, isoBox("colr", []byte("abcd"+ownerName+" "+ownerSerial)))
+		})
+		return b.bytes()
+	})
+	add("heic-nclx-longer-than-its-fields", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperties(func(props [][]byte) [][]byte {
+			return append(props, isoBox("colr", []byte("nclx\x00\x01\x00\x0d\x00\x06\x80"+ownerName)))
+		})
+		return b.bytes()
+	})
 	add("heic-hvcc-sei-user-data", false, heic, func() []byte {
 		b := splitHEIC(t, heic)
 		b.editProperty("hvcC", func(p []byte) []byte {
