@@ -291,7 +291,7 @@ func seiUserData() []byte {
 
 // TestHostileFilesAreRefusedOrStrippedClean is the corpus test of the
 // differential check: every hostile file is refused by Check, or stripped
-// to bytes in which exiftool (-a -ee -G1) finds no position, camera,
+// to bytes in which exiftool (-a -ee -G1:4) finds no position, camera,
 // serial, time, name, thumbnail or preview, and which decode to the
 // original pixels. Whatever Check says, the streaming Reader's output (what
 // a stream that met the problem past the head would send) is clean too.
