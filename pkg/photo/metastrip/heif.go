@@ -471,7 +471,7 @@ var heifPropertyLen = map[string]int{
 // (heifprops.go): each zeroes the parts that can carry any bytes and
 // refuses a property its syntax does not account for to the last byte.
 var heifPropertyClean = map[string]func([]byte) (bool, error){
-	"hvcC": cleanHvcC, "av1C": cleanAv1C, "auxC": cleanAuxC,
+	"hvcC": cleanHvcC, "av1C": cleanAv1C, "auxC": cleanAuxC, "pixi": cleanPixi,
 }
 
 // heifNclxLen is the payload of an nclx colr property: colour_type, the

@@ -148,6 +148,17 @@ func cleanAv1C(p []byte) (bool, error) {
 	return changed, nil
 }
 
+// cleanPixi checks a pixi property (ISO/IEC 23008-12 6.5.6, version 0):
+// version and flags, num_channels, then one bits_per_channel byte each.
+// Any other length, or another version, is refused: its bytes would be
+// sent unread.
+func cleanPixi(p []byte) (bool, error) {
+	if len(p) < 5 || p[0] != 0 || len(p) != 5+int(p[4]) {
+		return false, fmt.Errorf("pixi property of %d bytes, not the version 0 record of its channels", len(p))
+	}
+	return false, nil
+}
+
 // cleanDinf zeroes, in meta's dinf box (ISO/IEC 14496-12 8.7.1, 8.7.2),
 // every data entry of dref after its version and flags (a url or urn
 // entry's location and name), and blanks any other box in it. No entry is

@@ -48,6 +48,9 @@ func TestHEIFVariablePropertiesWalkedToTheirLastByte(t *testing.T) {
 		{"auxC known URN without its NUL", cleanAuxC, []byte("\x00\x00\x00\x00urn:mpeg:hevc:2015:auxid:1"),
 			make([]byte, 4+len("urn:mpeg:hevc:2015:auxid:1")), true},
 		{"auxC cut", cleanAuxC, []byte{0, 0}, nil, false},
+		{"pixi of three channels", cleanPixi, []byte{0, 0, 0, 0, 3, 8, 8, 8}, []byte{0, 0, 0, 0, 3, 8, 8, 8}, false},
+		{"pixi shorter than its channels", cleanPixi, []byte{0, 0, 0, 0, 3, 8, 8}, nil, false},
+		{"pixi version 1", cleanPixi, []byte{1, 0, 0, 0, 1, 8}, nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := bytes.Clone(c.in)

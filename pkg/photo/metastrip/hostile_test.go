@@ -159,6 +159,11 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		})
 		return b.bytes()
 	})
+	add("heic-pixi-longer-than-its-channels", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperty("pixi", func(p []byte) []byte { return cat(p, []byte(ownerName)) })
+		return b.bytes()
+	})
 	add("heic-hvcc-sei-user-data", false, heic, func() []byte {
 		b := splitHEIC(t, heic)
 		b.editProperty("hvcC", func(p []byte) []byte {
