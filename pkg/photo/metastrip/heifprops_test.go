@@ -70,3 +70,17 @@ func TestHEIFVariablePropertiesWalkedToTheirLastByte(t *testing.T) {
 		})
 	}
 }
+
+// TestHEIFIlocLongerThanItsItemsIsRefused: bytes after iloc's last item
+// would be sent unread.
+func TestHEIFIlocLongerThanItsItemsIsRefused(t *testing.T) {
+	b := splitHEIC(t, sample(t, "exif-gps-phone.heic"))
+	iloc := b.iloc(0, 0)
+	x := &heifItems{byID: map[uint32]*heifItem{}}
+	if err := x.readIloc(iloc[8:]); err != nil {
+		t.Fatalf("the sample's own iloc: %v", err)
+	}
+	if err := x.readIloc(cat(iloc[8:], []byte(ownerName))); err == nil {
+		t.Fatal("an iloc with the owner's name after its items was read")
+	}
+}

@@ -159,6 +159,22 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		})
 		return b.bytes()
 	})
+	add("heic-iinf-holds-another-box", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editChild("iinf", func(old []byte) []byte {
+			box := isoBox("xxxx", []byte(ownerName))
+			return cat(u32(len(old)+len(box)), old[4:], box)
+		})
+		return b.bytes()
+	})
+	add("heic-iref-longer-than-its-references", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editChild("iref", func(old []byte) []byte {
+			n := int(binary.BigEndian.Uint32(old[12:])) // the first reference box
+			return cat(u32(len(old)+len(ownerName)), old[4:12], u32(n+len(ownerName)), old[16:12+n], []byte(ownerName), old[12+n:])
+		})
+		return b.bytes()
+	})
 	add("heic-pixi-longer-than-its-channels", true, nil, func() []byte {
 		b := splitHEIC(t, heic)
 		b.editProperty("pixi", func(p []byte) []byte { return cat(p, []byte(ownerName)) })
