@@ -56,7 +56,7 @@ func FuzzStrip(f *testing.F) {
 // reader: it mutates the committed phone photos and the hostile files
 // (hostileFiles, the zlib bombs left out for speed), strips each, and
 // whatever the Reader made of it, refused or not, asserts that exiftool
-// (-a -ee -G1 -b, one -stay_open process per fuzz worker) finds in the
+// (-a -ee -G1:4 -b, one -stay_open process per fuzz worker) finds in the
 // output no position, camera, serial, time, name, thumbnail or preview.
 // make fuzz runs it 30 s in CI, where exiftool is installed; elsewhere
 // without exiftool it is skipped.

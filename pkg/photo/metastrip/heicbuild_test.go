@@ -144,3 +144,43 @@ func (b *heicBuild) bytes() []byte {
 	}
 	return assemble(b.iloc(delta, int64(len(b.in))+delta+8))
 }
+
+// editProperties rebuilds iprp with ipco's properties (whole boxes) as edit
+// returns them: ipma refers to them by index, so edit may change them in
+// place or append, not move them.
+func (b *heicBuild) editProperties(edit func(props [][]byte) [][]byte) {
+	b.editChild("iprp", func(old []byte) []byte {
+		kids, err := boxesIn(old, 8, len(old))
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		var props [][]byte
+		var rest []byte
+		for _, k := range kids {
+			if k.typ != "ipco" {
+				rest = append(rest, old[k.start:k.end]...)
+				continue
+			}
+			ps, err := boxesIn(old, k.payload, k.end)
+			if err != nil {
+				b.t.Fatal(err)
+			}
+			for _, p := range ps {
+				props = append(props, old[p.start:p.end])
+			}
+		}
+		return isoBox("iprp", isoBox("ipco", edit(props)...), rest)
+	})
+}
+
+// editProperty replaces the payload of ipco's first property of type typ.
+func (b *heicBuild) editProperty(typ string, edit func(payload []byte) []byte) {
+	b.editProperties(func(props [][]byte) [][]byte {
+		i := slices.IndexFunc(props, func(p []byte) bool { return string(p[4:8]) == typ })
+		if i < 0 {
+			b.t.Fatalf("sample has no %s property", typ)
+		}
+		props[i] = isoBox(typ, edit(slices.Clone(props[i][8:])))
+		return props
+	})
+}

@@ -326,6 +326,11 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 		// The handler's name is free text; nobody needs it.
 		clear(buf[hdlr.payload+heifHdlrName : hdlr.end])
 	}
+	if dinf := single["dinf"]; dinf != nil {
+		if err := cleanDinf(r, buf, *dinf); err != nil {
+			return err
+		}
+	}
 	if iprp := single["iprp"]; iprp != nil {
 		if err := h.editProperties(r, buf, *iprp); err != nil {
 			return err
@@ -462,6 +467,17 @@ var heifPropertyLen = map[string]int{
 	"a1op": 1, "a1lx": 13, "clli": 4, "mdcv": 24, "amve": 8,
 }
 
+// heifPropertyClean walks the kept properties whose length is not fixed
+// (heifprops.go): each zeroes the parts that can carry any bytes and
+// refuses a property its syntax does not account for to the last byte.
+var heifPropertyClean = map[string]func([]byte) (bool, error){
+	"hvcC": cleanHvcC, "av1C": cleanAv1C, "auxC": cleanAuxC, "pixi": cleanPixi,
+}
+
+// heifNclxLen is the payload of an nclx colr property: colour_type, the
+// primaries, transfer and matrix code points and the full-range flag.
+const heifNclxLen = 4 + 2 + 2 + 2 + 1
+
 // editProperties blanks the properties not in heifProperties, and the
 // descriptive fields of the ICC profiles in colr (a profile that cannot be
 // read is blanked whole).
@@ -495,11 +511,28 @@ func (h *heifStepper) editProperties(r *Reader, buf []byte, iprp box) error {
 		if n, fixed := heifPropertyLen[p.typ]; fixed && p.end-p.payload > n {
 			return fmt.Errorf("HEIF %q property of %d bytes, longer than its %d", p.typ, p.end-p.payload, n)
 		}
+		if clean := heifPropertyClean[p.typ]; clean != nil {
+			changed, err := clean(buf[p.payload:p.end])
+			if err != nil {
+				return fmt.Errorf("HEIF %w", err)
+			}
+			if changed {
+				r.removed(KindOther, 0)
+			}
+		}
 		switch {
 		case !heifProperties[p.typ]:
 			blankBox(r, buf, p, KindOther)
-		case p.typ == "colr" && p.end-p.payload >= 4:
-			switch string(buf[p.payload : p.payload+4]) {
+		case p.typ == "colr":
+			switch string(buf[p.payload:min(p.payload+4, p.end)]) {
+			case "nclx": // four code points and a flag (ISO/IEC 14496-12 12.1.5)
+				if p.end-p.payload > heifNclxLen {
+					return fmt.Errorf("HEIF nclx colr property of %d bytes, longer than its %d", p.end-p.payload, heifNclxLen)
+				}
+			default:
+				// A colour type no decoder reads (ISO/IEC 14496-12 knows
+				// nclx, rICC and prof): its bytes would be sent unread.
+				blankBox(r, buf, p, KindOther)
 			case "prof", "rICC": // an ICC profile (ISO/IEC 14496-12 12.1.5)
 				changed, err := sanitizeICC(buf[p.payload+4 : p.end])
 				if err != nil {

@@ -161,7 +161,9 @@ func (x *heifItems) readIinf(b []byte) error {
 	}
 	for _, c := range children {
 		if c.typ != "infe" {
-			continue
+			// Nothing but infe belongs there (ISO/IEC 14496-12 8.11.6),
+			// and another box's bytes would be sent unread.
+			return fmt.Errorf("HEIF iinf box holds a %q box", c.typ)
 		}
 		e := &bin{b: b[c.payload:c.end]}
 		v := e.u8()
@@ -270,8 +272,12 @@ func (x *heifItems) readIloc(b []byte) error {
 		}
 		it.method, it.extents = method, extents
 	}
-	if r.bad {
+	switch {
+	case r.bad:
 		return errors.New("HEIF iloc box too short")
+	case r.pos != len(r.b):
+		// Bytes past the last item would be sent unread.
+		return fmt.Errorf("HEIF iloc box of %d bytes, longer than its %d of items", len(r.b), r.pos)
 	}
 	return nil
 }
@@ -305,8 +311,12 @@ func readIref(buf []byte, iref box) ([]heifRef, error) {
 		for n := r.u16(); n > 0 && !r.bad; n-- {
 			ref.to = append(ref.to, id(r))
 		}
-		if r.bad {
+		switch {
+		case r.bad:
 			return nil, fmt.Errorf("HEIF iref %q box too short", c.typ)
+		case r.pos != len(r.b):
+			// Bytes past the references would be sent unread.
+			return nil, fmt.Errorf("HEIF iref %q box of %d bytes, longer than its %d of references", c.typ, len(r.b), r.pos)
 		}
 		refs = append(refs, ref)
 	}

@@ -117,26 +117,100 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 	// Descriptive properties, an ICC profile in colr and a handler name.
 	add("heic-udes-crtt-colr-hdlr", false, heic, func() []byte {
 		b := splitHEIC(t, heic)
-		b.editChild("iprp", func(old []byte) []byte {
-			props := []byte{}
-			var rest []byte
-			kids, err := boxesIn(old, 8, len(old))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range kids {
-				if k.typ == "ipco" {
-					props = old[k.payload:k.end]
-				} else {
-					rest = append(rest, old[k.start:k.end]...)
-				}
-			}
+		b.editProperties(func(props [][]byte) [][]byte {
 			udes := fullBox("udes", 0, []byte("en-US\x00"+ownerName+"\x00taken at the harbour\x00"+ownerSerial+"\x00"))
 			crtt := fullBox("crtt", 0, binary.BigEndian.AppendUint64(nil, 3800000000))
 			colr := isoBox("colr", []byte("prof"), iccProfile())
-			return isoBox("iprp", isoBox("ipco", props, udes, crtt, colr), rest)
+			return append(props, udes, crtt, colr)
 		})
 		b.editChild("hdlr", func(old []byte) []byte { return fullBox("hdlr", 0, old[12:32], []byte(ownerName+"\x00")) })
+		return b.bytes()
+	})
+	// Boxes of variable length a decoder keeps: a data reference's URL, an
+	// auxiliary type's URN and subtype, SEI NAL units in hvcC and metadata
+	// OBUs in av1C (user data, as x265 writes its settings), and bytes
+	// past what their syntax accounts for.
+	add("heic-dref-url", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		// A self-contained entry (flags 1) has no location; the second has.
+		url := fullBox("url ", 0, []byte("https://photos.example/"+ownerName+"/"+ownerSerial+"\x00"))
+		b.insertAfter("hdlr", isoBox("dinf", fullBox("dref", 0, u32(2), isoBox("url ", []byte{0, 0, 0, 1}), url)))
+		return b.bytes()
+	})
+	add("heic-auxc-urn-and-subtype", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperties(func(props [][]byte) [][]byte {
+			return append(props, fullBox("auxC", 0, []byte("urn:example:"+ownerName+"\x00")),
+				fullBox("auxC", 0, []byte("urn:mpeg:hevc:2015:auxid:1\x00"+ownerSerial)))
+		})
+		return b.bytes()
+	})
+	add("heic-colr-unknown-type", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperties(func(props [][]byte) [][]byte {
+			return append(props, isoBox("colr", []byte("abcd"+ownerName+" "+ownerSerial)))
+		})
+		return b.bytes()
+	})
+	add("heic-nclx-longer-than-its-fields", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperties(func(props [][]byte) [][]byte {
+			return append(props, isoBox("colr", []byte("nclx\x00\x01\x00\x0d\x00\x06\x80"+ownerName)))
+		})
+		return b.bytes()
+	})
+	add("heic-iinf-holds-another-box", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editChild("iinf", func(old []byte) []byte {
+			box := isoBox("xxxx", []byte(ownerName))
+			return cat(u32(len(old)+len(box)), old[4:], box)
+		})
+		return b.bytes()
+	})
+	add("heic-iref-longer-than-its-references", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editChild("iref", func(old []byte) []byte {
+			n := int(binary.BigEndian.Uint32(old[12:])) // the first reference box
+			return cat(u32(len(old)+len(ownerName)), old[4:12], u32(n+len(ownerName)), old[16:12+n], []byte(ownerName), old[12+n:])
+		})
+		return b.bytes()
+	})
+	add("heic-pixi-longer-than-its-channels", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperty("pixi", func(p []byte) []byte { return cat(p, []byte(ownerName)) })
+		return b.bytes()
+	})
+	add("heic-hvcc-sei-user-data", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperty("hvcC", func(p []byte) []byte {
+			if p[hvcCFields] != 3 {
+				t.Fatalf("sample's hvcC has %d arrays", p[hvcCFields])
+			}
+			p[hvcCFields]++
+			return cat(p, []byte{0x80 | 39}, u16(1), u16(len(seiUserData())), seiUserData())
+		})
+		return b.bytes()
+	})
+	add("heic-hvcc-longer-than-its-arrays", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperty("hvcC", func(p []byte) []byte { return cat(p, []byte(ownerName)) })
+		return b.bytes()
+	})
+	// An av1C property no item uses still goes out with the file.
+	seqHeader := []byte{av1SequenceHeader<<3 | 2, 3, 0, 0, 0}
+	add("heic-av1c-metadata-obu", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		meta := cat([]byte{4, 0xB5, 0, 0}, []byte(ownerName+" "+ownerSerial)) // ITU-T T.35 metadata
+		b.editProperties(func(props [][]byte) [][]byte {
+			return append(props, isoBox("av1C", []byte{0x81, 0, 0x0C, 0}, seqHeader, []byte{5<<3 | 2, byte(len(meta))}, meta))
+		})
+		return b.bytes()
+	})
+	add("heic-av1c-second-sequence-header", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editProperties(func(props [][]byte) [][]byte {
+			return append(props, isoBox("av1C", []byte{0x81, 0, 0x0C, 0}, seqHeader, []byte{av1SequenceHeader << 3}, []byte(ownerName)))
+		})
 		return b.bytes()
 	})
 
@@ -229,9 +303,16 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 	return hs
 }
 
+// seiUserData is an HEVC prefix SEI NAL unit holding a user_data_unregistered
+// message (H.265 D.2.7: a 16-byte UUID, then any bytes) naming the owner.
+func seiUserData() []byte {
+	text := []byte("taken by " + ownerName + ", " + ownerSerial)
+	return cat([]byte{39 << 1, 1, 5, byte(16 + len(text))}, make([]byte, 16), text, []byte{0x80})
+}
+
 // TestHostileFilesAreRefusedOrStrippedClean is the corpus test of the
 // differential check: every hostile file is refused by Check, or stripped
-// to bytes in which exiftool (-a -ee -G1) finds no position, camera,
+// to bytes in which exiftool (-a -ee -G1:4) finds no position, camera,
 // serial, time, name, thumbnail or preview, and which decode to the
 // original pixels. Whatever Check says, the streaming Reader's output (what
 // a stream that met the problem past the head would send) is clean too.

@@ -38,8 +38,11 @@ func Tool(t testing.TB, name string) string {
 // (-u) and embedded documents (-ee: the metadata of images and streams
 // inside the file), named by their family 1 group (-G1), as JSON, binary
 // values included (-b, as "base64:..."), so that an embedded image's bytes
-// can be looked at.
-var exiftoolArgs = []string{"-j", "-a", "-u", "-ee", "-G1", "-b"}
+// can be looked at. JSON has one key per name: with -G1 alone, exiftool
+// 12.57 writes a second tag of the same group and name (a second auxC's
+// URN, a second XMP serial) under the first's key, and only one reaches
+// the map; family 4 (-G1:4) names the copies Group:CopyN:Tag.
+var exiftoolArgs = []string{"-j", "-a", "-u", "-ee", "-G1:4", "-b"}
 
 // OwnerMetadata lists the tags exiftool reads from the photo b that belong
 // to its owner, as "Group:Tag=value": a position, a camera, a serial number,
@@ -154,6 +157,7 @@ func ownerTags(tags map[string]any) []string {
 	var found []string
 	for key, v := range tags {
 		group, name, _ := strings.Cut(key, ":")
+		name = name[strings.LastIndexByte(name, ':')+1:] // after Copy1: of -G1:4
 		switch {
 		case embeddedImages[name], strings.HasPrefix(name, "MPImage"): // exiftool puts some in File
 			if s, _ := v.(string); !blank(s) {
@@ -167,7 +171,9 @@ func ownerTags(tags map[string]any) []string {
 			strings.Contains(name, "GPS"), strings.Contains(name, "Make"), strings.Contains(name, "Model"),
 			strings.Contains(name, "Serial"), strings.Contains(name, "DateTime"), strings.Contains(name, "CreateDate"),
 			strings.Contains(name, "DateCreated"), strings.Contains(name, "Creator"), strings.Contains(name, "Author"),
-			name == "Comment", name == "ModifyDate", name == "By-line", name == "City", name == "ImageUniqueID":
+			name == "Comment", name == "ModifyDate", name == "By-line", name == "City", name == "ImageUniqueID",
+			name == "URL", name == "URN", // a HEIF data reference's location: any text
+			name == "AuxiliaryImageType" && !strings.HasPrefix(fmt.Sprint(v), "urn:mpeg:"): // a HEIF auxC URN that is no standard's
 			b, _ := json.Marshal(v)
 			found = append(found, key+"="+string(b))
 		}
