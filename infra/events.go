@@ -172,20 +172,29 @@ func newResultEvents(stack awscdk.Stack, p *pipeline) *resultEvents {
 }
 
 // resultEventFilters are the pipe's filter patterns; a record passes if it
-// matches any. Each passes a change INTO a final status only: a MODIFY
-// whose old status differs from the new one, or an INSERT already final (a
-// rejection written without a claim). A rewrite of a final record with the
-// same status (a retried Complete or Fail of the same claim, a repeated
-// object_not_found rejection) matches none, so redeliveries and duplicates
-// publish nothing. A late Complete after MarkOutcomeUnknown (failed ->
-// succeeded) does publish: the record's outcome did change. Only object
-// records (pk "OBJ#...") pass; pacer and budget items have no status anyway.
-// Each also requires the event_type the pipe takes its detail type from.
+// matches any. They read only the record's dynamodb key: Pipes refuses the
+// fields its poller adds (eventName among them, see
+// pkg/local/eventpattern's PollerFields) and Lambda's DynamoDB filtering supports only
+// that key, so a transition is read from the images alone. Each passes a
+// change INTO a final status only: a new image final with an old one whose
+// status differs (a MODIFY), or a new image already final with no old
+// status (an INSERT, a rejection written without a claim: the record has
+// no OldImage, and "exists": false matches a field the record lacks,
+// parent included). A rewrite of a final record with the same status (a
+// retried Complete or Fail of the same claim, a repeated object_not_found
+// rejection) matches none, so redeliveries and duplicates publish nothing.
+// A late Complete after MarkOutcomeUnknown (failed -> succeeded) does
+// publish: the record's outcome did change. A REMOVE has no new image and
+// matches none. Only object records (pk "OBJ#...") pass; pacer and budget
+// items have no status anyway. Each also requires the event_type the pipe
+// takes its detail type from. The stream view must carry both images
+// (NEW_AND_OLD_IMAGES, storage.go), or the first filter matches nothing.
 func resultEventFilters() []string {
 	keys := map[string]any{tableschema.PartitionKey: map[string]any{"S": []any{map[string]any{"prefix": resultevents.RecordKeyPrefix}}}}
 	var out []string
-	add := func(pattern map[string]any) {
-		raw, err := json.Marshal(pattern)
+	add := func(images map[string]any) {
+		images["Keys"] = keys
+		raw, err := json.Marshal(map[string]any{"dynamodb": images})
 		if err != nil {
 			panic(fmt.Sprintf("result event filter: %v", err))
 		}
@@ -193,27 +202,22 @@ func resultEventFilters() []string {
 	}
 	for _, status := range resultevents.FinalStatuses {
 		add(map[string]any{
-			"eventName": []any{"MODIFY"},
-			"dynamodb": map[string]any{
-				"Keys": keys,
-				"NewImage": map[string]any{
-					resultevents.StatusAttribute:    map[string]any{"S": []any{status}},
-					resultevents.EventTypeAttribute: map[string]any{"S": []any{resultevents.DetailType(status)}},
-				},
-				"OldImage": map[string]any{
-					resultevents.StatusAttribute: map[string]any{"S": []any{map[string]any{"anything-but": []any{status}}}},
-				},
+			"NewImage": map[string]any{
+				resultevents.StatusAttribute:    map[string]any{"S": []any{status}},
+				resultevents.EventTypeAttribute: map[string]any{"S": []any{resultevents.DetailType(status)}},
+			},
+			"OldImage": map[string]any{
+				resultevents.StatusAttribute: map[string]any{"S": []any{map[string]any{"anything-but": []any{status}}}},
 			},
 		})
 	}
 	add(map[string]any{
-		"eventName": []any{"INSERT"},
-		"dynamodb": map[string]any{
-			"Keys": keys,
-			"NewImage": map[string]any{
-				resultevents.StatusAttribute:    map[string]any{"S": resultevents.FinalStatuses},
-				resultevents.EventTypeAttribute: map[string]any{"S": []any{map[string]any{"exists": true}}},
-			},
+		"NewImage": map[string]any{
+			resultevents.StatusAttribute:    map[string]any{"S": resultevents.FinalStatuses},
+			resultevents.EventTypeAttribute: map[string]any{"S": []any{map[string]any{"exists": true}}},
+		},
+		"OldImage": map[string]any{
+			resultevents.StatusAttribute: map[string]any{"S": []any{map[string]any{"exists": false}}},
 		},
 	})
 	return out

@@ -103,7 +103,9 @@ func readPipe(id string, props map[string]any) (*Pipe, error) {
 		if !ok {
 			return nil, fmt.Errorf("filter %d has no pattern string", i)
 		}
-		compiled, err := eventpattern.Compile([]byte(pattern))
+		// As strictly as AWS reads a DynamoDB stream's filter: a pattern on
+		// eventName or another poller field is refused here, as AWS would.
+		compiled, err := eventpattern.CompilePipeFilter([]byte(pattern))
 		if err != nil {
 			return nil, fmt.Errorf("filter %d: %w", i, err)
 		}
