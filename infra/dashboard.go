@@ -160,7 +160,7 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	if p.events != nil {
 		dashboard.AddWidgets(resultEventsGraph(p, flow))
 	}
-	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget))
+	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget)...)
 	dashboard.AddWidgets(awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
 		Title:         jsii.String("Latest predictions"),
 		Width:         jsii.Number(24),
