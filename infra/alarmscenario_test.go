@@ -308,21 +308,22 @@ func alarmScenarios() []alarmScenario {
 		},
 		{
 			// A message no handler can read is retried until the redrive
-			// policy moves it; the operator purges the dead-letter queue an
-			// hour later.
+			// policy moves it (dlqMaxReceiveCount 20 receives, 12 minutes
+			// apart: 240 minutes); the operator purges the dead-letter
+			// queue over an hour later.
 			name:     "poison message",
 			causeAt:  30,
-			duration: 5 * time.Hour,
+			duration: 6 * time.Hour,
 			minute: all(steady(1),
 				at(30, func(t *testing.T, r *scenario.Rig) {
 					if err := r.SendPoison(); err != nil {
 						t.Fatal(err)
 					}
 				}),
-				at(220, func(t *testing.T, r *scenario.Rig) { r.Queue().PurgeDeadLetters() }),
+				at(340, func(t *testing.T, r *scenario.Rig) { r.Queue().PurgeDeadLetters() }),
 			),
 			want: map[string][]episode{
-				"DeadLetters": {{FiresFrom: 30 + 110, FiresBy: 30 + 125, ClearsFrom: 220, ClearsBy: 226}},
+				"DeadLetters": {{FiresFrom: 30 + 230, FiresBy: 30 + 245, ClearsFrom: 340, ClearsBy: 346}},
 			},
 		},
 		{
