@@ -397,6 +397,32 @@ func alarmScenarios() []alarmScenario {
 			check: nothingLost,
 		},
 		{
+			// The credits run out at minute 10 and nothing new is uploaded:
+			// the five photos refused come back 15, 30, 60, 120 and 240
+			// minutes apart, so 402s alone would let the alarm turn OK
+			// within the hour; the monitor's balance (0) keeps it in ALARM
+			// until the top-up six hours later (before their sixth receive,
+			// after gaps of one and two hours without a 402), and keeps
+			// QueueStalled quiet: its cause is known.
+			name:     "credits out, nothing new uploaded",
+			causeAt:  10,
+			duration: 9 * time.Hour,
+			credits:  5,
+			// Once topped up, an upload every quarter of an hour: the
+			// messages still hidden by their backoff count as in flight,
+			// and without deletions QueueStalled would see a stall (as in
+			// "a day without credits").
+			minute: all(between(0, 10, steady(1)), between(10+6*60, 9*60, everyN(15, steady(1))),
+				// Plenty, so the forecast of the sparse uploads after it
+				// stays far from CreditsRunningOut's threshold.
+				at(10+6*60, func(t *testing.T, r *scenario.Rig) { r.Sim.AddAccount(geosim.DefaultOrg, plentyOfCredits, 0) })),
+			want: map[string][]episode{
+				"CreditsLow":   {{FiresFrom: 0, FiresBy: 6, ClearsFrom: 10 + 6*60, ClearsBy: 10 + 6*60 + 6}},
+				"OutOfCredits": {{FiresFrom: 5, FiresBy: 12, ClearsFrom: 10 + 6*60, ClearsBy: 10 + 6*60 + 30}},
+			},
+			check: nothingLost,
+		},
+		{
 			// A new stack's secret holds its placeholder for a day before
 			// the operator puts the key in; uploads come every quarter of
 			// an hour.
