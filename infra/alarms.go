@@ -132,7 +132,6 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 	// allowed schedule (1 day below an hour's period, 7 days from one hour).
 	monitorPeriod := minutes(cfg.MonitorSchedule.Minutes())
 	flow := minutes(flowPeriodMinutes)
-	sum := func(name string) awscloudwatch.Metric { return m.metric(name, "Sum", flow) }
 
 	specs := []alarmSpec{
 		{
@@ -264,21 +263,18 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 		},
 		{
 			id: "OutOfCredits",
-			description: "The service answered 402: the account has no credits left and predictions are not being made. " +
-				"Rests on the service's own answers to the predictor, whether or not the credit summary can be read.",
-			metric:     sum(metricnames.OutOfCredits),
+			description: "The account has no credits left and predictions are not being made: the service answered 402, or the monitor reads a balance below one credit. " +
+				"Rests on the service's own answers to the predictor, whether or not the credit summary can be read, and, between two 402s " +
+				"(the outage backoff returns a message 15 minutes to 12 hours later), on the monitor's reading of the balance each run.",
+			metric:     outOfCredits(m, flow),
 			comparison: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 			threshold:  1,
-			// A message refused with 402 comes back only after the queue's
-			// visibility timeout, so while credits are out a 402 is seen
-			// once per visibility timeout and the 5-minute periods between
-			// are empty. One breaching period among enough periods to span a
-			// visibility timeout plus one keeps the alarm in ALARM across
-			// that gap; empty periods count as OK (notBreaching), so it turns
-			// OK only after a whole window without a 402, once a retry went
-			// through. A single SUM over one long period would still flap
-			// when two 402s fall into non-adjacent periods.
-			evaluationPeriods: redeliveryPeriods(cfg),
+			// One breaching period in a window that spans a visibility
+			// timeout (a refused message's first return) and a monitor run
+			// (the balance read between returns hours apart) keeps it in
+			// ALARM while credits are out; empty periods count as OK, so it
+			// turns OK a window after the credits are back.
+			evaluationPeriods: outOfCreditsPeriods(cfg),
 			datapointsToAlarm: 1,
 			missingData:       awscloudwatch.TreatMissingData_NOT_BREACHING,
 		},
@@ -379,6 +375,29 @@ func periodsCovering(d time.Duration) int {
 	return int((d+period-1)/period) + 1
 }
 
+// outOfCredits is 1 for a period with a 402 or a balance the monitor read
+// below one credit, else 0. A 402 alone is not enough: with no new uploads
+// the only 402s are a waiting message's returns, whose backoff reaches 12
+// hours, so the alarm would turn OK while credits are still out. A missing
+// balance (a key the monitor cannot use) is not a breach: the 402s still are.
+func outOfCredits(m pipelineMetrics, period awscdk.Duration) awscloudwatch.IMetric {
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String("IF(FILL(nocredits,0) >= 1 OR FILL(balance,1) < 1, 1, 0)"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{
+			"nocredits": m.metric(metricnames.OutOfCredits, "Sum", period),
+			"balance":   m.metric(metricnames.CreditsRemaining, "Minimum", period),
+		},
+		Label:  jsii.String("Out of credits (1 = a 402, or a balance below one credit)"),
+		Period: period,
+	})
+}
+
+// outOfCreditsPeriods spans a visibility timeout and a monitor run, within
+// CloudWatch's one-day evaluation range.
+func outOfCreditsPeriods(cfg Config) int {
+	return min(max(redeliveryPeriods(cfg), periodsCovering(cfg.MonitorSchedule)), int(24*time.Hour/(flowPeriodMinutes*time.Minute)))
+}
+
 // redeliveryPeriods spans the queue's visibility timeout, the gap between
 // two deliveries of a message that was refused, failed or throttled. At most
 // 6 x 900 s, so at most 19 five-minute periods, well within CloudWatch's
@@ -399,8 +418,10 @@ func stalledPeriods(cfg Config) int {
 // waiting or in flight, none was deleted (a deletion is a finished upload),
 // and no other alarm's cause explains it, else 0. In flight counts because a
 // message in a retry loop is invisible most of the time. A period with
-// predictor errors or throttles, a 402 or a message held back by the daily
-// budget is not counted: PredictorErrors, PredictorThrottles, OutOfCredits
+// predictor errors or throttles, a 402 or a balance the monitor read below
+// one credit (the 402s of waiting messages come hours apart) or a message
+// held back by the daily budget is not counted: PredictorErrors,
+// PredictorThrottles, OutOfCredits
 // and QueueBacklogAge report those, and a second page for the same cause
 // tells the operator nothing. What is left is the silent stall: every
 // attempt ends in a retry without an error (a key that cannot be read, a
@@ -411,7 +432,7 @@ func queueStalled(p *pipeline, period awscdk.Duration) awscloudwatch.IMetric {
 	sum := &awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: period}
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression: jsii.String("IF(FILL(waiting,0) + FILL(inflight,0) > 0 AND FILL(deleted,0) == 0 AND " +
-			"FILL(errors,0) + FILL(throttles,0) + FILL(nocredits,0) + FILL(deferred,0) == 0, 1, 0)"),
+			"FILL(errors,0) + FILL(throttles,0) + FILL(nocredits,0) + FILL(deferred,0) == 0 AND FILL(balance,1) >= 1, 1, 0)"),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"waiting":   p.queue.MetricApproximateNumberOfMessagesVisible(max),
 			"inflight":  p.queue.MetricApproximateNumberOfMessagesNotVisible(max),
@@ -419,6 +440,7 @@ func queueStalled(p *pipeline, period awscdk.Duration) awscloudwatch.IMetric {
 			"errors":    p.predictor.MetricErrors(sum),
 			"throttles": p.predictor.MetricThrottles(sum),
 			"nocredits": p.metrics.metric(metricnames.OutOfCredits, "Sum", period),
+			"balance":   p.metrics.metric(metricnames.CreditsRemaining, "Minimum", period),
 			"deferred":  p.metrics.metric(metricnames.BudgetDeferred, "Sum", period),
 		},
 		Label:  jsii.String("Queue stalled (1 = messages, no deletions, no known cause)"),

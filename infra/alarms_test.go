@@ -61,12 +61,17 @@ func TestAlarms(t *testing.T) {
 					"GreaterThanOrEqualToThreshold", 2 * 24 * 3600, 1, "notBreaching", 0},
 				{"QueueBacklogAge", obj{"MetricName": "ApproximateAgeOfOldestMessage", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}},
 					"GreaterThanOrEqualToThreshold", cfg.QueueAgeAlarm.Seconds(), 1, "notBreaching", 0},
-				// One 402 per visibility timeout must keep it in ALARM.
-				{"OutOfCredits", obj{"MetricName": metricnames.OutOfCredits, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Sum", "Period": 300},
-					"GreaterThanOrEqualToThreshold", 1, redeliveryPeriods(cfg), "notBreaching", 1},
+				// One 402 per visibility timeout, or the monitor's balance
+				// between returns hours apart, must keep it in ALARM.
+				{"OutOfCredits", obj{"Metrics": arrayWith(
+					like(obj{"Expression": "IF(FILL(nocredits,0) >= 1 OR FILL(balance,1) < 1, 1, 0)", "ReturnData": true}),
+					like(obj{"Id": "balance", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.CreditsRemaining, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Minimum"})}),
+					like(obj{"Id": "nocredits", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.OutOfCredits, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
+				)}, "GreaterThanOrEqualToThreshold", 1, outOfCreditsPeriods(cfg), "notBreaching", 1},
 				{"QueueStalled", obj{"Metrics": arrayWith(
 					like(obj{"Expression": "IF(FILL(waiting,0) + FILL(inflight,0) > 0 AND FILL(deleted,0) == 0 AND " +
-						"FILL(errors,0) + FILL(throttles,0) + FILL(nocredits,0) + FILL(deferred,0) == 0, 1, 0)", "ReturnData": true}),
+						"FILL(errors,0) + FILL(throttles,0) + FILL(nocredits,0) + FILL(deferred,0) == 0 AND FILL(balance,1) >= 1, 1, 0)", "ReturnData": true}),
+					like(obj{"Id": "balance", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.CreditsRemaining, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Minimum"})}),
 					like(obj{"Id": "deferred", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.BudgetDeferred, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 					like(obj{"Id": "deleted", "MetricStat": like(obj{"Metric": obj{"MetricName": "NumberOfMessagesDeleted", "Namespace": "AWS/SQS", "Dimensions": []any{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": []any{queueID, "QueueName"}}}}}, "Stat": "Sum"})}),
 					like(obj{"Id": "errors", "MetricStat": like(obj{"Metric": obj{"MetricName": "Errors", "Namespace": "AWS/Lambda", "Dimensions": []any{obj{"Name": "FunctionName", "Value": obj{"Ref": predictorID}}}}, "Stat": "Sum"})}),
@@ -220,7 +225,14 @@ func TestAlarmWindowsCoverTheRetryCadence(t *testing.T) {
 		// However the periods align, the window holds a whole visibility
 		// timeout, so one 402 per visibility timeout is always inside it.
 		if w := time.Duration(redeliveryPeriods(cfg)) * period; w < cfg.QueueVisibilityTimeout()+period || w > 24*time.Hour {
-			t.Errorf("timeout %v: OutOfCredits window %v, want at least %v and at most a day", timeout, w, cfg.QueueVisibilityTimeout()+period)
+			t.Errorf("timeout %v: redelivery window %v, want at least %v and at most a day", timeout, w, cfg.QueueVisibilityTimeout()+period)
+		}
+		for _, schedule := range []time.Duration{5 * time.Minute, time.Hour, 24 * time.Hour} {
+			cfg.MonitorSchedule = schedule
+			w := time.Duration(outOfCreditsPeriods(cfg)) * period
+			if w > 24*time.Hour || (w < cfg.QueueVisibilityTimeout()+period || w < schedule+period) && w != 24*time.Hour {
+				t.Errorf("timeout %v, monitor every %v: OutOfCredits window %v, want a visibility timeout and a monitor run, at most a day", timeout, schedule, w)
+			}
 		}
 		if w := time.Duration(stalledPeriods(cfg)) * period; w < cfg.QueueVisibilityTimeout()+cfg.PredictorTimeout+period || w > 24*time.Hour {
 			t.Errorf("timeout %v: QueueStalled window %v is shorter than a retry", timeout, w)

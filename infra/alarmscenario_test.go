@@ -308,21 +308,22 @@ func alarmScenarios() []alarmScenario {
 		},
 		{
 			// A message no handler can read is retried until the redrive
-			// policy moves it; the operator purges the dead-letter queue an
-			// hour later.
+			// policy moves it (dlqMaxReceiveCount 20 receives, 12 minutes
+			// apart: 240 minutes); the operator purges the dead-letter
+			// queue over an hour later.
 			name:     "poison message",
 			causeAt:  30,
-			duration: 5 * time.Hour,
+			duration: 6 * time.Hour,
 			minute: all(steady(1),
 				at(30, func(t *testing.T, r *scenario.Rig) {
 					if err := r.SendPoison(); err != nil {
 						t.Fatal(err)
 					}
 				}),
-				at(220, func(t *testing.T, r *scenario.Rig) { r.Queue().PurgeDeadLetters() }),
+				at(340, func(t *testing.T, r *scenario.Rig) { r.Queue().PurgeDeadLetters() }),
 			),
 			want: map[string][]episode{
-				"DeadLetters": {{FiresFrom: 30 + 110, FiresBy: 30 + 125, ClearsFrom: 220, ClearsBy: 226}},
+				"DeadLetters": {{FiresFrom: 30 + 230, FiresBy: 30 + 245, ClearsFrom: 340, ClearsBy: 346}},
 			},
 		},
 		{
@@ -392,6 +393,32 @@ func alarmScenarios() []alarmScenario {
 				"CreditsLow":        {{FiresFrom: 5, FiresBy: 6, ClearsFrom: 10 + 24*60, ClearsBy: 10 + 24*60 + 6}},
 				"CreditsRunningOut": {{FiresFrom: 5, FiresBy: 20}},
 				"OutOfCredits":      {{FiresFrom: 10, FiresBy: 12, ClearsFrom: 10 + 24*60, ClearsBy: 10 + 24*60 + 30}},
+			},
+			check: nothingLost,
+		},
+		{
+			// The credits run out at minute 10 and nothing new is uploaded:
+			// the five photos refused come back 15, 30, 60, 120 and 240
+			// minutes apart, so 402s alone would let the alarm turn OK
+			// within the hour; the monitor's balance (0) keeps it in ALARM
+			// until the top-up six hours later (before their sixth receive,
+			// after gaps of one and two hours without a 402), and keeps
+			// QueueStalled quiet: its cause is known.
+			name:     "credits out, nothing new uploaded",
+			causeAt:  10,
+			duration: 9 * time.Hour,
+			credits:  5,
+			// Once topped up, an upload every quarter of an hour: the
+			// messages still hidden by their backoff count as in flight,
+			// and without deletions QueueStalled would see a stall (as in
+			// "a day without credits").
+			minute: all(between(0, 10, steady(1)), between(10+6*60, 9*60, everyN(15, steady(1))),
+				// Plenty, so the forecast of the sparse uploads after it
+				// stays far from CreditsRunningOut's threshold.
+				at(10+6*60, func(t *testing.T, r *scenario.Rig) { r.Sim.AddAccount(geosim.DefaultOrg, plentyOfCredits, 0) })),
+			want: map[string][]episode{
+				"CreditsLow":   {{FiresFrom: 0, FiresBy: 6, ClearsFrom: 10 + 6*60, ClearsBy: 10 + 6*60 + 6}},
+				"OutOfCredits": {{FiresFrom: 5, FiresBy: 12, ClearsFrom: 10 + 6*60, ClearsBy: 10 + 6*60 + 30}},
 			},
 			check: nothingLost,
 		},

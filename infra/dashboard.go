@@ -160,7 +160,7 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	if p.events != nil {
 		dashboard.AddWidgets(resultEventsGraph(p, flow))
 	}
-	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget))
+	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget)...)
 	dashboard.AddWidgets(awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
 		Title:         jsii.String("Latest predictions"),
 		Width:         jsii.Number(24),
@@ -175,21 +175,24 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	return dashboardRef{dashboard: dashboard, url: url}
 }
 
-// resultEventsGraph shows the events published, by detail type (the
-// MatchedEvents of the counting rules), beside the pipe's failures and the
-// batches it gave up on.
+// resultEventsGraph shows the events published, by detail type, beside
+// the pipe's failures and the batches it gave up on. Each counting rule's
+// TriggeredRules is its count of matched events: AWS/Events MatchedEvents
+// has no dimension at all ("Valid Dimensions: None", the account's total),
+// so it cannot split by rule (docs/events.md lists the sources).
 func resultEventsGraph(p *pipeline, period awscdk.Duration) awscloudwatch.IWidget {
 	e := p.events
 	var left []awscloudwatch.IMetric
 	for _, status := range resultevents.FinalStatuses {
 		detailType := resultevents.DetailType(status)
 		dims := map[string]*string{"RuleName": e.counters[detailType].RuleName()}
-		// A custom bus's rules are reported with its name too.
+		// "Metrics that specify both the EventBusName and RuleName
+		// dimensions refer to a custom event bus" (EventBridge, monitoring).
 		if p.cfg.EventBusName != "" && p.cfg.EventBusName != defaultEventBusName {
 			dims["EventBusName"] = jsii.String(p.cfg.EventBusName)
 		}
 		left = append(left, awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String("AWS/Events"), MetricName: jsii.String("MatchedEvents"),
+			Namespace: jsii.String("AWS/Events"), MetricName: jsii.String("TriggeredRules"),
 			DimensionsMap: &dims, Statistic: jsii.String("Sum"), Period: period, Label: jsii.String(detailType),
 		}))
 	}
@@ -200,8 +203,10 @@ func resultEventsGraph(p *pipeline, period awscdk.Duration) awscloudwatch.IWidge
 			Statistic:     jsii.String("Sum"), Period: period, Label: jsii.String(label),
 		})
 	}
+	left = append(left, pipeMetric("EventCount", "Records through the pipe"))
 	right := []awscloudwatch.IMetric{
 		pipeMetric("ExecutionFailed", "Pipe executions failed"),
+		pipeMetric("EnrichmentStageFailed", "Detail builds failed"),
 		pipeMetric("TargetStageFailed", "Puts to the bus failed"),
 		e.deadLetters.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("Undelivered batches"), Statistic: jsii.String("Maximum"), Period: period}),
 	}

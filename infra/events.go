@@ -8,10 +8,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awspipes"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
@@ -42,21 +44,38 @@ const (
 	eventsMaxRecordAgeSeconds = 6 * 3600
 )
 
+// The pipe's enrichment function (functions/resultevents): it builds each
+// event's detail in Go, so the detail is valid JSON with exact values for
+// any key or place name (resultevents.Detail says why a text template
+// cannot promise that). It does no I/O: the smallest memory size is
+// plenty, and a batch of 10 records takes milliseconds.
+const (
+	resultEventsAssetDir              = "resultevents"
+	resultEventsEnrichmentMemoryMB    = 128
+	resultEventsEnrichmentTimeoutSecs = 10
+)
+
+// resultEventsTemplate is the target's input template: the enrichment's
+// detail, a JSON object, which a template inserts as JSON (never as text to
+// escape) under every reading of the documentation.
+const resultEventsTemplate = "<$.detail>"
+
 // resultEvents is the events part of the stack; nil with events=false.
 type resultEvents struct {
 	pipe        awspipes.CfnPipe
+	enrichment  awslambda.Function
 	role        awsiam.Role
 	deadLetters awssqs.Queue
 	bus         awsevents.IEventBus
 	// counters are rules on the bus, one per detail type and without
 	// targets, that match this stack's events: EventBridge publishes their
-	// MatchedEvents, which is the dashboard's count of events by type.
+	// TriggeredRules by RuleName, the dashboard's count of events by type.
 	counters map[string]awsevents.Rule
 }
 
 // newResultEvents creates the pipe from the table's stream to the bus, its
 // role, its dead-letter queue and the counting rules.
-func newResultEvents(stack awscdk.Stack, p *pipeline) *resultEvents {
+func newResultEvents(stack awscdk.Stack, p *pipeline, assets functionAssets) *resultEvents {
 	cfg := p.cfg
 	if !cfg.Events {
 		return nil
@@ -75,6 +94,21 @@ func newResultEvents(stack awscdk.Stack, p *pipeline) *resultEvents {
 		RemovalPolicy:   cfg.removalPolicy(),
 	})
 
+	fnRole := newFunctionRole(stack, "ResultEventsEnrichmentRole", "Results pipe enrichment: builds each result event's detail; no data access")
+	fnLogs := newFunctionLogGroup(stack, "ResultEventsEnrichmentLogs", cfg, fnRole)
+	e.enrichment = newGoFunction(stack, "ResultEventsEnrichment", &awslambda.FunctionProps{
+		Description: jsii.String("Results pipe enrichment: builds each result event's detail from its stream record (docs/events.md)"),
+		Code:        assets.code(resultEventsAssetDir),
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(resultEventsEnrichmentTimeoutSecs)),
+		MemorySize:  jsii.Number(resultEventsEnrichmentMemoryMB),
+		Role:        fnRole,
+		LogGroup:    fnLogs,
+		Environment: &map[string]*string{
+			envvars.LogLevel: jsii.String(cfg.LogLevel),
+			envGoMemLimit:    jsii.String(goMemLimit(resultEventsEnrichmentMemoryMB)),
+		},
+	})
+
 	streamArn := p.table.TableStreamArn()
 	// Inline policies, part of the role itself: Pipes checks the role when
 	// the pipe is created, so the grants must exist before the pipe does,
@@ -91,6 +125,11 @@ func newResultEvents(stack awscdk.Stack, p *pipeline) *resultEvents {
 			Sid:       jsii.String("ListStreams"),
 			Actions:   jsii.Strings("dynamodb:ListStreams"),
 			Resources: jsii.Strings("*"),
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("BuildResultEvents"),
+			Actions:   jsii.Strings("lambda:InvokeFunction"),
+			Resources: &[]*string{e.enrichment.FunctionArn()},
 		}),
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:       jsii.String("PutResultEvents"),
@@ -141,12 +180,15 @@ func newResultEvents(stack awscdk.Stack, p *pipeline) *resultEvents {
 			},
 			FilterCriteria: &awspipes.CfnPipe_FilterCriteriaProperty{Filters: &filters},
 		},
-		Target: e.bus.EventBusArn(),
+		Enrichment: e.enrichment.FunctionArn(),
+		Target:     e.bus.EventBusArn(),
 		TargetParameters: &awspipes.CfnPipe_PipeTargetParametersProperty{
-			InputTemplate: jsii.String(resultEventTemplate),
+			InputTemplate: jsii.String(resultEventsTemplate),
 			EventBridgeEventBusParameters: &awspipes.CfnPipe_PipeTargetEventBridgeEventBusParametersProperty{
 				// A dynamic path: the record's own event_type, which the
-				// ledger writes with the final status.
+				// ledger writes with the final status. The enrichment's
+				// output carries it at the same path, so it resolves alike
+				// whether Pipes reads the source record or the enriched one.
 				DetailType: jsii.String("$.dynamodb.NewImage." + resultevents.EventTypeAttribute + ".S"),
 				Source:     jsii.String(resultevents.Source),
 				// The table tells this stack's events from another's on a
@@ -160,7 +202,7 @@ func newResultEvents(stack awscdk.Stack, p *pipeline) *resultEvents {
 		detailType := resultevents.DetailType(status)
 		e.counters[detailType] = awsevents.NewRule(stack, jsii.String("ResultEventsCount"+strings.ReplaceAll(detailType, " ", "")), &awsevents.RuleProps{
 			EventBus:    e.bus,
-			Description: jsii.String("Counts this stack's " + detailType + " events (MatchedEvents, on the dashboard); no target"),
+			Description: jsii.String("Counts this stack's " + detailType + " events (TriggeredRules, on the dashboard); no target"),
 			EventPattern: &awsevents.EventPattern{
 				Source:     jsii.Strings(resultevents.Source),
 				DetailType: jsii.Strings(detailType),
@@ -172,20 +214,29 @@ func newResultEvents(stack awscdk.Stack, p *pipeline) *resultEvents {
 }
 
 // resultEventFilters are the pipe's filter patterns; a record passes if it
-// matches any. Each passes a change INTO a final status only: a MODIFY
-// whose old status differs from the new one, or an INSERT already final (a
-// rejection written without a claim). A rewrite of a final record with the
-// same status (a retried Complete or Fail of the same claim, a repeated
-// object_not_found rejection) matches none, so redeliveries and duplicates
-// publish nothing. A late Complete after MarkOutcomeUnknown (failed ->
-// succeeded) does publish: the record's outcome did change. Only object
-// records (pk "OBJ#...") pass; pacer and budget items have no status anyway.
-// Each also requires the event_type the pipe takes its detail type from.
+// matches any. They read only the record's dynamodb key: Pipes refuses the
+// fields its poller adds (eventName among them, see
+// pkg/local/eventpattern's PollerFields) and Lambda's DynamoDB filtering supports only
+// that key, so a transition is read from the images alone. Each passes a
+// change INTO a final status only: a new image final with an old one whose
+// status differs (a MODIFY), or a new image already final with no old
+// status (an INSERT, a rejection written without a claim: the record has
+// no OldImage, and "exists": false matches a field the record lacks,
+// parent included). A rewrite of a final record with the same status (a
+// retried Complete or Fail of the same claim, a repeated object_not_found
+// rejection) matches none, so redeliveries and duplicates publish nothing.
+// A late Complete after MarkOutcomeUnknown (failed -> succeeded) does
+// publish: the record's outcome did change. A REMOVE has no new image and
+// matches none. Only object records (pk "OBJ#...") pass; pacer and budget
+// items have no status anyway. Each also requires the event_type the pipe
+// takes its detail type from. The stream view must carry both images
+// (NEW_AND_OLD_IMAGES, storage.go), or the first filter matches nothing.
 func resultEventFilters() []string {
 	keys := map[string]any{tableschema.PartitionKey: map[string]any{"S": []any{map[string]any{"prefix": resultevents.RecordKeyPrefix}}}}
 	var out []string
-	add := func(pattern map[string]any) {
-		raw, err := json.Marshal(pattern)
+	add := func(images map[string]any) {
+		images["Keys"] = keys
+		raw, err := json.Marshal(map[string]any{"dynamodb": images})
 		if err != nil {
 			panic(fmt.Sprintf("result event filter: %v", err))
 		}
@@ -193,66 +244,23 @@ func resultEventFilters() []string {
 	}
 	for _, status := range resultevents.FinalStatuses {
 		add(map[string]any{
-			"eventName": []any{"MODIFY"},
-			"dynamodb": map[string]any{
-				"Keys": keys,
-				"NewImage": map[string]any{
-					resultevents.StatusAttribute:    map[string]any{"S": []any{status}},
-					resultevents.EventTypeAttribute: map[string]any{"S": []any{resultevents.DetailType(status)}},
-				},
-				"OldImage": map[string]any{
-					resultevents.StatusAttribute: map[string]any{"S": []any{map[string]any{"anything-but": []any{status}}}},
-				},
+			"NewImage": map[string]any{
+				resultevents.StatusAttribute:    map[string]any{"S": []any{status}},
+				resultevents.EventTypeAttribute: map[string]any{"S": []any{resultevents.DetailType(status)}},
+			},
+			"OldImage": map[string]any{
+				resultevents.StatusAttribute: map[string]any{"S": []any{map[string]any{"anything-but": []any{status}}}},
 			},
 		})
 	}
 	add(map[string]any{
-		"eventName": []any{"INSERT"},
-		"dynamodb": map[string]any{
-			"Keys": keys,
-			"NewImage": map[string]any{
-				resultevents.StatusAttribute:    map[string]any{"S": resultevents.FinalStatuses},
-				resultevents.EventTypeAttribute: map[string]any{"S": []any{map[string]any{"exists": true}}},
-			},
+		"NewImage": map[string]any{
+			resultevents.StatusAttribute:    map[string]any{"S": resultevents.FinalStatuses},
+			resultevents.EventTypeAttribute: map[string]any{"S": []any{map[string]any{"exists": true}}},
+		},
+		"OldImage": map[string]any{
+			resultevents.StatusAttribute: map[string]any{"S": []any{map[string]any{"exists": false}}},
 		},
 	})
 	return out
 }
-
-// resultEventTemplate is the pipe's input template: the event's detail.
-// Every placeholder is inside quotes, so the detail is valid JSON for every
-// final record shape: a value the record lacks (no place, no EXIF, a
-// rejection) renders as an empty string, never as a hole in the JSON. The
-// price is that numbers and booleans arrive as strings ("48.8566",
-// "true"), as the stream carries them; "" means absent. The schema of each
-// detail type is events/schema/; nothing of the API key or of any header is
-// in a record, and of the photo's EXIF only the comparison (error_km and
-// position_sent) is published, never its position (docs/privacy.md).
-const resultEventTemplate = `{
-  "schema_version": "1",
-  "event_id": "<$.eventID>",
-  "bucket": "<$.dynamodb.NewImage.bucket.S>",
-  "key": "<$.dynamodb.NewImage.key.S>",
-  "version_id": "<$.dynamodb.NewImage.version_id.S>",
-  "etag": "<$.dynamodb.NewImage.etag.S>",
-  "status": "<$.dynamodb.NewImage.status.S>",
-  "reason": "<$.dynamodb.NewImage.error_code.S>",
-  "recorded_at": "<$.dynamodb.NewImage.updated_at.S>",
-  "model_id": "<$.dynamodb.NewImage.model_id.S>",
-  "credits_charged": "<$.dynamodb.NewImage.credits_consumed.N>",
-  "position_source": "<$.dynamodb.NewImage.source.S>",
-  "place": {
-    "name": "<$.dynamodb.NewImage.place.S>",
-    "admin1": "<$.dynamodb.NewImage.admin1.S>",
-    "admin2": "<$.dynamodb.NewImage.admin2.S>",
-    "country_code": "<$.dynamodb.NewImage.country_code.S>",
-    "latitude": "<$.dynamodb.NewImage.latitude.N>",
-    "longitude": "<$.dynamodb.NewImage.longitude.N>",
-    "radius_km": "<$.dynamodb.NewImage.radius_km.N>",
-    "confidence": "<$.dynamodb.NewImage.confidence.N>"
-  },
-  "exif": {
-    "error_km": "<$.dynamodb.NewImage.error_km.N>",
-    "position_sent": "<$.dynamodb.NewImage.position_sent.BOOL>"
-  }
-}`

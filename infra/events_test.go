@@ -94,14 +94,18 @@ func TestResultEvents(t *testing.T) {
 				asJSON(target["Resources"]) != "["+getAtt(tableID, "Arn")+"]" {
 				t.Errorf("event bus parameters %s", asJSON(target))
 			}
-			tmpl, _ := dig(pipe, "TargetParameters", "InputTemplate").(string)
-			if len(tmpl) > 8192 || !strings.Contains(tmpl, "<$.dynamodb.NewImage.bucket.S>") {
-				t.Errorf("input template (%d bytes, at most 8192): %s", len(tmpl), tmpl)
+			// The detail is the enrichment's JSON object, never record
+			// text substituted into a template (docs/events.md).
+			if tmpl, _ := dig(pipe, "TargetParameters", "InputTemplate").(string); tmpl != resultEventsTemplate {
+				t.Errorf("input template %q, want %q", tmpl, resultEventsTemplate)
 			}
-			for _, leak := range []string{"exif_latitude", "exif_longitude", "camera", "captured_at", "owner", "raw_result", "error_message"} {
-				if strings.Contains(tmpl, leak) {
-					t.Errorf("the event detail publishes %s", leak)
-				}
+			enrichID := refID(t, pipe["Enrichment"])
+			fn, ok := s.resources("AWS::Lambda::Function")[enrichID]
+			if !ok || !strings.HasPrefix(enrichID, "ResultEventsEnrichment") {
+				t.Fatalf("pipe enrichment %s is not the stack's enrichment function", asJSON(pipe["Enrichment"]))
+			}
+			if env := asJSON(fn["Properties"].(map[string]any)["Environment"]); strings.Contains(env, "TABLE") || strings.Contains(env, "SECRET") {
+				t.Errorf("the enrichment function reads nothing, yet is given %s", env)
 			}
 			filters, _ := dig(pipe, "SourceParameters", "FilterCriteria", "Filters").([]any)
 			if len(filters) != len(resultevents.FinalStatuses)+1 || len(filters) > 5 {
@@ -118,7 +122,7 @@ func TestResultEvents(t *testing.T) {
 				t.Errorf("pipe role trust %s", trust)
 			}
 			policies := asJSON(rp["Policies"])
-			for _, want := range []string{getAtt(tableID, "StreamArn"), `"events:PutEvents"`, `"sqs:SendMessage"`, getAtt(s.resultEventsDeadLetterQueueID(t), "Arn")} {
+			for _, want := range []string{getAtt(tableID, "StreamArn"), `"events:PutEvents"`, `"sqs:SendMessage"`, `"lambda:InvokeFunction"`, getAtt(enrichID, "Arn"), getAtt(s.resultEventsDeadLetterQueueID(t), "Arn")} {
 				if !strings.Contains(policies, want) {
 					t.Errorf("pipe role policy lacks %s: %s", want, policies)
 				}
@@ -141,7 +145,7 @@ func TestResultEvents(t *testing.T) {
 				t.Errorf("no %s alarm", alarm)
 			}
 			dash := asJSON(s.resources("AWS::CloudWatch::Dashboard"))
-			for _, want := range []string{"MatchedEvents", "AWS/EventBridge/Pipes", resultevents.DetailTypeGeolocated, resultevents.DetailTypeRejected, resultevents.DetailTypeFailed, pipeID} {
+			for _, want := range []string{"TriggeredRules", "AWS/EventBridge/Pipes", resultevents.DetailTypeGeolocated, resultevents.DetailTypeRejected, resultevents.DetailTypeFailed, pipeID} {
 				if !strings.Contains(dash, want) {
 					t.Errorf("the dashboard lacks %s", want)
 				}

@@ -29,8 +29,8 @@ const (
 )
 
 // functionAssetDirs lists every function the stack deploys (mapwidget.go
-// adds the third).
-var functionAssetDirs = []string{predictorAssetDir, monitorAssetDir, mapWidgetAssetDir}
+// adds the third, events.go the results pipe's enrichment).
+var functionAssetDirs = []string{predictorAssetDir, monitorAssetDir, mapWidgetAssetDir, resultEventsAssetDir}
 
 // monitorTimeoutSeconds covers two service calls with their retries and a
 // few table writes; the monitor does no per-image work.

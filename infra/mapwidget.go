@@ -60,10 +60,21 @@ func newMapWidget(stack awscdk.Stack, p *pipeline, assets functionAssets) awslam
 	return fn
 }
 
+// mapWidgetHelp is the text above the map: CloudWatch draws nothing in a
+// custom widget until someone allows it ("Custom Widgets won't run by
+// default in a dashboard ... you must explicitly allow a custom widget to
+// run", CloudWatch, custom widgets), so a blank map says what to do.
+const mapWidgetHelp = "**The map below is blank?** CloudWatch runs a custom widget only once it is allowed: " +
+	"choose **Allow always** (or **Execute once**) on the widget, which needs `lambda:InvokeFunction` on the map's function. " +
+	"If it still fails, the widget shows the function's error; its logs are in the MapWidgetLogs log group. See docs/map.md (When the map does not show)."
+
 // mapWidgetOnDashboard is the dashboard's custom widget: the map of the records of
 // the dashboard's time range, redrawn when the range changes.
-func mapWidgetOnDashboard(fn awslambda.Function) awscloudwatch.IWidget {
-	return awscloudwatch.NewCustomWidget(&awscloudwatch.CustomWidgetProps{
+func mapWidgetOnDashboard(fn awslambda.Function) []awscloudwatch.IWidget {
+	help := awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
+		Markdown: jsii.String(mapWidgetHelp), Width: jsii.Number(24), Height: jsii.Number(2),
+	})
+	return []awscloudwatch.IWidget{help, awscloudwatch.NewCustomWidget(&awscloudwatch.CustomWidgetProps{
 		FunctionArn:             fn.FunctionArn(),
 		Title:                   jsii.String("Where the photos are (succeeded records of the dashboard's range; radius to scale, EXIF errors dashed)"),
 		Width:                   jsii.Number(24),
@@ -72,5 +83,5 @@ func mapWidgetOnDashboard(fn awslambda.Function) awscloudwatch.IWidget {
 		UpdateOnRefresh:         jsii.Bool(true),
 		UpdateOnResize:          jsii.Bool(true),
 		UpdateOnTimeRangeChange: jsii.Bool(true),
-	})
+	})}
 }

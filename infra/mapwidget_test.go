@@ -50,7 +50,9 @@ func TestMapWidgetFunction(t *testing.T) {
 }
 
 // TestDashboardHasTheMapWidget: the dashboard's custom widget calls the
-// map widget function and is redrawn with the dashboard's time range.
+// map widget function and is redrawn with the dashboard's time range; the
+// text above it says what to do when it is blank (custom widgets run only
+// once allowed).
 func TestDashboardHasTheMapWidget(t *testing.T) {
 	s := synthApp(t).created
 	fnID, _ := s.onlyResource(t, "AWS::Lambda::Function", isMapWidget)
@@ -61,6 +63,8 @@ func TestDashboardHasTheMapWidget(t *testing.T) {
 		`\"endpoint\":\"",` + getAtt(fnID, "Arn"),
 		`\"params\":{\"colorBy\":\"status\"}`,
 		`\"updateOn\":{\"refresh\":true,\"resize\":true,\"timeRange\":true}`,
+		`{\"type\":\"text\",\"width\":24,\"height\":2,`,
+		"Allow always",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the dashboard body lacks %s:\n%s", want, body)

@@ -68,9 +68,13 @@ func suppressJustifiedFindings(stack awscdk.Stack, p *pipeline) {
 			"This queue is itself the results pipe's dead-letter queue; its messages (stream positions of undelivered batches) wait 14 days, alarmed, for a person.")
 		for _, rule := range e.counters {
 			suppress(rule, "CdkNagValidationFailure",
-				"Serverless-EventBusDLQ checks the dead-letter queues of a rule's targets; the counting rules have no target (they exist for their MatchedEvents metric), so there is nothing to deliver or to lose.",
+				"Serverless-EventBusDLQ checks the dead-letter queues of a rule's targets; the counting rules have no target (they exist for their TriggeredRules metric), so there is nothing to deliver or to lose.",
 				"Serverless-EventBusDLQ")
 		}
+		suppress(e.enrichment, "Serverless-LambdaDLQ",
+			"The results pipe invokes its enrichment synchronously (it waits for the details), never asynchronously, so a function dead-letter queue would receive nothing; a batch that keeps failing goes to the pipe's own dead-letter queue, alarmed.")
+		suppress(e.enrichment, "Serverless-LambdaTracing",
+			"The enrichment carries no X-Ray instrumentation and does no I/O: active tracing would record only Lambda's own invoke segment. It would also need xray:PutTraceSegments on \"*\".")
 		suppress(e.deadLetters, "AwsSolutions-SQS3",
 			"This queue is the dead-letter queue of the results pipe (its DynamoDB stream source's DeadLetterConfig), which cdk-nag does not recognise as such.")
 	}

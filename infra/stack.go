@@ -79,7 +79,7 @@ func NewGeolocationStack(scope constructs.Construct, id string, props *Geolocati
 	p.predictor, p.predictorLogs, p.predictorRole = newPredictor(stack, p, assets)
 	p.monitor = newMonitor(stack, p, assets)
 	p.mapWidget = newMapWidget(stack, p, assets)
-	p.events = newResultEvents(stack, p)
+	p.events = newResultEvents(stack, p, assets)
 
 	p.topic = newAlarmTopic(stack, cfg, p.monitoringFailures)
 	alarms := newAlarms(stack, p)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -18,8 +19,12 @@ const (
 // upload is one object-created notification, however S3 sent it to the
 // queue (S3 event record, EventBridge event).
 type upload struct {
-	Bucket    string
-	Key       string // decoded: the object's real key
+	Bucket string
+	Key    string // decoded: the object's real key
+	// OtherKey is the key's URL-decoded form when the notification may or
+	// may not have encoded it (S3's EventBridge events) and the two differ;
+	// resolveKey settles which one the object has, then clears it.
+	OtherKey  string
 	VersionID string // empty when unknown; S3's "null" is kept (the ledger ignores it)
 	ETag      string // without quotes
 	Size      int64
@@ -116,7 +121,14 @@ func decodeS3Records(body []byte) (notification, error) {
 }
 
 // eventBridgeDetail is the detail of an EventBridge "Object Created" S3
-// event. Unlike S3 notifications, its key is NOT URL-encoded.
+// event. Whether its key is URL-encoded is not documented: S3's
+// notification page says the key of an S3 notification is ("The s3 key
+// provided in the event notification is URL encoded"), its EventBridge page
+// only shows "key": "example-key". So both readings are kept: the key as
+// given, and its decoded form when that differs (a "+", or a "%" escape);
+// resolveKey finds which one names the object, by the notification's own
+// version id or ETag, so neither a wrong object nor a paid call for it can
+// follow from the wrong guess.
 type eventBridgeDetail struct {
 	Bucket struct {
 		Name string `json:"name"`
@@ -148,6 +160,11 @@ func decodeEventBridge(detailType string, raw json.RawMessage) (notification, er
 	}
 	if d.Object.Size != nil {
 		u.Size, u.SizeKnown = *d.Object.Size, true
+	}
+	// S3 encodes a key as a form value (a space as "+"); a key that is not
+	// valid encoding was not encoded.
+	if decoded, err := url.QueryUnescape(d.Object.Key); err == nil && decoded != d.Object.Key {
+		u.OtherKey = decoded
 	}
 	return notification{Uploads: []upload{u}}, nil
 }

@@ -62,6 +62,31 @@ func headObject(ctx context.Context, store ObjectStore, u *upload) error {
 	return nil
 }
 
+// resolveKey settles the name of an object whose notification's key may
+// or may not be URL-encoded (upload.OtherKey): a HEAD of the key as given,
+// and only when S3 says it is not there, a HEAD of the other form. Both
+// name the notification's version (version id, else If-Match on its ETag),
+// so an unrelated object under the other name is never taken for it. When
+// neither exists the error is the first HEAD's, so the record says the
+// object is gone under the key the notification gave.
+func resolveKey(ctx context.Context, store ObjectStore, u *upload) error {
+	other := *u
+	other.Key, other.OtherKey = u.OtherKey, ""
+	u.OtherKey = ""
+	err := headObject(ctx, store, u)
+	if err == nil || !objectGone(err) {
+		return err
+	}
+	if oerr := headObject(ctx, store, &other); oerr != nil {
+		if objectGone(oerr) {
+			return err
+		}
+		return oerr
+	}
+	*u = other
+	return nil
+}
+
 // openedObject is the object's body, opened with one GET, whose first bytes
 // were peeked to recognise the format and read EXIF. The same stream is then
 // uploaded, so the object is read from S3 once.

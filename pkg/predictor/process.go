@@ -122,6 +122,16 @@ func (inv *invocation) process(ctx context.Context, obj *object) outcome {
 	if inv.outOfCredits.Load() {
 		return inv.outage(obj, retryOutOfCredits)
 	}
+	if obj.OtherKey != "" {
+		given := obj.Key
+		if err := resolveKey(ctx, inv.h.deps.Objects, &obj.upload); err != nil {
+			return inv.storageError(ctx, obj, err)
+		}
+		if obj.Key != given {
+			obj.logger = obj.logger.With("resolved_key", obj.Key)
+			obj.logger.Info("the notification's key was URL-encoded: the object is under its decoded form", "notified_key", given)
+		}
+	}
 	if strings.HasSuffix(obj.Key, "/") {
 		return inv.reject(ctx, obj, ReasonFolderMarker, "the key ends with a slash: a folder marker, not an image")
 	}

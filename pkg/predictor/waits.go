@@ -18,12 +18,13 @@ import (
 
 // OutageBackoffBase is the first wait of a message held back by an outage
 // (402, no usable key): it doubles with each receive, up to SQS's 12 hours
-// from the receive. With maxReceiveCount 10 the nine returns before the
-// last receive span 15+30+60+120+240+480+720+720+720 minutes, about 51
-// hours: the longest such outage the queue survives without
-// dead-lettering. A day-long outage costs a message seven or eight
-// receives, which leaves room for the receives other waits take (a held
-// slot, a claim busy elsewhere) before and after it.
+// from the receive. A message's receive n (n >= 7) during an outage comes
+// 945 + 720(n-7) minutes after its first; with the stack's default
+// maxReceiveCount of 20 a backlog of 1,000 survives an outage that ends
+// before receive 18 (about 147 hours), leaving two receives to drain it
+// at the service's rate (a held slot costs one). docs/waiting.md has the
+// arithmetic, TestAThreeDayOutageWithABacklogDeadLettersNothing the
+// 72-hour measurement.
 const OutageBackoffBase = 15 * time.Minute
 
 // outageBackoff is the wait before the next delivery of a message received

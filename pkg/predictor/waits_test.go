@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -33,8 +34,13 @@ type queueRun struct {
 // with the stack's redrive policy (maxReceiveCount 10) and a visibility
 // timeout of 12 minutes.
 func (e *testEnv) useQueue(clk *simclock.Clock) {
+	e.useQueueOf(clk, 10)
+}
+
+// useQueueOf is useQueue with the queue's maxReceiveCount.
+func (e *testEnv) useQueueOf(clk *simclock.Clock, maxReceiveCount int) {
 	e.queue = sqsqueue.New(sqsqueue.WithClock(clk.Now),
-		sqsqueue.WithVisibilityTimeout(12*time.Minute), sqsqueue.WithMaxReceiveCount(10))
+		sqsqueue.WithVisibilityTimeout(12*time.Minute), sqsqueue.WithMaxReceiveCount(maxReceiveCount))
 	e.useFakeClock(clk)
 	e.h.opts.Parallelism = 1 // the fake clock's sleeps are one worker's
 }
@@ -260,17 +266,17 @@ func TestADayWithoutCreditsDeadLettersNothing(t *testing.T) {
 }
 
 // TestOutageBackoffDoublesUpToTwelveHours: the backoff of a message held
-// back by an outage, by receive, and the longest outage it survives with
-// the stack's maxReceiveCount of 10, which the README states.
+// back by an outage, by receive, and when its 18th receive comes: with the
+// stack's default maxReceiveCount of 20, the end of the longest outage a
+// backlog survives (two receives left to drain it), docs/waiting.md's
+// figure.
 func TestOutageBackoffDoublesUpToTwelveHours(t *testing.T) {
 	var got []time.Duration
 	var total time.Duration
-	for n := 1; n <= 12; n++ {
+	for n := 1; n <= 17; n++ {
 		d := outageBackoff(n)
 		got = append(got, d)
-		if n < 10 {
-			total += d
-		}
+		total += d
 	}
 	want := []time.Duration{15, 30, 60, 120, 240, 480, 720, 720, 720, 720, 720, 720}
 	for i := range want {
@@ -278,10 +284,67 @@ func TestOutageBackoffDoublesUpToTwelveHours(t *testing.T) {
 			t.Errorf("backoff after receive %d = %v, want %v", i+1, got[i], want[i]*time.Minute)
 		}
 	}
-	if total != 3105*time.Minute {
-		t.Errorf("the nine returns before the tenth receive span %v, want 51h45m (the README's figure)", total)
+	if total != 8865*time.Minute {
+		t.Errorf("the 17 returns before the 18th receive span %v, want 147h45m (docs/waiting.md's figure)", total)
 	}
 	if outageBackoff(0) != OutageBackoffBase || outageBackoff(1_000_000) != maxVisibility {
 		t.Error("out-of-range receive counts are not clamped")
 	}
+}
+
+// TestAThreeDayOutageWithABacklogDeadLettersNothing is the outage promise,
+// measured: a backlog of 1,000 photos waits through 72 hours without
+// credits on the local queue, whose accounting is SQS's (every receive
+// counts towards maxReceiveCount, a held slot costs one), with the stack's
+// default dlqMaxReceiveCount (cdk.json); once credits are back every photo
+// is predicted and none is dead-lettered. The receives it took are the
+// figure docs/waiting.md gives.
+func TestAThreeDayOutageWithABacklogDeadLettersNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 photos through a 72-hour outage")
+	}
+	const backlog, outage = 1000, 72 * time.Hour
+	maxReceives := stackDefaultMaxReceiveCount(t)
+	clk := simclock.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
+	e := newTestEnv(t, func(c *Config) { c.RatePerMinute = 30; c.MaxReceiveCount = maxReceives },
+		geosim.WithClock(clk.Now), geosim.WithRateLimit(30, 1), func(c *geosim.Config) { c.NoCredits = true })
+	e.useQueueOf(clk, maxReceives)
+	start := clk.Now()
+	ups := e.enqueue("outage", backlog, 1000)
+	toppedUp := false
+	run := e.runQueue(start.Add(outage+48*time.Hour), 10, func(now time.Time) {
+		if !toppedUp && now.Sub(start) >= outage {
+			e.sim.AddAccount(geosim.DefaultOrg, 2*backlog, 0)
+			toppedUp = true
+		}
+	})
+	if n := len(e.queue.DeadLetters()); n != 0 {
+		t.Errorf("%d of %d photos dead-lettered after a %v outage (maxReceiveCount %d)", n, backlog, outage, maxReceives)
+	}
+	e.assertSucceeded(ups)
+	most := 0
+	for _, n := range run.receives {
+		most = max(most, n)
+	}
+	t.Logf("%d photos, %v outage: %d invocations, at most %d receives of the %d allowed; drained %v after the outage began",
+		backlog, outage, run.invocations, most, maxReceives, clk.Now().Sub(start))
+}
+
+// stackDefaultMaxReceiveCount is cdk.json's dlqMaxReceiveCount, the
+// queue's default redrive limit.
+func stackDefaultMaxReceiveCount(t *testing.T) int {
+	t.Helper()
+	raw, err := os.ReadFile("../../cdk.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cdk struct {
+		Context struct {
+			DLQMaxReceiveCount int `json:"dlqMaxReceiveCount"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal(raw, &cdk); err != nil || cdk.Context.DLQMaxReceiveCount < 1 {
+		t.Fatalf("cdk.json's dlqMaxReceiveCount: %v", err)
+	}
+	return cdk.Context.DLQMaxReceiveCount
 }

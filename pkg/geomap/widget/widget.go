@@ -62,7 +62,24 @@ type WidgetContext struct {
 	Width         int       `json:"width"`
 	Height        int       `json:"height"`
 	Params        *Params   `json:"params"`
+	// Theme is the dashboard's, "light" or "dark": CloudWatch's custom
+	// widget event ("theme": the current theme of the dashboard).
+	Theme string `json:"theme"`
 }
+
+// themeDark is WidgetContext.Theme on a dark dashboard.
+const themeDark = "dark"
+
+// The widget's colours by theme: its text, and behind each map. The map is
+// drawn in light colours (its legend's text is dark), so on a dark
+// dashboard it sits on a light panel rather than on the dark background,
+// where its legend would be unreadable, and the text around it is light.
+var (
+	lightTheme = widgetTheme{text: "#444", mapStyle: ""}
+	darkTheme  = widgetTheme{text: "#D5DBDB", mapStyle: ";background:#F2F3F3;border-radius:4px;padding:4px"}
+)
+
+type widgetTheme struct{ text, mapStyle string }
 
 // TimeRange is the dashboard's range, in Unix milliseconds.
 type TimeRange struct {
@@ -166,12 +183,16 @@ func (w *Widget) Handle(ctx context.Context, ev Event) (any, error) {
 	if closer {
 		worldWidth = q.width * 55 / 100
 	}
-	style := "display:block;max-width:100%;width:auto;height:auto"
+	theme := lightTheme
+	if q.theme == themeDark {
+		theme = darkTheme
+	}
+	style := "display:block;max-width:100%;width:auto;height:auto" + theme.mapStyle
 	if q.height > 0 {
 		style += ";max-height:" + strconv.Itoa(q.height) + "px"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<div class="geomap-widget" style="font-family:Helvetica,Arial,sans-serif;font-size:12px;color:#444">`)
+	fmt.Fprintf(&b, `<div class="geomap-widget" style="font-family:Helvetica,Arial,sans-serif;font-size:12px;color:%s">`, theme.text)
 	fmt.Fprintf(&b, `<p style="margin:0 0 4px 0">%s</p>`, html.EscapeString(q.summary(len(records), len(points), skipped, w.opts.MaxRecords)))
 	b.WriteString(`<div style="display:flex;gap:8px;align-items:flex-start">`)
 	res, err := drawMap(&b, points, worldWidth, "geomap-"+idSafe(q.widgetID), nil, style, "")
@@ -218,6 +239,7 @@ type query struct {
 	width, height int
 	dashboard     string
 	widgetID      string
+	theme         string
 	fellBack      string // why the default range is shown, if it is
 }
 
@@ -225,7 +247,7 @@ func (w *Widget) query(ev Event) (query, error) {
 	p := ev.Params
 	q := query{colorBy: geomap.ByStatus, width: defaultWidth}
 	if c := ev.WidgetContext; c != nil {
-		q.dashboard, q.widgetID = c.DashboardName, c.WidgetID
+		q.dashboard, q.widgetID, q.theme = c.DashboardName, c.WidgetID, c.Theme
 		if c.Params != nil && p == (Params{}) {
 			p = *c.Params
 		}

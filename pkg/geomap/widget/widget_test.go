@@ -256,3 +256,26 @@ func TestWidgetReadsTheLedgerIndex(t *testing.T) {
 		}
 	}
 }
+
+// A dark dashboard (widgetContext.theme "dark") gets light text around the
+// map and each map on a light panel, where its dark legend stays readable;
+// a light one is drawn as before.
+func TestHandleFollowsTheDashboardsTheme(t *testing.T) {
+	src := &fakeSource{records: []ledger.Record{
+		{Key: "a.jpg", Status: ledger.StatusSucceeded, Latitude: f64(48.85), Longitude: f64(2.35), RadiusKM: f64(300)},
+	}}
+	for _, theme := range []string{"light", "dark"} {
+		out, err := newWidget(src).Handle(context.Background(), event(t, strings.Replace(docEvent, `"theme": "light"`, `"theme": "`+theme+`"`, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := out.(string)
+		dark := theme == "dark"
+		if got := strings.Contains(page, `color:`+darkTheme.text+`"`); got != dark {
+			t.Errorf("%s theme: light text %t\n%.400s", theme, got, page)
+		}
+		if got := strings.Contains(page, `height:auto`+darkTheme.mapStyle); got != dark {
+			t.Errorf("%s theme: map on a light panel %t\n%.600s", theme, got, page)
+		}
+	}
+}

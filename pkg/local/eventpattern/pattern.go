@@ -70,6 +70,59 @@ func Compile(pattern []byte) (*Pattern, error) {
 	return &Pattern{root: root}, nil
 }
 
+// PollerFields are the fields of a record that a pipe's poller adds, which
+// a pipe's filter cannot use. EventBridge Pipes, event filtering
+// (docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-event-filtering.html):
+// "you can filter based on the fields sent by the source API, and not on
+// fields added by the polling operation. The following fields can't be
+// used in event patterns: awsRegion, eventSource, eventSourceARN,
+// eventVersion, eventID, eventName, invokeIdentityArn, eventSourceKey".
+var PollerFields = []string{
+	"awsRegion", "eventSource", "eventSourceARN", "eventVersion",
+	"eventID", "eventName", "invokeIdentityArn", "eventSourceKey",
+}
+
+// DynamoDBStreamField is the one top-level field of a DynamoDB stream
+// record a filter may use. Lambda, event filtering with a DynamoDB source
+// (docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html):
+// "DynamoDB event source mappings only support filtering on the dynamodb
+// key"; Pipes says its filtering "works in the same way as filtering on ...
+// Lambda event source mapping", so the stricter of the two readings holds.
+const DynamoDBStreamField = "dynamodb"
+
+// CompilePipeFilter compiles the filter of a pipe reading a DynamoDB
+// stream, as strictly as AWS documents it: a pattern using any top-level
+// field but DynamoDBStreamField (PollerFields among them, directly or in a
+// top-level $or) is refused, since AWS would refuse it or let nothing pass.
+func CompilePipeFilter(pattern []byte) (*Pattern, error) {
+	p, err := Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	names := fieldNames(p.root.fields)
+	for _, alt := range p.root.or {
+		names = append(names, fieldNames(alt)...)
+	}
+	for _, name := range names {
+		if name == DynamoDBStreamField {
+			continue
+		}
+		if slices.Contains(PollerFields, name) {
+			return nil, fmt.Errorf("pipe filter: %q is added by the polling operation and can't be used in a pipe's event pattern", name)
+		}
+		return nil, fmt.Errorf("pipe filter: %q: a DynamoDB stream's filter may use only the %q key", name, DynamoDBStreamField)
+	}
+	return p, nil
+}
+
+func fieldNames(fields []field) []string {
+	out := make([]string, 0, len(fields))
+	for _, f := range fields {
+		out = append(out, f.name)
+	}
+	return out
+}
+
 // MustCompile is Compile for patterns known to be valid.
 func MustCompile(pattern string) *Pattern {
 	p, err := Compile([]byte(pattern))

@@ -120,3 +120,42 @@ func TestCompileRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A pipe reading a DynamoDB stream filters on the record's dynamodb key
+// only: the poller's fields (eventName, ...) are refused, as AWS documents,
+// wherever they stand at the top of the pattern.
+func TestCompilePipeFilter(t *testing.T) {
+	refused := []string{
+		`{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"status":{"S":["succeeded"]}}}}`,
+		`{"eventSourceARN":[{"prefix":"arn:"}]}`,
+		`{"$or":[{"eventName":["INSERT"]},{"dynamodb":{"Keys":{"pk":{"S":["x"]}}}}]}`,
+		`{"awsRegion":["eu-west-1"]}`,
+		`{"userIdentity":{"type":["Service"]}}`, // a stream field, but not the dynamodb key
+	}
+	for _, field := range PollerFields {
+		refused = append(refused, `{"`+field+`":["x"]}`)
+	}
+	for _, p := range refused {
+		if _, err := CompilePipeFilter([]byte(p)); err == nil {
+			t.Errorf("CompilePipeFilter(%s) accepted a field a pipe cannot filter on", p)
+		}
+		if _, err := Compile([]byte(p)); err != nil {
+			t.Errorf("Compile(%s): %v (a rule may use any field)", p, err)
+		}
+	}
+	// The images alone tell an insert from a change of status: an INSERT
+	// has no OldImage, which exists:false matches.
+	p, err := CompilePipeFilter([]byte(`{"dynamodb":{"NewImage":{"status":{"S":["rejected"]}},"OldImage":{"status":{"S":[{"exists":false}]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		record string
+		want   bool
+	}{{insertRecord, true}, {modifyRecord, false}} {
+		got, err := p.MatchJSON([]byte(c.record))
+		if err != nil || got != c.want {
+			t.Errorf("match %s = %v, %v; want %v", c.record, got, err, c.want)
+		}
+	}
+}

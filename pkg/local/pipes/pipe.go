@@ -36,8 +36,17 @@ type Pipe struct {
 	// Filters are the filter criteria's patterns; a record passes if it
 	// matches any (every record passes when there are none).
 	Filters []*eventpattern.Pattern
-	// Template is the target's input template; nil passes the record as is.
-	Template *Template
+	// Enrichment is the pipe's enrichment, a reference kept opaque
+	// ("GetAtt:ResultEventsEnrichment....Arn"); "" for none. Enrich plays
+	// it: a JSON array of records in, a JSON array of outputs out, as
+	// Pipes invokes a Lambda enrichment. A pipe with an enrichment and no
+	// Enrich is refused by Apply.
+	Enrichment string
+	Enrich     func(batch []byte) ([]byte, error)
+	// Template is the target's input template; nil passes the payload as
+	// is. Substitution is how it puts a string inside quotes.
+	Template     *Template
+	Substitution Substitution
 	// DetailType and Source of the event: a value, or a dynamic JSON path
 	// ("$.dynamodb...") resolved against the record.
 	DetailType, Source string
@@ -103,11 +112,16 @@ func readPipe(id string, props map[string]any) (*Pipe, error) {
 		if !ok {
 			return nil, fmt.Errorf("filter %d has no pattern string", i)
 		}
-		compiled, err := eventpattern.Compile([]byte(pattern))
+		// As strictly as AWS reads a DynamoDB stream's filter: a pattern on
+		// eventName or another poller field is refused here, as AWS would.
+		compiled, err := eventpattern.CompilePipeFilter([]byte(pattern))
 		if err != nil {
 			return nil, fmt.Errorf("filter %d: %w", i, err)
 		}
 		p.Filters = append(p.Filters, compiled)
+	}
+	if e, ok := props["Enrichment"]; ok {
+		p.Enrichment = opaque(e)
 	}
 	target, _ := props["TargetParameters"].(map[string]any)
 	if text, ok := target["InputTemplate"].(string); ok && text != "" {
@@ -170,22 +184,30 @@ func (p *Pipe) Apply(record []byte, at time.Time) (*Event, bool, error) {
 	if !p.passes(v) {
 		return nil, false, nil
 	}
-	detail := json.RawMessage(record)
+	payload, raw := v, json.RawMessage(record)
+	if p.Enrichment != "" {
+		var err error
+		payload, raw, err = p.enrich(record)
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	detail := raw
 	if p.Template != nil {
-		out, err := p.Template.Render(v, map[string]string{
+		out, err := p.Template.RenderAs(payload, map[string]string{
 			"aws.pipes.pipe-name":            p.LogicalID,
 			"aws.pipes.event.ingestion-time": at.UTC().Format(time.RFC3339),
-		})
+		}, p.Substitution)
 		if err != nil {
 			return nil, false, fmt.Errorf("pipe %s: %w", p.LogicalID, err)
 		}
 		detail = out
 	}
-	detailType, err := p.dynamic(v, p.DetailType, "DetailType")
+	detailType, err := p.dynamic(v, payload, p.DetailType, "DetailType")
 	if err != nil {
 		return nil, false, err
 	}
-	source, err := p.dynamic(v, p.Source, "Source")
+	source, err := p.dynamic(v, payload, p.Source, "Source")
 	if err != nil {
 		return nil, false, err
 	}
@@ -215,19 +237,52 @@ func (p *Pipe) passes(v any) bool {
 	return false
 }
 
+// enrich plays the enrichment over one record (a batch of one): its one
+// output, decoded and as JSON.
+func (p *Pipe) enrich(record []byte) (any, json.RawMessage, error) {
+	if p.Enrich == nil {
+		return nil, nil, fmt.Errorf("pipe %s: enrichment %s has no local stand-in", p.LogicalID, p.Enrichment)
+	}
+	out, err := p.Enrich(append(append([]byte{'['}, record...), ']'))
+	if err != nil {
+		return nil, nil, fmt.Errorf("pipe %s: enrichment: %w", p.LogicalID, err)
+	}
+	var outputs []json.RawMessage
+	if err := json.Unmarshal(out, &outputs); err != nil || len(outputs) != 1 {
+		return nil, nil, fmt.Errorf("pipe %s: enrichment: want a JSON array of one output, got %.200s (%v)", p.LogicalID, out, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(outputs[0]))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, nil, fmt.Errorf("pipe %s: enrichment output: %w", p.LogicalID, err)
+	}
+	return v, outputs[0], nil
+}
+
 // dynamic resolves a target parameter: a JSON path is replaced by the
-// record's value there, which must be a string.
-func (p *Pipe) dynamic(record any, value, name string) (string, error) {
+// value there, which must be a string. With an enrichment, AWS does not say
+// whether the path reads the source record or the enriched payload, so
+// both must hold the same string: a pipe that works under one reading only
+// is refused.
+func (p *Pipe) dynamic(record, payload any, value, name string) (string, error) {
 	if !strings.HasPrefix(value, "$.") {
 		return value, nil
 	}
-	got, ok, err := Lookup(record, value)
-	if err != nil {
-		return "", fmt.Errorf("pipe %s: %s %s: %w", p.LogicalID, name, value, err)
+	var found string
+	for i, from := range []any{record, payload} {
+		got, ok, err := Lookup(from, value)
+		if err != nil {
+			return "", fmt.Errorf("pipe %s: %s %s: %w", p.LogicalID, name, value, err)
+		}
+		s, isString := got.(string)
+		if !ok || !isString || s == "" {
+			return "", fmt.Errorf("pipe %s: %s %s: the %s has no string there", p.LogicalID, name, value, []string{"record", "enriched payload"}[i])
+		}
+		if i > 0 && s != found {
+			return "", fmt.Errorf("pipe %s: %s %s: %q in the record, %q in the enriched payload", p.LogicalID, name, value, found, s)
+		}
+		found = s
 	}
-	s, isString := got.(string)
-	if !ok || !isString || s == "" {
-		return "", fmt.Errorf("pipe %s: %s %s: the record has no string there", p.LogicalID, name, value)
-	}
-	return s, nil
+	return found, nil
 }

@@ -2,7 +2,12 @@ package pipes
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 )
 
 // resultsPipeTemplate is the results pipe of the default configuration and
@@ -27,5 +32,20 @@ func ResultsPipe(template []byte) (*Pipe, error) {
 	if len(found) != 1 {
 		return nil, fmt.Errorf("want the results pipe, the template has %d pipes reading a table's stream (events=false?)", len(found))
 	}
-	return found[0], nil
+	p := found[0]
+	if p.Enrichment != "" {
+		p.Enrich = EnrichResults
+	}
+	return p, nil
+}
+
+// EnrichResults plays the results pipe's enrichment (functions/resultevents)
+// in process: the same resultevents.Enrich over the same JSON, so the
+// decoding of the records is the function's own.
+func EnrichResults(batch []byte) ([]byte, error) {
+	var records []events.DynamoDBEventRecord
+	if err := json.Unmarshal(batch, &records); err != nil {
+		return nil, fmt.Errorf("results enrichment: %w", err)
+	}
+	return json.Marshal(resultevents.Enrich(records))
 }

@@ -178,8 +178,30 @@ func TestOneEventPerFinalRecord(t *testing.T) {
 	}})
 	must(err)
 
+	// Under both readings of how a pipe substitutes a string.
+	for _, mode := range substitutions {
+		t.Run(mode.name, func(t *testing.T) {
+			checkOneEventPerFinalRecord(t, client, table, mode.mode)
+		})
+	}
+}
+
+// substitutions are the two readings of a template's string substitution.
+var substitutions = []struct {
+	name string
+	mode pipes.Substitution
+}{{"escaped", pipes.Escaped}, {"verbatim", pipes.Verbatim}}
+
+func checkOneEventPerFinalRecord(t *testing.T, client *dynamodb.Client, table string, mode pipes.Substitution) {
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	pipe, err := pipes.ResultsPipe(nil)
 	must(err)
+	pipe.Substitution = mode
 	events := readEvents(t, client, table, pipe)
 
 	got := map[string][]string{}
@@ -227,6 +249,13 @@ func TestOneEventPerFinalRecord(t *testing.T) {
 // readEvents plays the pipe over everything the table's stream holds.
 func readEvents(t *testing.T, client *dynamodb.Client, table string, pipe *pipes.Pipe) []*pipes.Event {
 	t.Helper()
+	return readEventsOf(t, client, table, pipe, 20)
+}
+
+// readEventsOf is readEvents for a stream of at least minRecords records;
+// a record the pipe cannot deliver fails the test.
+func readEventsOf(t *testing.T, client *dynamodb.Client, table string, pipe *pipes.Pipe, minRecords int) []*pipes.Event {
+	t.Helper()
 	ctx := context.Background()
 	arn, err := ddbstream.StreamArn(ctx, client, table)
 	if err != nil {
@@ -246,7 +275,7 @@ func readEvents(t *testing.T, client *dynamodb.Client, table string, pipe *pipes
 	if err != nil {
 		t.Fatal(err)
 	}
-	if records < 20 {
+	if records < minRecords {
 		t.Fatalf("read %d stream records, fewer than the writes made", records)
 	}
 	t.Logf("%d stream records, %d events", records, len(events))
@@ -286,3 +315,84 @@ func TestSampleEvents(t *testing.T) {
 
 // readmeRule is the README's example rule pattern (Result events).
 var readmeRule = eventpattern.MustCompile(`{"source":["geolocate"],"detail-type":["Photo Geolocated"],"detail":{"place":{"country_code":["FR"]}}}`)
+
+// TestHostileValues: keys and place names with quotes, backslashes,
+// newlines, tabs, other control characters, non-ASCII and a key near S3's
+// 1,024-byte limit come out of the pipe as valid JSON with every value
+// exact, whether the pipe escapes substituted strings or not; and a record
+// without a place renders each absent value as "", under both readings.
+func TestHostileValues(t *testing.T) {
+	ctx := context.Background()
+	client, table := awspartstest.DynamoDB(t)
+	clk := simclock.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	store := ledger.New(client, table, func(o *ledger.Options) { o.Clock = clk.Now })
+	hostile := []string{
+		`say "cheese".jpg`,
+		`back\slash\.jpg`,
+		"new\nline\r\n.jpg",
+		"tab\there.jpg",
+		"bell\x07nul\x01us\x1f del\x7f.jpg",
+		"Zürich/漢字/🙂 \u2028\u2029.jpg",
+		`<$.dynamodb.NewImage.key.S>"},"x":{"y":"`,
+		strings.Repeat(`ab"\`, 250) + ".jpg", // 1,004 bytes
+	}
+	place := "Saint-\"Q\"\\Ville\n\tÉtat\x02"
+	lat, lon := 48.8566, 2.3522
+	for i, key := range hostile {
+		r := ledger.ObjectRef{Bucket: "uploads", Key: key, VersionID: fmt.Sprintf("v%d", i), ETag: `"e` + fmt.Sprint(i) + `"`}
+		c, outcome, err := store.Claim(ctx, r, time.Minute)
+		if err != nil || outcome != ledger.ClaimAcquired {
+			t.Fatalf("claim %q: %v %v", key, outcome, err)
+		}
+		rec := ledger.Record{ModelID: `model "x"\1`, CreditsConsumed: 1, Place: place, Admin1: key, CountryCode: "FR",
+			Latitude: &lat, Longitude: &lon, Source: ledger.SourceService}
+		if i%2 == 1 {
+			// No place at all: every absent value renders as "".
+			rec = ledger.Record{ModelID: `model "x"\1`, CreditsConsumed: 1}
+		}
+		if err := store.Complete(ctx, c, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mode := range substitutions {
+		t.Run(mode.name, func(t *testing.T) {
+			pipe, err := pipes.ResultsPipe(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pipe.Substitution = mode.mode
+			schemas := schemas(t)
+			var keys []string
+			for _, e := range readEventsOf(t, client, table, pipe, len(hostile)) {
+				validate(t, schemas, e)
+				var d struct {
+					detail
+					ETag  string `json:"etag"`
+					Place struct {
+						Name, Admin1, Admin2, Latitude string
+					}
+				}
+				if err := json.Unmarshal(e.Detail, &d); err != nil {
+					t.Fatalf("detail is not JSON: %v\n%s", err, e.Detail)
+				}
+				i := slices.Index(hostile, d.Key)
+				if i < 0 {
+					t.Errorf("key %q is none of the keys written", d.Key)
+					continue
+				}
+				keys = append(keys, d.Key)
+				wantPlace, wantAdmin1, wantLat := place, d.Key, "48.8566"
+				if i%2 == 1 {
+					wantPlace, wantAdmin1, wantLat = "", "", ""
+				}
+				if d.ModelID != `model "x"\1` || d.ETag != `"e`+fmt.Sprint(i)+`"` || d.Place.Name != wantPlace ||
+					d.Place.Admin1 != wantAdmin1 || d.Place.Admin2 != "" || d.Place.Latitude != wantLat {
+					t.Errorf("key %q: detail %s", d.Key, e.Detail)
+				}
+			}
+			if len(keys) != len(hostile) {
+				t.Errorf("%d events for %d records", len(keys), len(hostile))
+			}
+		})
+	}
+}

@@ -9,6 +9,23 @@ import (
 	"strings"
 )
 
+// Substitution is how a string value is put inside a quoted placeholder.
+// AWS documents both readings: a rule's input transformer "doesn't escape
+// values extracted by Input Path", while Pipes only says it "replaces input
+// transformers at runtime to ensure a valid JSON output". The rig plays
+// either, so a template is tested under both.
+type Substitution int
+
+const (
+	// Escaped writes the value JSON-escaped (Pipes' likely behaviour).
+	Escaped Substitution = iota
+	// Verbatim writes the value's text as is (rules' documented behaviour):
+	// a `"` or `\` in it breaks the JSON, and an absent value, whose
+	// rendering AWS leaves open ("that variable isn't created"), is an
+	// error rather than a guess.
+	Verbatim
+)
+
 // Template is a parsed Pipes input template: text with <$.json.path> and
 // <aws.pipes.*> placeholders.
 //
@@ -175,10 +192,15 @@ func lookup(v any, steps []step) (any, bool) {
 	return v, true
 }
 
-// Render fills the template from event; vars holds the reserved variables
-// (aws.pipes.pipe-name, ...). The output of a JSON template is checked to
-// be valid JSON.
+// Render fills the template from event with Escaped substitution; vars
+// holds the reserved variables (aws.pipes.pipe-name, ...). The output of a
+// JSON template is checked to be valid JSON.
 func (t *Template) Render(event any, vars map[string]string) ([]byte, error) {
+	return t.RenderAs(event, vars, Escaped)
+}
+
+// RenderAs is Render with the given substitution of quoted strings.
+func (t *Template) RenderAs(event any, vars map[string]string, mode Substitution) ([]byte, error) {
 	var out bytes.Buffer
 	for _, p := range t.parts {
 		if p.path == nil && p.variable == "" && p.raw == "" {
@@ -197,7 +219,7 @@ func (t *Template) Render(event any, vars map[string]string) ([]byte, error) {
 		} else {
 			v, ok = lookup(event, p.path)
 		}
-		if err := writeValue(&out, v, ok, p, t.json); err != nil {
+		if err := writeValue(&out, v, ok, p, t.json, mode); err != nil {
 			return nil, err
 		}
 	}
@@ -207,10 +229,13 @@ func (t *Template) Render(event any, vars map[string]string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-func writeValue(out *bytes.Buffer, v any, ok bool, p part, jsonTemplate bool) error {
+func writeValue(out *bytes.Buffer, v any, ok bool, p part, jsonTemplate bool, mode Substitution) error {
 	if !ok {
-		if p.quoted {
+		if p.quoted && mode == Escaped {
 			return nil // absent: the empty string
+		}
+		if p.quoted {
+			return fmt.Errorf("input template: <%s> is not in the event, and AWS does not say what a quoted placeholder then becomes", p.raw)
 		}
 		return fmt.Errorf("input template: <%s> is not in the event and stands outside quotes, so the output would not be JSON", p.raw)
 	}
@@ -226,7 +251,7 @@ func writeValue(out *bytes.Buffer, v any, ok bool, p part, jsonTemplate bool) er
 		}
 		s = string(raw)
 	}
-	if !jsonTemplate {
+	if !jsonTemplate || mode == Verbatim {
 		out.WriteString(s)
 		return nil
 	}

@@ -1,0 +1,54 @@
+package resultevents
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Enrich keeps the records' order and puts each record's event type where
+// the pipe's dynamic DetailType reads it; a value of an unexpected type is
+// "" like an absent one, and nothing of the EXIF position is published.
+func TestEnrich(t *testing.T) {
+	batch := `[
+	 {"eventID":"e1","dynamodb":{"NewImage":{"key":{"S":"a\"b\\c\n.jpg"},"status":{"S":"succeeded"},"event_type":{"S":"Photo Geolocated"},
+	   "latitude":{"N":"48.8566"},"position_sent":{"BOOL":true},"exif_latitude":{"N":"1.5"},"exif_longitude":{"N":"2.5"},"place":{"N":"7"}}}},
+	 {"eventID":"e2","dynamodb":{"NewImage":{"key":{"S":"notes.txt"},"status":{"S":"rejected"},"event_type":{"S":"Photo Rejected"},"error_code":{"S":"not_an_image"}}}}
+	]`
+	var records []events.DynamoDBEventRecord
+	if err := json.Unmarshal([]byte(batch), &records); err != nil {
+		t.Fatal(err)
+	}
+	out := Enrich(records)
+	if len(out) != 2 {
+		t.Fatalf("%d outputs for 2 records", len(out))
+	}
+	first, second := out[0], out[1]
+	if first.Detail.EventID != "e1" || first.Detail.Key != "a\"b\\c\n.jpg" || first.Detail.Place.Latitude != "48.8566" ||
+		first.Detail.Exif.PositionSent != "true" || first.Detail.Place.Name != "" || first.Detail.SchemaVersion != SchemaVersion {
+		t.Errorf("first detail %+v", first.Detail)
+	}
+	if second.Detail.Reason != "not_an_image" || second.Detail.Place.Latitude != "" || second.Detail.Exif.PositionSent != "" {
+		t.Errorf("second detail %+v", second.Detail)
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []struct {
+		DynamoDB struct {
+			NewImage struct {
+				EventType struct{ S string } `json:"event_type"`
+			}
+		} `json:"dynamodb"`
+	}
+	if err := json.Unmarshal(raw, &back); err != nil || back[0].DynamoDB.NewImage.EventType.S != DetailTypeGeolocated ||
+		back[1].DynamoDB.NewImage.EventType.S != DetailTypeRejected {
+		t.Errorf("event types at $.dynamodb.NewImage.event_type.S: %s (%v)", raw, err)
+	}
+	if strings.Contains(string(raw), "1.5") || strings.Contains(string(raw), "exif_l") {
+		t.Errorf("the EXIF position is published: %s", raw)
+	}
+}
