@@ -26,7 +26,6 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
 	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
-	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
@@ -35,6 +34,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // fakeKey is the simulator's key for every run: obviously not a real one.
@@ -232,26 +232,26 @@ func newPacer(vars map[string]string, ddb *dynamodb.Client, clock func() time.Ti
 }
 
 // put uploads body and returns the object as its notification describes it.
-func (e *localEnv) put(ctx context.Context, key string, body []byte) (pipeline.ObjectCreated, error) {
+func (e *localEnv) put(ctx context.Context, key string, body []byte) (s3event.ObjectCreated, error) {
 	out, err := e.s3.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(bucketName), Key: aws.String(key), Body: bytes.NewReader(body),
 	})
 	if err != nil {
-		return pipeline.ObjectCreated{}, fmt.Errorf("put object %s: %w", key, err)
+		return s3event.ObjectCreated{}, fmt.Errorf("put object %s: %w", key, err)
 	}
-	return pipeline.ObjectCreated{Bucket: bucketName, Key: key, Size: int64(len(body)),
+	return s3event.ObjectCreated{Bucket: bucketName, Key: key, Size: int64(len(body)),
 		ETag: aws.ToString(out.ETag), VersionID: aws.ToString(out.VersionId), Time: time.Now()}, nil
 }
 
-func refOf(obj pipeline.ObjectCreated) ledger.ObjectRef {
+func refOf(obj s3event.ObjectCreated) ledger.ObjectRef {
 	return ledger.ObjectRef{Bucket: obj.Bucket, Key: obj.Key, VersionID: obj.VersionID, ETag: strings.Trim(obj.ETag, `"`)}
 }
 
 // sqsEvent is the SQS event Lambda would deliver for obj: the S3
 // notification as one message, shaped by the local queue.
-func sqsEvent(ctx context.Context, q *sqsqueue.Queue, objs ...pipeline.ObjectCreated) ([]byte, []events.SQSMessage, error) {
+func sqsEvent(ctx context.Context, q *sqsqueue.Queue, objs ...s3event.ObjectCreated) ([]byte, []events.SQSMessage, error) {
 	for _, obj := range objs {
-		body, err := pipeline.S3EventBody(obj)
+		body, err := s3event.Body(obj)
 		if err != nil {
 			return nil, nil, err
 		}

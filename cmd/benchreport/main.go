@@ -4,7 +4,7 @@
 //
 // Stages: overhead ratio (handler against the floor, per image), memory
 // (peak RSS of the predictor binary on a 10 MiB image), cold start
-// (bootstrap sizes, time to ready under a fake Runtime API), throughput
+// (bootstrap sizes, time to ready under pkg/local/lambdaruntime), throughput
 // against a rate-limited simulator at a high rate and at the service's real
 // rate (30/min), pacing (per-instance against shared, side by side, for
 // several N and limiters), cost per 1,000 images at both rates from those

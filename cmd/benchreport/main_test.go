@@ -10,12 +10,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/bench"
-	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // The stack's configuration is read from the real cdk.json.
@@ -59,7 +59,7 @@ func TestFunctionEnvIsAValidPredictorConfig(t *testing.T) {
 }
 
 func TestSQSEventCarriesTheUpload(t *testing.T) {
-	obj := pipeline.ObjectCreated{Bucket: bucketName, Key: "a b/ü.jpg", Size: 42, ETag: `"abc"`, Time: time.Now()}
+	obj := s3event.ObjectCreated{Bucket: bucketName, Key: "a b/ü.jpg", Size: 42, ETag: `"abc"`, Time: time.Now()}
 	payload, msgs, err := sqsEvent(context.Background(), sqsqueue.New(), obj)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestSQSEventCarriesTheUpload(t *testing.T) {
 	if len(msgs) != 1 || msgs[0].EventSource != "aws:sqs" {
 		t.Fatalf("messages = %+v", msgs)
 	}
-	body, _ := pipeline.S3EventBody(obj)
+	body, _ := s3event.Body(obj)
 	if msgs[0].Body != body || !strings.Contains(string(payload), `a+b/%C3%BC.jpg`) {
 		t.Errorf("event does not carry the S3 notification: %s", payload)
 	}

@@ -19,10 +19,10 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
-	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // overheadResult compares the handler with the floor, per image.
@@ -134,7 +134,7 @@ func (o *overheadRun) runImage(ctx context.Context, e *localEnv, st stack, i int
 }
 
 // runHandler invokes the handler on payload as Lambda would.
-func (o *overheadRun) runHandler(ctx context.Context, e *localEnv, st stack, obj pipeline.ObjectCreated, payload []byte, _ int, measured bool) error {
+func (o *overheadRun) runHandler(ctx context.Context, e *localEnv, st stack, obj s3event.ObjectCreated, payload []byte, _ int, measured bool) error {
 	c0, l0, u0 := e.sim.Charged(geosim.DefaultOrg), o.logs.n.Load(), o.counter.Snapshot()
 	m0 := memStats()
 	start, cpu := time.Now(), bench.CPUTime()
@@ -159,7 +159,7 @@ func (o *overheadRun) runHandler(ctx context.Context, e *localEnv, st stack, obj
 }
 
 // runFloor does the unavoidable work for the same image.
-func (o *overheadRun) runFloor(ctx context.Context, e *localEnv, _ stack, obj pipeline.ObjectCreated, _ []byte, i int, measured bool) error {
+func (o *overheadRun) runFloor(ctx context.Context, e *localEnv, _ stack, obj s3event.ObjectCreated, _ []byte, i int, measured bool) error {
 	m0 := memStats()
 	start, cpu := time.Now(), bench.CPUTime()
 	parts, err := floor(ctx, e, o.httpc, obj, i)
@@ -194,7 +194,7 @@ func (o *overheadRun) collect(images int) *overheadResult {
 // floor is the unavoidable work for one image: a bare S3 GET, a bare
 // net/http multipart POST of the same bytes to the same simulator, and one
 // DynamoDB PutItem of the answer.
-func floor(ctx context.Context, e *localEnv, httpc *http.Client, obj pipeline.ObjectCreated, i int) (floorParts, error) {
+func floor(ctx context.Context, e *localEnv, httpc *http.Client, obj s3event.ObjectCreated, i int) (floorParts, error) {
 	var parts floorParts
 	t0 := time.Now()
 	out, err := e.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(obj.Bucket), Key: aws.String(obj.Key)})

@@ -249,7 +249,7 @@ func (r *results) coldSection(p func(string, ...any)) {
 	if c == nil {
 		return
 	}
-	p("%d starts of the host-built predictor under a fake Lambda Runtime API on 127.0.0.1: \"ready\" is exec to its first `GET /2018-06-01/runtime/invocation/next` (configuration, AWS config, clients: the whole init); \"first answer\" is exec to the response to a real first event (a new image: S3, claim, call, record, on fresh connections). Milliseconds:\n\n", c.Starts)
+	p("%d starts of the host-built predictor under the rig's Lambda Runtime API (`pkg/local/lambdaruntime`, with Lambda's 10 s init limit and the stack's timeout) on 127.0.0.1: \"ready\" is exec to its first `GET /2018-06-01/runtime/invocation/next` (configuration, AWS config, clients: the whole init); \"first answer\" is exec to the response to a real first event (a new image: S3, claim, call, record, on fresh connections). Milliseconds:\n\n", c.Starts)
 	p("| | min | median | mean | p99 | max |\n|---|---|---|---|---|---|\n%s\n%s\n", statsRow("ready", c.Ready), statsRow("first answer", c.FirstResponse))
 	p("\nLambda adds its own environment setup (download and unpack of the package) before exec; that part is not measurable here.\n")
 }

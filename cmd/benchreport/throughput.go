@@ -13,10 +13,10 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
-	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // throughputConfig is the load: the service's limit and latency, and the
@@ -201,11 +201,11 @@ func (r *throughputRig) close() {
 
 // uploadAtRate puts UploadRate images a minute for the run's duration and
 // notifies the queue of each, as S3 does.
-func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress func(string, ...any)) ([]pipeline.ObjectCreated, error) {
+func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress func(string, ...any)) ([]s3event.ObjectCreated, error) {
 	tc := r.tc
 	total := int(tc.uploadRate() * tc.Duration.Minutes())
 	interval := time.Duration(float64(time.Minute) / tc.uploadRate())
-	uploads := make([]pipeline.ObjectCreated, 0, total)
+	uploads := make([]s3event.ObjectCreated, 0, total)
 	img := fakeJPEG(300<<10, 7)
 	for i := range total {
 		if wait := time.Until(r.start.Add(time.Duration(i) * interval)); wait > 0 {
@@ -218,7 +218,7 @@ func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress 
 		if err != nil {
 			return nil, err
 		}
-		body, err := pipeline.S3EventBody(obj)
+		body, err := s3event.Body(obj)
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +244,7 @@ func (r *throughputRig) drain(ctx context.Context) {
 
 // collect reads what the run did: the records, the calls the simulator
 // saw, the dead letters, the pacers' counters and the AWS usage.
-func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []pipeline.ObjectCreated, progress func(string, ...any)) (*throughputResult, error) {
+func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []s3event.ObjectCreated, progress func(string, ...any)) (*throughputResult, error) {
 	tc := r.tc
 	res := &throughputResult{Config: tc, Uploads: len(uploads), Invocations: r.invocations, BilledSeconds: r.billed,
 		VisibilityChanges: int(r.visibility.Load()),
@@ -292,7 +292,7 @@ func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []pipe
 		case rec != nil && rec.Status != ledger.StatusInProgress:
 			res.OtherFinal++
 		default:
-			body, _ := pipeline.S3EventBody(obj)
+			body, _ := s3event.Body(obj)
 			if !dead[body] {
 				res.Lost++
 			}

@@ -13,7 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // sqsBatchMax is SendMessageBatch's limit on entries per call.
@@ -131,7 +131,7 @@ func (b *backfill) run(ctx context.Context, prefix string) error {
 
 // add queues one object's notification, unless its record is final.
 func (b *backfill) add(ctx context.Context, key, versionID, etag *string, size *int64) error {
-	obj := pipeline.ObjectCreated{
+	obj := s3event.ObjectCreated{
 		Bucket:    b.bucket,
 		Key:       aws.ToString(key),
 		Size:      aws.ToInt64(size),
@@ -154,7 +154,7 @@ func (b *backfill) add(ctx context.Context, key, versionID, etag *string, size *
 			}
 		}
 	}
-	body, err := pipeline.S3EventBody(obj)
+	body, err := s3event.Body(obj)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func TestAssembledMonitorCallsAWS(t *testing.T) {
 	client, table := awspartstest.DynamoDB(t)
 	sim, url := newSim(t)
 	const secretID = "geolocate/monitor-test-key"
-	secret := secretkeytest.New(secretID, fakeKey).RecordTo(&monitorCalls)
+	secret := secretkeytest.New(secretID, fakeKey).RecordTo(monitorCalls.AddSecretsManager)
 	env := map[string]string{
 		envvars.TableName:      table,
 		envvars.SecretID:       secretID,

@@ -2,6 +2,7 @@
 // in infra/ must agree on: the environment variables the stack sets
 // (envvars), the metric names it alarms on (metricnames), the results
 // table's key schema (tableschema) and the rules a combination of settings
-// must obey (configrules). One definition each keeps the deployed stack and
-// the code it runs from drifting apart.
+// must obey (configrules), and the S3 notification that the CLI's backfill
+// and the local rig put on the uploads queue (s3event). One definition
+// each keeps the deployed stack and the code it runs from drifting apart.
 package shared

@@ -71,6 +71,13 @@ func (r *Recorder) Add(c Call) {
 	r.mu.Unlock()
 }
 
+// AddSecretsManager records a Secrets Manager call answered by a fake
+// (pkg/secretkey/secretkeytest's RecordTo takes it), which cannot import
+// this package: it ships beside the code and must not depend on the rig.
+func (r *Recorder) AddSecretsManager(operation, secretID string, failed bool) {
+	r.Add(Call{Service: "Secrets Manager", Operation: operation, SecretID: secretID, Failed: failed})
+}
+
 // Calls returns the calls so far, in the order they finished.
 func (r *Recorder) Calls() []Call {
 	r.mu.Lock()

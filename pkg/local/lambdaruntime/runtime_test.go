@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -324,6 +325,31 @@ func TestStartRejectsReservedVariables(t *testing.T) {
 	}
 	if _, err := Start(Config{Binary: filepath.Join(t.TempDir(), "missing")}); err == nil {
 		t.Error("Start accepted a missing binary")
+	}
+}
+
+// The bench's cold-start figures (cmd/benchreport/coldstart.go) are a cold
+// invocation's InitDuration (exec to the first poll) and InitDuration plus
+// Duration (to the answer): init's time must land in the one, the handler's
+// in the other, and together they fit in the call.
+func TestColdStartTimesInitThenInvocation(t *testing.T) {
+	const initTime, handlerTime = 300 * time.Millisecond, 200 * time.Millisecond
+	r := start(t, Config{Env: map[string]string{"FN_INIT": "slow", "FN_INIT_MS": strconv.Itoa(int(initTime / time.Millisecond))}})
+	t0 := time.Now()
+	res := invoke(t, r, map[string]any{"mode": "sleep", "ms": handlerTime.Milliseconds()})
+	took := time.Since(t0)
+	decode(t, res)
+	if !res.ColdStart || res.InitDuration < initTime || res.Duration < handlerTime {
+		t.Errorf("cold %v, init %v, duration %v; want a cold start, init >= %v, duration >= %v", res.ColdStart, res.InitDuration, res.Duration, initTime, handlerTime)
+	}
+	if res.Duration >= initTime+handlerTime {
+		t.Errorf("duration %v includes init: want it to start when init ends", res.Duration)
+	}
+	if sum := res.InitDuration + res.Duration; sum > took {
+		t.Errorf("init %v + duration %v = %v, longer than the call (%v)", res.InitDuration, res.Duration, sum, took)
+	}
+	if warm := invoke(t, r, map[string]any{"mode": "echo"}); warm.ColdStart || warm.InitDuration != 0 {
+		t.Errorf("second invocation: cold %v, init %v; want warm with no init", warm.ColdStart, warm.InitDuration)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // How uploads reach the queue (Options.Notifications), as the stack's
@@ -51,7 +52,7 @@ type (
 // target would put on the queue for obj: S3's "Object Created" event, with
 // the key as stored, the real size (also 0), the ETag without quotes and
 // the version id only for a versioned bucket.
-func EventBridgeEventBody(obj ObjectCreated) (string, error) {
+func EventBridgeEventBody(obj s3event.ObjectCreated) (string, error) {
 	if obj.Bucket == "" || obj.Key == "" {
 		return "", fmt.Errorf("EventBridge event: bucket and key are required")
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // The rig's EventBridge event has the fields of the one an EventBridge
@@ -30,7 +32,7 @@ func TestEventBridgeEventBodyHasTheSamplesShape(t *testing.T) {
 	if err := json.Unmarshal([]byte(batch.Records[0].Body), &sample); err != nil {
 		t.Fatal(err)
 	}
-	body, err := EventBridgeEventBody(ObjectCreated{
+	body, err := EventBridgeEventBody(s3event.ObjectCreated{
 		Bucket: "b", Key: "a folder/IMG 1+2.jpg", Size: 0, ETag: `"abc"`, VersionID: "v1", Time: time.Unix(1_700_000_000, 0),
 	})
 	if err != nil {
@@ -49,7 +51,7 @@ func TestEventBridgeEventBodyHasTheSamplesShape(t *testing.T) {
 		object["etag"] != "abc" || object["size"] != 0.0 || object["version-id"] != "v1" || detail["bucket"].(map[string]any)["name"] != "b" {
 		t.Errorf("event %s", body)
 	}
-	unversioned, _ := EventBridgeEventBody(ObjectCreated{Bucket: "b", Key: "k"})
+	unversioned, _ := EventBridgeEventBody(s3event.ObjectCreated{Bucket: "b", Key: "k"})
 	if strings.Contains(unversioned, "version-id") {
 		t.Errorf("an unversioned bucket's event names a version: %s", unversioned)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // sweepInterval is how often progress checks the records of pending uploads.
@@ -303,11 +304,11 @@ func (p *pipeline) upload(ctx context.Context, rel string) error {
 	if err != nil {
 		return err
 	}
-	event := S3EventBody
+	event := s3event.Body
 	if p.opts.Notifications == NotificationsEventBridge {
 		event = EventBridgeEventBody
 	}
-	body, err := event(ObjectCreated{
+	body, err := event(s3event.ObjectCreated{
 		Bucket: u.Bucket, Key: u.Key, Size: u.Size, ETag: u.ETag, VersionID: u.VersionID, Time: u.At,
 	})
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/uuid"
 
-	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // Upload puts n new photos into the bucket; S3 notifies the queue of each,
@@ -34,7 +34,7 @@ func (r *Rig) Upload(ctx context.Context, n int) error {
 		if err != nil {
 			return fmt.Errorf("put object %s: %w", key, err)
 		}
-		msg, err := pipeline.S3EventBody(pipeline.ObjectCreated{
+		msg, err := s3event.Body(s3event.ObjectCreated{
 			Bucket: r.opts.Bucket, Key: key, Size: int64(len(body)),
 			ETag: aws.ToString(out.ETag), VersionID: aws.ToString(out.VersionId), Time: r.Now(),
 		})

@@ -11,14 +11,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
-	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
 // uploadEvent is the S3 ObjectCreated notification S3 would put on the
 // queue for obj (key URL-encoded as S3 encodes it).
 func uploadEvent(t testing.TB, obj object) string {
 	t.Helper()
-	body, err := pipeline.S3EventBody(pipeline.ObjectCreated{
+	body, err := s3event.Body(s3event.ObjectCreated{
 		Bucket: obj.Bucket, Key: obj.Key, Size: obj.Size, ETag: obj.ETag, VersionID: obj.VersionID,
 	})
 	if err != nil {
@@ -30,7 +30,7 @@ func uploadEvent(t testing.TB, obj object) string {
 // removedEvent is the notification of a deletion: valid, but not an upload.
 func removedEvent(t testing.TB, obj object) string {
 	t.Helper()
-	body, err := pipeline.S3EventBody(pipeline.ObjectCreated{
+	body, err := s3event.Body(s3event.ObjectCreated{
 		Bucket: obj.Bucket, Key: obj.Key, VersionID: obj.VersionID, EventName: "ObjectRemoved:Delete",
 	})
 	if err != nil {

@@ -10,8 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
-	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
 )
 
 // SecretsManager holds one secret whose AWSCURRENT version is the last value
@@ -19,27 +17,36 @@ import (
 // secretkey.SecretsManagerAPI. RecordTo reports each call, as the SDK
 // client's middleware would, so the calls of the code under test count
 // with those of its real clients (pkg/local/awscalls).
+//
+// The package ships beside pkg/secretkey, so it must not import the local
+// rig (functions/boundary_test.go): the report is a plain function, which
+// the rig's recorder provides (awscalls.Recorder.AddSecretsManager).
 type SecretsManager struct {
 	mu       sync.Mutex
 	id       string   // "" accepts any secret id
 	versions []string // value of each version; the last is AWSCURRENT
 	calls    int
 	fail     error
-	rec      *awscalls.Recorder
+	report   CallReporter
 }
+
+// CallReporter receives each call the fake answers: the SDK's operation
+// name, the secret id asked for and whether the call failed (it was made
+// all the same).
+type CallReporter func(operation, secretID string, failed bool)
 
 // New holds a secret named id ("" for any) whose first version is value.
 func New(id, value string) *SecretsManager {
 	return &SecretsManager{id: id, versions: []string{value}}
 }
 
-// RecordTo makes the fake report every call it answers to rec (as Service
-// "Secrets Manager", with the operation and secret id the SDK client would
-// report) and returns the fake.
-func (f *SecretsManager) RecordTo(rec *awscalls.Recorder) *SecretsManager {
+// RecordTo makes the fake report every call it answers to report, with the
+// operation and secret id the SDK client would report, and returns the
+// fake.
+func (f *SecretsManager) RecordTo(report CallReporter) *SecretsManager {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.rec = rec
+	f.report = report
 	return f
 }
 
@@ -76,10 +83,8 @@ func (f *SecretsManager) FailWith(err error) {
 // returns the error it fails with, if any. Every method calls it first.
 func (f *SecretsManager) check(op string, id *string) (err error) {
 	f.calls++
-	if f.rec != nil {
-		defer func() {
-			f.rec.Add(awscalls.Call{Service: "Secrets Manager", Operation: op, SecretID: aws.ToString(id), Failed: err != nil})
-		}()
+	if f.report != nil {
+		defer func() { f.report(op, aws.ToString(id), err != nil) }()
 	}
 	if f.fail != nil {
 		return f.fail

@@ -19,7 +19,7 @@ import (
 // added to the interface and the fake cannot escape the golden call lists.
 func TestEveryOperationIsRecorded(t *testing.T) {
 	var rec awscalls.Recorder
-	fake := secretkeytest.New("geo/key", "geo_test_fake_key_1").RecordTo(&rec)
+	fake := secretkeytest.New("geo/key", "geo_test_fake_key_1").RecordTo(rec.AddSecretsManager)
 	api := reflect.TypeFor[secretkey.SecretsManagerAPI]()
 	if api.NumMethod() == 0 {
 		t.Fatal("SecretsManagerAPI has no methods")

@@ -1,6 +1,6 @@
 // Command fn is the test function of package lambdaruntime: an aws-lambda-go
 // handler whose behaviour the event chooses. FN_INIT chooses a misbehaving
-// init; FN_CHILD makes the binary a detached helper instead.
+// or slow init; FN_CHILD makes the binary a detached helper instead.
 package main
 
 import (
@@ -129,6 +129,9 @@ func main() {
 	switch os.Getenv("FN_INIT") {
 	case "sleep":
 		time.Sleep(30 * time.Second)
+	case "slow": // a long but successful init: FN_INIT_MS milliseconds
+		ms, _ := strconv.Atoi(os.Getenv("FN_INIT_MS"))
+		time.Sleep(time.Duration(ms) * time.Millisecond)
 	case "exit":
 		os.Exit(4)
 	case "error":

@@ -1,4 +1,4 @@
-package pipeline
+package s3event
 
 import (
 	"encoding/json"
@@ -49,7 +49,7 @@ func field(t *testing.T, obj map[string]json.RawMessage, name string, into any) 
 	}
 }
 
-func TestS3EventBodyPerBucketMode(t *testing.T) {
+func TestBodyPerBucketMode(t *testing.T) {
 	at := time.Date(2026, 11, 22, 10, 15, 30, 0, time.UTC)
 	for _, tc := range []struct {
 		name, versionID string
@@ -58,7 +58,7 @@ func TestS3EventBodyPerBucketMode(t *testing.T) {
 		{"versioned", "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body, err := S3EventBody(ObjectCreated{
+			body, err := Body(ObjectCreated{
 				Bucket: "uploads", Key: "photos/café + 100% sure.png", Size: 0,
 				ETag: `"d41d8cd98f00b204e9800998ecf8427e"`, VersionID: tc.versionID, Time: at,
 			})

@@ -1,4 +1,9 @@
-package pipeline
+// Package s3event builds the S3 event notification (message format 2.1)
+// S3 puts on the uploads queue for a new object. Both the operator's
+// backfill, which sends it to the real queue, and the local rig, which
+// stands in for S3, build it here: the shipped CLI must not import the rig
+// (functions/boundary_test.go), and one builder keeps the two identical.
+package s3event
 
 import (
 	"encoding/json"
@@ -63,13 +68,13 @@ type (
 	}
 )
 
-// S3EventBody returns the JSON body S3 would put on the queue for obj: a
+// Body returns the JSON body S3 would put on the queue for obj: a
 // one-record event notification with the key URL-encoded the way S3
 // encodes it (a space becomes "+", other reserved characters %XX, "/"
 // kept), the real size (also 0), the ETag without quotes, a sequencer,
 // and the versionId only for a versioned bucket: S3 leaves the field out
 // for a bucket that never had versioning enabled.
-func S3EventBody(obj ObjectCreated) (string, error) {
+func Body(obj ObjectCreated) (string, error) {
 	if obj.Bucket == "" || obj.Key == "" {
 		return "", fmt.Errorf("S3 event: bucket and key are required")
 	}
@@ -103,7 +108,7 @@ func S3EventBody(obj ObjectCreated) (string, error) {
 			ConfigurationID: "geolocate-uploads",
 			Bucket:          s3Bucket{Name: obj.Bucket, OwnerIdentity: principal{PrincipalID: "LOCAL"}, ARN: "arn:aws:s3:::" + obj.Bucket},
 			Object: s3Object{
-				Key:       EncodeEventKey(obj.Key),
+				Key:       encodeKey(obj.Key),
 				Size:      obj.Size,
 				ETag:      strings.Trim(obj.ETag, `"`),
 				VersionID: obj.VersionID,
@@ -117,9 +122,9 @@ func S3EventBody(obj ObjectCreated) (string, error) {
 	return string(body), nil
 }
 
-// EncodeEventKey encodes an object key as S3 event notifications do: form
+// encodeKey encodes an object key as S3 event notifications do: form
 // encoding (space as "+") of each path segment, slashes kept.
-func EncodeEventKey(key string) string {
+func encodeKey(key string) string {
 	segments := strings.Split(key, "/")
 	for i, s := range segments {
 		segments[i] = url.QueryEscape(s)
