@@ -145,24 +145,27 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // resultRow is one record as the operator commands print it (results and
 // local share it).
 type resultRow struct {
-	Object     string    `json:"object"` // s3://bucket/key
-	Bucket     string    `json:"bucket"`
-	Key        string    `json:"key"`
-	VersionID  string    `json:"version_id,omitempty"`
-	Status     string    `json:"status"`
-	Reason     string    `json:"reason,omitempty"` // error code of a rejected, failed or waiting record
-	Detail     string    `json:"detail,omitempty"`
-	DeadLetter bool      `json:"dead_letter,omitempty"` // its message is in the dead-letter queue
-	Place      string    `json:"place,omitempty"`
-	Admin2     string    `json:"admin2,omitempty"`
-	Admin1     string    `json:"admin1,omitempty"`
-	Country    string    `json:"country,omitempty"`
-	Latitude   *float64  `json:"latitude,omitempty"`
-	Longitude  *float64  `json:"longitude,omitempty"`
-	RadiusKM   *float64  `json:"radius_km,omitempty"`
-	Confidence *float64  `json:"confidence,omitempty"`
-	HeadingDeg *float64  `json:"heading_deg,omitempty"`
-	Credits    int       `json:"credits"`
+	Object     string   `json:"object"` // s3://bucket/key
+	Bucket     string   `json:"bucket"`
+	Key        string   `json:"key"`
+	VersionID  string   `json:"version_id,omitempty"`
+	Status     string   `json:"status"`
+	Reason     string   `json:"reason,omitempty"` // error code of a rejected, failed or waiting record
+	Detail     string   `json:"detail,omitempty"`
+	DeadLetter bool     `json:"dead_letter,omitempty"` // its message is in the dead-letter queue
+	Place      string   `json:"place,omitempty"`
+	Admin2     string   `json:"admin2,omitempty"`
+	Admin1     string   `json:"admin1,omitempty"`
+	Country    string   `json:"country,omitempty"`
+	Latitude   *float64 `json:"latitude,omitempty"`
+	Longitude  *float64 `json:"longitude,omitempty"`
+	RadiusKM   *float64 `json:"radius_km,omitempty"`
+	Confidence *float64 `json:"confidence,omitempty"`
+	HeadingDeg *float64 `json:"heading_deg,omitempty"`
+	Credits    int      `json:"credits"`
+	// ReusedFrom names the object whose paid answer this one copies (same
+	// content and request, no call, 0 credits).
+	ReusedFrom string    `json:"reused_from,omitempty"`
 	ModelID    string    `json:"model_id,omitempty"`
 	Fallback   bool      `json:"fallback,omitempty"`
 	UpdatedAt  time.Time `json:"updated_at,omitzero"`
@@ -215,6 +218,7 @@ func rowFromRecord(r *ledger.Record) resultRow {
 		Confidence: r.Confidence,
 		HeadingDeg: r.HeadingDeg,
 		Credits:    r.CreditsConsumed,
+		ReusedFrom: r.ReusedFrom,
 		ModelID:    r.ModelID,
 		Fallback:   r.Fallback,
 		UpdatedAt:  r.UpdatedAt,
@@ -292,14 +296,14 @@ func rowError(r resultRow) string {
 // writeResultsTable prints rows as an aligned table.
 func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	header := "OBJECT\tSTATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS\tERROR VS EXIF"
+	header := "OBJECT\tSTATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS\tREUSED FROM\tERROR VS EXIF"
 	if withTime {
 		header = "UPDATED\t" + header
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s",
-			r.Key, rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits, rowError(r))
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s",
+			r.Key, rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits, dash(r.ReusedFrom), rowError(r))
 		if withTime {
 			line = r.UpdatedAt.UTC().Format("2006-01-02 15:04:05") + "\t" + line
 		}

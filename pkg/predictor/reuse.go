@@ -127,7 +127,7 @@ func (inv *invocation) claimContent(ctx context.Context, obj *object, claim *led
 		return nil, inv.completeReused(ctx, obj, claim, cc), false
 	case got == ledger.ContentBusy:
 		inv.metrics.count(metricDuplicatesSkipped)
-		wait := inv.contentBusyWait(cc.LeaseUntil)
+		wait := inv.contentBusyWait(cc.LeaseUntil, receiveCount(obj.msg))
 		obj.logger.Info("a copy of this photo is being called for elsewhere: message returned until its answer",
 			"retry_in_ms", wait.Milliseconds())
 		return nil, inv.release(ctx, obj, claim, retryLater(retryContentBusy).after(wait),
@@ -136,18 +136,19 @@ func (inv *invocation) claimContent(ctx context.Context, obj *object, claim *led
 	return cc, outcome{}, true
 }
 
-// contentBusyWait is how long a copy waits for the attempt that holds its
-// content: until that attempt's lease ends, but no longer than this
-// invocation's own span when known. Every instance runs with the same
-// timeout, and the holder claimed before now, so by then its invocation has
-// ended: the copy comes back once to find the answer, unless the holder
-// vanished (then it waits for the lease, as a busy object does).
-func (inv *invocation) contentBusyWait(leaseUntil time.Time) time.Duration {
-	wait := leaseUntil.Sub(inv.now())
-	if !inv.deadline.IsZero() {
-		wait = min(wait, inv.deadline.Sub(inv.start))
-	}
-	return max(wait, 0)
+// ContentBusyBase is the first wait of a copy whose content another
+// object's attempt holds: that attempt is calling now, and a call with its
+// recording takes a few seconds. The wait doubles with each receive, so a
+// holder that takes its whole invocation (at most 900 s) costs a copy at
+// most eight receives (5 s to 640 s: 1,275 s in all), and it never reaches
+// past the holder's lease, after which the content is taken over.
+const ContentBusyBase = 5 * time.Second
+
+// contentBusyWait is how long a copy received receives times waits for the
+// attempt whose lease on its content ends at leaseUntil.
+func (inv *invocation) contentBusyWait(leaseUntil time.Time, receives int) time.Duration {
+	n := min(max(receives, 1)-1, 20) // 2^20 bases is far past any lease
+	return max(min(ContentBusyBase<<n, leaseUntil.Sub(inv.now())), 0)
 }
 
 // endContent ends the object's content claim once its record is written,

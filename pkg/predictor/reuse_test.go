@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip/metastriptest"
@@ -213,6 +214,32 @@ func TestContentRequest(t *testing.T) {
 	} {
 		if got := tt.cfg.contentRequest(); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.cfg, got, tt.want)
+		}
+	}
+}
+
+// TestContentBusyWait: a copy waits 5 s, then twice as long at each
+// receive, never past the holder's lease.
+func TestContentBusyWait(t *testing.T) {
+	e := newTestEnv(t, nil)
+	inv := e.h.newInvocation(t.Context())
+	now := inv.now()
+	for _, tt := range []struct {
+		receives int
+		lease    time.Duration
+		want     time.Duration
+	}{
+		{1, time.Minute, 5 * time.Second},
+		{2, time.Minute, 10 * time.Second},
+		{4, time.Minute, 40 * time.Second},
+		{5, time.Minute, time.Minute},
+		{0, time.Hour, 5 * time.Second},
+		{9, time.Hour, 1280 * time.Second},
+		{1, -time.Second, 0},
+	} {
+		// The clock moves between readings: compare to the second.
+		if got := inv.contentBusyWait(now.Add(tt.lease), tt.receives); got.Round(time.Second) != tt.want {
+			t.Errorf("receive %d, lease %s: wait %s, want %s", tt.receives, tt.lease, got, tt.want)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -38,6 +40,10 @@ type wantOutcome struct {
 	// queue holding it (at the service's real rate, every photo after the
 	// first of a burst). Otherwise a succeeded photo is claimed once.
 	heldSlot bool
+	// content names the photo the service would see (the file's SHA-256:
+	// the samples stay distinct once stripped): with reuseResults=content,
+	// the default, files holding the same photo are paid for once.
+	content string
 }
 
 // imagesDir copies the sample images into a temporary directory and adds
@@ -97,7 +103,8 @@ func outcomeOf(b []byte) wantOutcome {
 	case len(b) >= 32 && bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}),
 		bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")),
 		len(b) >= 12 && string(b[4:8]) == "ftyp":
-		return wantOutcome{status: ledger.StatusSucceeded}
+		sum := sha256.Sum256(b)
+		return wantOutcome{status: ledger.StatusSucceeded, content: hex.EncodeToString(sum[:])}
 	default:
 		return wantOutcome{status: ledger.StatusRejected, reason: "not_an_image"}
 	}
@@ -125,6 +132,7 @@ func checkResults(t *testing.T, sum *Summary, want map[string]wantOutcome) {
 		t.Errorf("dead letters: %+v", sum.DeadLetters)
 	}
 	seen := map[string]bool{}
+	payers := map[string]int{} // content -> records that paid for it
 	for _, r := range sum.Results {
 		name := filepath.Base(r.Upload.File)
 		seen[name] = true
@@ -153,9 +161,12 @@ func checkResults(t *testing.T, sum *Summary, want map[string]wantOutcome) {
 			if rec.Place == "" || len(rec.CountryCode) != 2 || rec.Latitude == nil || rec.Longitude == nil {
 				t.Errorf("%s: incomplete location %q %q %v %v", name, rec.Place, rec.CountryCode, rec.Latitude, rec.Longitude)
 			}
-			if rec.CreditsConsumed != 1 || rec.ModelID == "" || rec.PredictionID == "" {
-				t.Errorf("%s: credits %d model %q prediction %q, want 1 credit from the default model",
-					name, rec.CreditsConsumed, rec.ModelID, rec.PredictionID)
+			if rec.ReusedFrom == "" {
+				payers[w.content]++
+			}
+			if credits := paidCredits(rec); rec.CreditsConsumed != credits || rec.ModelID == "" || rec.PredictionID == "" {
+				t.Errorf("%s: credits %d (reused from %q) model %q prediction %q, want %d credit(s) from the default model",
+					name, rec.CreditsConsumed, rec.ReusedFrom, rec.ModelID, rec.PredictionID, credits)
 			}
 			maxAttempts := 1
 			if w.heldSlot {
@@ -173,21 +184,35 @@ func checkResults(t *testing.T, sum *Summary, want map[string]wantOutcome) {
 			}
 		}
 	}
-	for name := range want {
+	for name, w := range want {
 		if !seen[name] {
 			t.Errorf("%s was not uploaded", name)
+		}
+		if w.status == ledger.StatusSucceeded && payers[w.content] != 1 {
+			t.Errorf("%s: %d records paid for its photo, want 1", name, payers[w.content])
 		}
 	}
 }
 
+// paidCredits is what a succeeded record must have been charged: 1 by the
+// default model, 0 when its answer was reused from a copy's.
+func paidCredits(rec *ledger.Record) int {
+	if rec.ReusedFrom != "" {
+		return 0
+	}
+	return 1
+}
+
+// succeeded is the number of paid calls the files in want need: one per
+// distinct photo that succeeds.
 func succeeded(want map[string]wantOutcome) int {
-	n := 0
+	photos := map[string]bool{}
 	for _, w := range want {
 		if w.status == ledger.StatusSucceeded {
-			n++
+			photos[w.content] = true
 		}
 	}
-	return n
+	return len(photos)
 }
 
 func TestRunProcessesEveryUploadAndStopsEverything(t *testing.T) {
