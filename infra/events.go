@@ -240,6 +240,7 @@ const resultEventTemplate = `{
   "recorded_at": "<$.dynamodb.NewImage.updated_at.S>",
   "model_id": "<$.dynamodb.NewImage.model_id.S>",
   "credits_charged": "<$.dynamodb.NewImage.credits_consumed.N>",
+  "reused_from": "<$.dynamodb.NewImage.reused_from.S>",
   "position_source": "<$.dynamodb.NewImage.source.S>",
   "place": {
     "name": "<$.dynamodb.NewImage.place.S>",

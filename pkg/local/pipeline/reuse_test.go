@@ -2,14 +2,17 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 )
 
@@ -59,9 +62,27 @@ func TestRunPaysOncePerDistinctPhoto(t *testing.T) {
 		}
 	}
 
+	pipe, err := pipes.ResultsPipe(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex
+		events = map[string]eventDetail{} // key -> its result event
+	)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sum, err := Run(ctx, Options{
+		Events: pipe,
+		OnEvent: func(e *pipes.Event) {
+			var d eventDetail
+			if err := json.Unmarshal(e.Detail, &d); err != nil {
+				t.Errorf("event detail: %v", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			events[d.Key] = d
+		},
 		ImagesDir:   dir,
 		Getenv:      noServiceEnv,
 		DynamoDB:    db,
@@ -94,6 +115,12 @@ func TestRunPaysOncePerDistinctPhoto(t *testing.T) {
 			t.Errorf("%s: record %+v", file, rec)
 			continue
 		}
+		mu.Lock()
+		ev := events[rec.Key]
+		mu.Unlock()
+		if ev.ReusedFrom != rec.ReusedFrom || (rec.ReusedFrom != "" && ev.CreditsCharged != "") {
+			t.Errorf("%s: event reused_from %q credits %q, record %q", file, ev.ReusedFrom, ev.CreditsCharged, rec.ReusedFrom)
+		}
 		if rec.ReusedFrom == "" {
 			if payers[photo] != nil {
 				t.Errorf("%s and %s both paid for %s", payers[photo].Key, rec.Key, photo)
@@ -110,4 +137,11 @@ func TestRunPaysOncePerDistinctPhoto(t *testing.T) {
 	if len(payers) != len(photos) {
 		t.Errorf("%d photos paid for, want %d", len(payers), len(photos))
 	}
+}
+
+// eventDetail is what the test reads of a result event.
+type eventDetail struct {
+	Key            string `json:"key"`
+	ReusedFrom     string `json:"reused_from"`
+	CreditsCharged string `json:"credits_charged"`
 }
