@@ -141,6 +141,7 @@ type ContentClaim struct {
 
 // contentItem is a content item as stored.
 type contentItem struct {
+	SK    string `dynamodbav:"sk"`
 	State      string    `dynamodbav:"content_state"`
 	Owner      string    `dynamodbav:"owner"`
 	LeaseUntil time.Time `dynamodbav:"lease_until,omitempty,unixtime"`
@@ -346,4 +347,48 @@ func setContent(u expression.UpdateBuilder, info ObjectInfo) expression.UpdateBu
 		u = u.Set(expression.Name(attrReusedFrom), expression.Value(info.ReusedFrom))
 	}
 	return u
+}
+
+// ReusableAnswer returns a final answer on record for content digest
+// sha256 under any request, not older than maxAge, or nil: what a dry run
+// (geolocate backfill --count-reuse) reads, without writing anything. The
+// caller says which request it assumes.
+func (s *Store) ReusableAnswer(ctx context.Context, sha256 string, maxAge MaxAge) (*Record, error) {
+	c := ContentRef{SHA256: sha256, Request: "any"}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("reusable answer: %w", err)
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(
+		expression.Key(tableschema.PartitionKey).Equal(expression.Value(c.PartitionKey()))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("reusable answer %s: build expression: %w", sha256, err)
+	}
+	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(true),
+	})
+	now := s.now()
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reusable answer %s: %w", sha256, err)
+		}
+		for _, item := range page.Items {
+			var ci contentItem
+			if err := attributevalue.UnmarshalMap(item, &ci); err != nil {
+				return nil, fmt.Errorf("reusable answer %s: decode content item: %w", sha256, err)
+			}
+			paid, err := s.lookupKey(ctx, ci.PaidPK, ci.PaidSK)
+			if err != nil {
+				return nil, fmt.Errorf("reusable answer %s: read the paying record: %w", sha256, err)
+			}
+			if reusable(paid, ContentRef{SHA256: sha256, Request: strings.TrimPrefix(ci.SK, contentRequestPrefix)}, now, maxAge) {
+				return paid, nil
+			}
+		}
+	}
+	return nil, nil
 }

@@ -238,3 +238,11 @@ func (o *object) verdictContent() *ledger.ContentRef {
 	}
 	return nil
 }
+
+// ContentDigest is the digest ClaimContent identifies a photo sent as
+// stored or stripped (not downscaled) by, under uploadMetadata (strip or
+// keep), and how many bytes it covered: what geolocate backfill
+// --count-reuse computes ahead of the predictor.
+func ContentDigest(r io.Reader, uploadMetadata string) (string, int64, error) {
+	return streamDigest(r, uploadMetadata != UploadMetadataKeep)
+}
