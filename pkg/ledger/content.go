@@ -141,7 +141,7 @@ type ContentClaim struct {
 
 // contentItem is a content item as stored.
 type contentItem struct {
-	SK    string `dynamodbav:"sk"`
+	SK         string    `dynamodbav:"sk"`
 	State      string    `dynamodbav:"content_state"`
 	Owner      string    `dynamodbav:"owner"`
 	LeaseUntil time.Time `dynamodbav:"lease_until,omitempty,unixtime"`
