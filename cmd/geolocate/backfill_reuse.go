@@ -49,6 +49,8 @@ func (rc *reuseCount) count(ctx context.Context, objects any, store *ledger.Stor
 	in := &s3.GetObjectInput{Bucket: aws.String(obj.Bucket), Key: aws.String(obj.Key)}
 	if obj.VersionID != "" {
 		in.VersionId = aws.String(obj.VersionID)
+	} else if obj.ETag != "" {
+		in.IfMatch = aws.String(obj.ETag) // the version listed, not a later overwrite
 	}
 	out, err := getter.GetObject(ctx, in)
 	if err != nil {
