@@ -145,30 +145,31 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // resultRow is one record as the operator commands print it (results and
 // local share it).
 type resultRow struct {
-	Object     string   `json:"object"` // s3://bucket/key
-	Bucket     string   `json:"bucket"`
-	Key        string   `json:"key"`
-	VersionID  string   `json:"version_id,omitempty"`
-	Status     string   `json:"status"`
-	Reason     string   `json:"reason,omitempty"` // error code of a rejected, failed or waiting record
-	Detail     string   `json:"detail,omitempty"`
-	DeadLetter bool     `json:"dead_letter,omitempty"` // its message is in the dead-letter queue
-	Place      string   `json:"place,omitempty"`
-	Admin2     string   `json:"admin2,omitempty"`
-	Admin1     string   `json:"admin1,omitempty"`
-	Country    string   `json:"country,omitempty"`
-	Latitude   *float64 `json:"latitude,omitempty"`
-	Longitude  *float64 `json:"longitude,omitempty"`
-	RadiusKM   *float64 `json:"radius_km,omitempty"`
-	Confidence *float64 `json:"confidence,omitempty"`
-	HeadingDeg *float64 `json:"heading_deg,omitempty"`
-	Credits    int      `json:"credits"`
-	// ReusedFrom names the object whose paid answer this one copies (same
-	// content and request, no call, 0 credits).
-	ReusedFrom string    `json:"reused_from,omitempty"`
+	Object     string    `json:"object"` // s3://bucket/key
+	Bucket     string    `json:"bucket"`
+	Key        string    `json:"key"`
+	VersionID  string    `json:"version_id,omitempty"`
+	Status     string    `json:"status"`
+	Reason     string    `json:"reason,omitempty"` // error code of a rejected, failed or waiting record
+	Detail     string    `json:"detail,omitempty"`
+	DeadLetter bool      `json:"dead_letter,omitempty"` // its message is in the dead-letter queue
+	Place      string    `json:"place,omitempty"`
+	Admin2     string    `json:"admin2,omitempty"`
+	Admin1     string    `json:"admin1,omitempty"`
+	Country    string    `json:"country,omitempty"`
+	Latitude   *float64  `json:"latitude,omitempty"`
+	Longitude  *float64  `json:"longitude,omitempty"`
+	RadiusKM   *float64  `json:"radius_km,omitempty"`
+	Confidence *float64  `json:"confidence,omitempty"`
+	HeadingDeg *float64  `json:"heading_deg,omitempty"`
+	Credits    int       `json:"credits"`
 	ModelID    string    `json:"model_id,omitempty"`
 	Fallback   bool      `json:"fallback,omitempty"`
 	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+
+	// ReusedFrom names the object whose paid answer this one copies (same
+	// photo and request: no call, 0 credits).
+	ReusedFrom string `json:"reused_from,omitempty"`
 
 	Source        string   `json:"source,omitempty"` // "service" or "exif" (recorded from EXIF, no call)
 	ExifLatitude  *float64 `json:"exif_latitude,omitempty"`
@@ -218,10 +219,10 @@ func rowFromRecord(r *ledger.Record) resultRow {
 		Confidence: r.Confidence,
 		HeadingDeg: r.HeadingDeg,
 		Credits:    r.CreditsConsumed,
-		ReusedFrom: r.ReusedFrom,
 		ModelID:    r.ModelID,
 		Fallback:   r.Fallback,
 		UpdatedAt:  r.UpdatedAt,
+		ReusedFrom: r.ReusedFrom,
 
 		Source:        r.Source,
 		ExifLatitude:  r.ExifLatitude,
