@@ -60,6 +60,8 @@ const (
 	keyDownscaleMaxSidePx            = "downscaleMaxSidePx"
 	keyMaxServerDelaySeconds         = "maxServerDelaySeconds"
 	keyUploadMetadata                = "uploadMetadata"
+	keyReuseResults                  = "reuseResults"
+	keyReuseMaxAgeDays               = "reuseMaxAgeDays"
 	keyAccountConcurrencyLimit       = "accountConcurrencyLimit"
 	keyNotifications                 = "notifications" // optional
 	keyEvents                        = "events"
@@ -157,6 +159,12 @@ type Config struct {
 	// "strip" (blanked on the way, without re-encoding) or "keep" (sent as
 	// stored). Only the predictor gets it: the monitor sends no image.
 	UploadMetadata string
+	// ReuseResults is "content" (an answer is reused for every object whose
+	// upload would send the same bytes with the same request: pay once
+	// per photo) or "off" (pay once per object version).
+	ReuseResults string
+	// ReuseMaxAgeDays is the oldest answer reused, in days; 0 is no limit.
+	ReuseMaxAgeDays int
 
 	// AccountConcurrencyLimit is the account's Lambda concurrency quota in
 	// the stack's region; maxConcurrency must leave the rest of the
@@ -290,6 +298,9 @@ func loadConfig(lookup ContextLookup, keys []string) (Config, error) {
 		// Up to SQS's 12 hours, the longest a message can wait.
 		MaxServerDelay: time.Duration(r.intIn(keyMaxServerDelaySeconds, 1, 43200)) * time.Second,
 		UploadMetadata: r.choice(keyUploadMetadata, uploadMetadataStrip, uploadMetadataKeep),
+		ReuseResults:   r.choice(keyReuseResults, reuseContent, reuseOff),
+		// 0 is no limit; else up to the records' own lifetime's bound.
+		ReuseMaxAgeDays: r.intIn(keyReuseMaxAgeDays, 0, 36500),
 
 		// New accounts may start at 10; Service Quotas raises it.
 		AccountConcurrencyLimit: r.intIn(keyAccountConcurrencyLimit, 10, 1_000_000),
@@ -663,6 +674,8 @@ func (r *contextReader) pacing(key string) string {
 const (
 	uploadMetadataStrip   = "strip"
 	uploadMetadataKeep    = "keep"
+	reuseContent          = "content"
+	reuseOff              = "off"
 	exifGPSPredict        = "predict"
 	exifGPSSkip           = "skip"
 	exifGPSIgnore         = "ignore"

@@ -138,6 +138,9 @@ func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 		{keyOversize, "", func(c Config) bool { return c.Oversize == "downscale" }, nil},
 		{keyUploadMetadata, "Keep", func(c Config) bool { return c.UploadMetadata == "keep" }, nil},
 		{keyUploadMetadata, "", func(c Config) bool { return c.UploadMetadata == "strip" }, nil},
+		{keyReuseResults, "Off", func(c Config) bool { return c.ReuseResults == "off" }, nil},
+		{keyReuseResults, "", func(c Config) bool { return c.ReuseResults == "content" }, nil},
+		{keyReuseMaxAgeDays, "30", func(c Config) bool { return c.ReuseMaxAgeDays == 30 }, nil},
 		{keyDownscaleMaxSidePx, "512", func(c Config) bool { return c.DownscaleMaxSidePx == 512 }, nil},
 		{keyDownscaleMaxSidePx, 16384.0, func(c Config) bool { return c.DownscaleMaxSidePx == 16384 }, nil},
 		{keyMaxServerDelaySeconds, "1", func(c Config) bool { return c.MaxServerDelay == time.Second }, nil},
@@ -288,6 +291,8 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{keyExifGPS, "trust", "one of predict, skip, ignore"},
 		{keyOversize, "crop", "one of downscale, reject"},
 		{keyUploadMetadata, "ignore", "one of strip, keep"},
+		{keyReuseResults, "object", "one of content, off"},
+		{keyReuseMaxAgeDays, "-1", "from 0 to"},
 		{keyDownscaleMaxSidePx, "511", "from 512 to 16384"},
 		{keyDownscaleMaxSidePx, "16385", "from 512 to 16384"},
 		{keyDownscaleMaxSidePx, "4k", "from 512 to 16384"},
@@ -464,6 +469,7 @@ func TestPhotoOptionsAreThePredictors(t *testing.T) {
 	if exifGPSPredict != predictorpkg.ExifGPSPredict || exifGPSSkip != predictorpkg.ExifGPSSkip || exifGPSIgnore != predictorpkg.ExifGPSIgnore ||
 		oversizeDownscale != predictorpkg.OversizeDownscale || oversizeReject != predictorpkg.OversizeReject ||
 		uploadMetadataStrip != predictorpkg.UploadMetadataStrip || uploadMetadataKeep != predictorpkg.UploadMetadataKeep ||
+		reuseContent != predictorpkg.ReuseContent || reuseOff != predictorpkg.ReuseOff ||
 		minDownscaleMaxSidePx != predictorpkg.MinDownscaleMaxSide {
 		t.Error("infra's exifGps/oversize values or downscale bound differ from the predictor's")
 	}

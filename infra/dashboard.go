@@ -81,9 +81,11 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			m.labelled(metricnames.DuplicatesSkipped, "Sum", "Duplicates skipped", flow),
 			m.labelled(metricnames.ImagesFromEXIF, "Sum", "From EXIF, no call", flow),
 			m.labelled(metricnames.ImagesDownscaled, "Sum", "Downscaled", flow),
+			m.labelled(metricnames.ImagesReused, "Sum", "Reused from a copy, no call", flow),
 		}, none),
 		graph("Credits consumed", []awscloudwatch.IMetric{
 			m.labelled(metricnames.CreditsConsumed, "Sum", "Consumed", flow),
+			m.labelled(metricnames.CreditsSaved, "Sum", "Saved by reusing a copy's answer", flow),
 		}, []awscloudwatch.IMetric{
 			m.labelled(metricnames.BudgetDeferred, "Sum", "Deferred by daily budget", flow),
 		}),

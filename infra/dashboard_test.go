@@ -44,6 +44,7 @@ func TestDashboard(t *testing.T) {
 		metricnames.CreditsConsumed, metricnames.ServiceLatency, metricnames.RateLimited,
 		metricnames.OutOfCredits, metricnames.ConfiguredModelAvailable, metricnames.MonitorHealthy,
 		metricnames.PredictionErrorKm, metricnames.PredictionsWithin, metricnames.ImagesFromEXIF, metricnames.ImagesDownscaled,
+		metricnames.ImagesReused, metricnames.CreditsSaved,
 		"Errors", "Duration", "Throttles",
 		"ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage",
 	}

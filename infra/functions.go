@@ -90,6 +90,8 @@ func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awsla
 		envvars.Oversize:         jsii.String(cfg.Oversize),
 		envvars.DownscaleMaxSide: jsii.String(strconv.Itoa(cfg.DownscaleMaxSidePx)),
 		envvars.UploadMetadata:   jsii.String(cfg.UploadMetadata),
+		envvars.ReuseResults:     jsii.String(cfg.ReuseResults),
+		envvars.ReuseMaxAgeDays:  jsii.String(strconv.Itoa(cfg.ReuseMaxAgeDays)),
 		envGoMemLimit:            jsii.String(goMemLimit(cfg.PredictorMemoryMB)),
 	}
 	env[envvars.MaxServerDelay] = jsii.String(strconv.Itoa(int(cfg.MaxServerDelay.Seconds())))

@@ -389,6 +389,8 @@ func TestFunctions(t *testing.T) {
 				envvars.Oversize:         cfg.Oversize,
 				envvars.DownscaleMaxSide: strconv.Itoa(cfg.DownscaleMaxSidePx),
 				envvars.UploadMetadata:   cfg.UploadMetadata,
+				envvars.ReuseResults:     cfg.ReuseResults,
+				envvars.ReuseMaxAgeDays:  strconv.Itoa(cfg.ReuseMaxAgeDays),
 				envGoMemLimit:            goMemLimit(cfg.PredictorMemoryMB),
 			}
 			want[envvars.MaxServerDelay] = strconv.Itoa(int(cfg.MaxServerDelay.Seconds()))

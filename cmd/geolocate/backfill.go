@@ -13,6 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 )
 
@@ -20,7 +21,7 @@ import (
 const sqsBatchMax = 10
 
 // runBackfill: geolocate backfill --bucket B [--prefix P] [--queue-url U |
-// --stack NAME] [--table T] [--dry-run].
+// --stack NAME] [--table T] [--dry-run [--count-reuse]].
 //
 // It sends existing objects through the pipeline as the notifications S3
 // would have sent for them. It is idempotent: the predictor claims each
@@ -41,7 +42,9 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 		dryRun   = fs.Bool("dry-run", false, "list what would be sent, send nothing")
 		requeue  = fs.Bool("requeue-unknown", false, "also send objects recorded as failed/"+ledger.ErrorCodeOutcomeUnknown+
 			" (their answer was lost after the upload; the service may have charged once already)")
-		loc stackLocator
+		countReuse = fs.Bool("count-reuse", false, "with --dry-run: read every object that would be sent to count those whose answer would be reused (same bytes) and the credits saved")
+		meta       = uploadMetadataFlag(fs, predictor.UploadMetadataStrip, " (for --count-reuse: the stack's uploadMetadata)")
+		loc        stackLocator
 	)
 	loc.register(fs, true)
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -74,6 +77,16 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 		return errors.New("--requeue-unknown needs the results table (--table or --stack)")
 	}
 	b := &backfill{c: c, clients: clients, store: store, bucket: *bucket, queueURL: *queueURL, dryRun: *dryRun, requeueUnknown: *requeue}
+	if *countReuse {
+		mode, err := checkUploadMetadata(*meta, false)
+		if err != nil {
+			return err
+		}
+		if !*dryRun {
+			return usageError{errors.New("--count-reuse goes with --dry-run")}
+		}
+		b.reuse = &reuseCount{uploadMetadata: mode, seen: map[string]int{}}
+	}
 	err = b.run(ctx, *prefix)
 	verb := "sent"
 	if *dryRun {
@@ -84,6 +97,9 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 		reopened = fmt.Sprintf(" (%d reopened)", b.reopened)
 	}
 	fmt.Fprintf(c.stderr, "backfill: %d listed, %s %d%s, %d already processed\n", b.listed, verb, b.sent, reopened, b.skipped)
+	if b.reuse != nil && err == nil {
+		fmt.Fprint(c.stderr, b.reuse.summary())
+	}
 	return err
 }
 
@@ -96,6 +112,8 @@ type backfill struct {
 	dryRun   bool
 	// requeueUnknown reopens outcome_unknown records so they are called again.
 	requeueUnknown bool
+	// reuse counts reused answers ahead (--count-reuse); nil otherwise.
+	reuse *reuseCount
 
 	pending                         []sqstypes.SendMessageBatchRequestEntry
 	listed, sent, skipped, reopened int
@@ -152,6 +170,11 @@ func (b *backfill) add(ctx context.Context, key, versionID, etag *string, size *
 				b.skipped++
 				return nil
 			}
+		}
+	}
+	if b.reuse != nil {
+		if err := b.reuse.count(ctx, b.clients.objects, b.store, obj); err != nil {
+			return err
 		}
 	}
 	body, err := s3event.Body(obj)

@@ -167,6 +167,10 @@ type resultRow struct {
 	Fallback   bool      `json:"fallback,omitempty"`
 	UpdatedAt  time.Time `json:"updated_at,omitzero"`
 
+	// ReusedFrom names the object whose paid answer this one copies (same
+	// photo and request: no call, 0 credits).
+	ReusedFrom string `json:"reused_from,omitempty"`
+
 	Source        string   `json:"source,omitempty"` // "service" or "exif" (recorded from EXIF, no call)
 	ExifLatitude  *float64 `json:"exif_latitude,omitempty"`
 	ExifLongitude *float64 `json:"exif_longitude,omitempty"`
@@ -218,6 +222,7 @@ func rowFromRecord(r *ledger.Record) resultRow {
 		ModelID:    r.ModelID,
 		Fallback:   r.Fallback,
 		UpdatedAt:  r.UpdatedAt,
+		ReusedFrom: r.ReusedFrom,
 
 		Source:        r.Source,
 		ExifLatitude:  r.ExifLatitude,
@@ -292,14 +297,14 @@ func rowError(r resultRow) string {
 // writeResultsTable prints rows as an aligned table.
 func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	header := "OBJECT\tSTATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS\tERROR VS EXIF"
+	header := "OBJECT\tSTATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS\tREUSED FROM\tERROR VS EXIF"
 	if withTime {
 		header = "UPDATED\t" + header
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s",
-			r.Key, rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits, rowError(r))
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s",
+			r.Key, rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits, dash(r.ReusedFrom), rowError(r))
 		if withTime {
 			line = r.UpdatedAt.UTC().Format("2006-01-02 15:04:05") + "\t" + line
 		}

@@ -22,4 +22,7 @@ const (
 	attrErrorMessage = "error_message"
 	attrCreatedAt    = "created_at"
 	attrSlotAt       = "slot_at"
+	attrContentSHA   = "content_sha256"
+	attrContentReq   = "content_request"
+	attrReusedFrom   = "reused_from"
 )

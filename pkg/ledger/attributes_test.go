@@ -15,6 +15,7 @@ func TestAttributeNamesMatchRecordTags(t *testing.T) {
 		attrOwner: "Owner", attrLeaseUntil: "LeaseUntil", attrRetryable: "Retryable",
 		attrDeadLetter: "DeadLetter", attrAttempts: "Attempts", attrErrorCode: "ErrorCode",
 		attrErrorMessage: "ErrorMessage", attrCreatedAt: "CreatedAt", attrSlotAt: "SlotAt",
+		attrContentSHA: "ContentSHA256", attrContentReq: "ContentRequest", attrReusedFrom: "ReusedFrom",
 	}
 	rt := reflect.TypeFor[Record]()
 	for attr, name := range fields {

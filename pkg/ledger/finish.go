@@ -387,6 +387,7 @@ func (s *Store) RejectClaimed(ctx context.Context, claim *Claim, reason, detail 
 	if info.ContentType != "" {
 		update = update.Set(expression.Name(attrContentType), expression.Value(info.ContentType))
 	}
+	update = setContent(update, info)
 	_, err := s.update(ctx, ref, cond, update)
 	if item, failed := conditionFailed(err); failed {
 		current, err := s.existing(ctx, ref, item)

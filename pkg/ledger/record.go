@@ -189,6 +189,15 @@ type Record struct {
 	// could have read the answer off the file.
 	PositionSent bool `dynamodbav:"position_sent,omitempty"`
 
+	// ContentSHA256 and ContentRequest are the content identity of what
+	// the service was asked (ContentRef): set on an answer that can be
+	// reused for another object with the same content and request. An
+	// answer copied from another object names it in ReusedFrom
+	// (ObjectRef.String) and charged no credits.
+	ContentSHA256  string `dynamodbav:"content_sha256,omitempty"`
+	ContentRequest string `dynamodbav:"content_request,omitempty"`
+	ReusedFrom     string `dynamodbav:"reused_from,omitempty"`
+
 	// ErrorCode and ErrorMessage explain a failed record, or the reason and
 	// detail of a rejected one.
 	ErrorCode    string `dynamodbav:"error_code,omitempty"`

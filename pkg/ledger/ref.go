@@ -18,6 +18,11 @@ type ObjectRef struct {
 type ObjectInfo struct {
 	Size        int64
 	ContentType string
+	// Content, on RejectClaimed, marks the rejection as the service's
+	// verdict on that content, reusable for its copies (ClaimContent);
+	// ReusedFrom says the rejection was copied from another object's.
+	Content    *ContentRef
+	ReusedFrom string
 }
 
 // PartitionKey is the record's pk: "OBJ#<bucket>#<key>".

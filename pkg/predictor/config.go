@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
@@ -90,6 +91,12 @@ type Config struct {
 	// UploadMetadata says what of a photo's metadata reaches the service:
 	// UploadMetadataStrip or UploadMetadataKeep.
 	UploadMetadata string
+	// ReuseResults says whether an answer is reused for every object with
+	// the same content and request: ReuseContent or ReuseOff.
+	ReuseResults string
+	// ReuseMaxAge is the oldest answer reused; ledger.NoMaxAge (0, the
+	// default) reuses an answer whatever its age.
+	ReuseMaxAge ledger.MaxAge
 }
 
 // DefaultMemoryMB is the stack's default predictor memory (cdk.json
@@ -216,6 +223,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			int(DefaultMaxServerDelay/time.Second), 1, int(MaxMaxServerDelay/time.Second))) * time.Second,
 		MemoryMB:       p.IntRange(envvars.FunctionMemorySize, DefaultMemoryMB, 128, 10240),
 		UploadMetadata: p.OneOf(envvars.UploadMetadata, UploadMetadataStrip, UploadMetadataStrip, UploadMetadataKeep),
+		ReuseResults:   p.OneOf(envvars.ReuseResults, ReuseContent, ReuseContent, ReuseOff),
+		ReuseMaxAge:    ledger.MaxAge(time.Duration(p.IntRange(envvars.ReuseMaxAgeDays, 0, 0, 36500)) * 24 * time.Hour),
 	}
 	checkRules(p, c)
 	if err := p.Err(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
@@ -34,7 +35,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		MetricNamespace: metricnames.DefaultNamespace, PipelineName: "local", LogLevel: "info",
 		MaxImageBytes: 10_000_000, FinishReserve: DefaultFinishReserve,
 		ExifGPS: ExifGPSPredict, Oversize: OversizeDownscale, DownscaleMaxSide: 4096, MemoryMB: DefaultMemoryMB,
-		UploadMetadata: UploadMetadataStrip, MaxServerDelay: 5 * time.Minute,
+		UploadMetadata: UploadMetadataStrip, MaxServerDelay: 5 * time.Minute, ReuseResults: ReuseContent,
 	}
 	if c != want {
 		t.Errorf("config = %+v\nwant     %+v", c, want)
@@ -58,6 +59,7 @@ func TestLoadConfigAllSet(t *testing.T) {
 		envvars.Pacing: "Instance", envvars.ExifGPS: "Skip", envvars.Oversize: "reject", envvars.DownscaleMaxSide: "2048",
 		envvars.MaxServerDelay: "90",
 		envvars.UploadMetadata: "Keep", envvars.APIKeyHeader: "X-Geo-Api-Key",
+		envvars.ReuseResults: "Off", envvars.ReuseMaxAgeDays: "30",
 	} {
 		env[k] = v
 	}
@@ -71,7 +73,8 @@ func TestLoadConfigAllSet(t *testing.T) {
 		c.PipelineName != "prod" || c.LogLevel != "debug" || c.MaxImageBytes != 10<<20 ||
 		c.MaxReceiveCount != 5 || c.FinishReserve != 20*time.Second || c.Pacing != PacingInstance ||
 		c.ExifGPS != ExifGPSSkip || c.Oversize != OversizeReject || c.DownscaleMaxSide != 2048 ||
-		c.MaxServerDelay != 90*time.Second || c.UploadMetadata != UploadMetadataKeep || c.KeyHeader != "X-Geo-Api-Key" {
+		c.MaxServerDelay != 90*time.Second || c.UploadMetadata != UploadMetadataKeep || c.KeyHeader != "X-Geo-Api-Key" ||
+		c.ReuseResults != ReuseOff || c.ReuseMaxAge != ledger.MaxAge(30*24*time.Hour) {
 		t.Errorf("config = %+v", c)
 	}
 	if c.PerInstanceRate() != 30 || c.ExpectedCost() != 3 {
@@ -111,6 +114,8 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		{"server delay cap zero", envvars.MaxServerDelay, "0"},
 		{"server delay cap beyond SQS's 12 hours", envvars.MaxServerDelay, "43201"},
 		{"unknown upload metadata mode", envvars.UploadMetadata, "ignore"},
+		{"unknown reuse mode", envvars.ReuseResults, "object"},
+		{"negative reuse age", envvars.ReuseMaxAgeDays, "-1"},
 		{"key header with a space", envvars.APIKeyHeader, "X Service Key"},
 		{"key header reserved", envvars.APIKeyHeader, "Authorization"},
 	}

@@ -37,6 +37,8 @@ type Ledger interface {
 	Release(ctx context.Context, claim *ledger.Claim, code, detail string, slot time.Time) error
 	ReleaseCredits(ctx context.Context, day string, credits int) error
 	RecordOverspend(ctx context.Context, day string, credits int) error
+	ClaimContent(ctx context.Context, c ledger.ContentRef, ref ledger.ObjectRef, lease time.Duration, maxAge ledger.MaxAge) (*ledger.ContentClaim, ledger.ContentOutcome, error)
+	EndContent(ctx context.Context, claim *ledger.ContentClaim) error
 }
 
 // Service is the paid geolocation service (*geoapi.Client).

@@ -17,20 +17,29 @@ import (
 )
 
 // TestRequestsPerImage pins what one delivery costs in S3 and DynamoDB
-// requests: the claim decides duplicates without a ledger read, and one
-// unranged GET both sniffs the format and streams the upload.
+// requests: the claim decides duplicates without a ledger read. With
+// reuseResults=off one unranged GET both sniffs the format and streams the
+// upload; with content (the default) that GET is read to its end for the
+// digest, the upload opens the object again, and the content is claimed
+// and ended with two more writes.
 func TestRequestsPerImage(t *testing.T) {
 	tests := []struct {
-		name    string
-		body    func(t *testing.T) []byte
-		twice   bool // deliver the message a second time
-		want    map[string]int
-		status  string
-		calls   int
-		outcome string
+		name     string
+		body     func(t *testing.T) []byte
+		twice    bool // deliver the message a second time
+		reuseOff bool
+		want     map[string]int
+		status   string
+		calls    int
+		outcome  string
 	}{
 		{
 			name: "image", body: func(t *testing.T) []byte { return testJPEG(t, 70) },
+			want:   map[string]int{"s3.GetObject": 2, "dynamodb.UpdateItem": 3, "dynamodb.PutItem": 1},
+			status: ledger.StatusSucceeded, calls: 1,
+		},
+		{
+			name: "image, reuse off", body: func(t *testing.T) []byte { return testJPEG(t, 73) }, reuseOff: true,
 			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 1, "dynamodb.PutItem": 1},
 			status: ledger.StatusSucceeded, calls: 1,
 		},
@@ -42,13 +51,17 @@ func TestRequestsPerImage(t *testing.T) {
 		{
 			name: "redelivered image", body: func(t *testing.T) []byte { return testJPEG(t, 71) }, twice: true,
 			// The second delivery costs one refused claim and nothing else.
-			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 2, "dynamodb.PutItem": 1},
+			want:   map[string]int{"s3.GetObject": 2, "dynamodb.UpdateItem": 4, "dynamodb.PutItem": 1},
 			status: ledger.StatusSucceeded, calls: 1,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newTestEnv(t, nil)
+			e := newTestEnv(t, func(c *Config) {
+				if tt.reuseOff {
+					c.ReuseResults = ReuseOff
+				}
+			})
 			u := e.put("req/"+tt.name, tt.body(t))
 			deliveries := 1
 			if tt.twice {
@@ -93,9 +106,10 @@ func mapsEqual(a, b map[string]int) bool {
 
 // TestRetriedAttemptReopensTheObject: the first HTTP attempt uploads the
 // stream opened for sniffing, a retry opens the object again, and every
-// attempt sends the whole image.
+// attempt sends the whole image (reuseResults=off: with content, the
+// sniffing stream is read for the digest and every attempt opens its own).
 func TestRetriedAttemptReopensTheObject(t *testing.T) {
-	e := newTestEnv(t, nil)
+	e := newTestEnv(t, reuseOff)
 	img := testJPEG(t, 72)
 	u := e.put("retried.jpg", img)
 	// 500s: free (the service's own error), so the client retries them.

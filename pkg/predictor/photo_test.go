@@ -29,7 +29,7 @@ func withGPS(mutate func(*exiftest.GPS)) []byte {
 }
 
 func TestEXIFIsRecordedWithThePredictionAndItsError(t *testing.T) {
-	e := newTestEnv(t, nil)
+	e := newTestEnv(t, reuseOff) // one GET: the digest would read the object a second time
 	u := e.put("harbour.jpg", harbourJPEG())
 	if failed := e.invokeSQS(sqsBatch(uploadMessage("m1", u))); len(failed) != 0 {
 		t.Fatalf("retry %v", failed)

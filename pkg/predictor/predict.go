@@ -43,6 +43,14 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	if inv.knownPosition(obj) {
 		return inv.completeFromEXIF(ctx, obj, claim)
 	}
+	content, o, ok := inv.claimContent(ctx, obj, claim, &body)
+	if !ok {
+		return o
+	}
+	if content != nil {
+		// Deferred first, so it runs last: after the object's record.
+		defer inv.endContent(ctx, obj, content)
+	}
 
 	budget, o, ok := inv.reserveBudget(ctx, obj)
 	if !ok {

@@ -27,6 +27,9 @@ type object struct {
 	claim  *ledger.Claim
 	called bool
 	result *callResult
+
+	// content is the photo's content identity once hashed (reuse.go).
+	content *ledger.ContentRef
 }
 
 func (o *object) ref() ledger.ObjectRef {
@@ -34,7 +37,7 @@ func (o *object) ref() ledger.ObjectRef {
 }
 
 func (o *object) info() ledger.ObjectInfo {
-	return ledger.ObjectInfo{Size: o.Size, ContentType: o.contentType}
+	return ledger.ObjectInfo{Size: o.Size, ContentType: o.contentType, Content: o.verdictContent()}
 }
 
 // processObject takes one upload through every step, cheapest first: the

@@ -69,6 +69,9 @@ func resultRecord(obj *object, res callResult) ledger.Record {
 		rec.RawResult = string(out.Result.Raw)
 	}
 	applyPhoto(&rec, obj.photo)
+	if c := obj.content; c != nil {
+		rec.ContentSHA256, rec.ContentRequest = c.SHA256, c.Request
+	}
 	return rec
 }
 
@@ -92,5 +95,6 @@ func (inv *invocation) logRecorded(obj *object, status string, rec *ledger.Recor
 		"source", rec.Source,
 		"error_km", rec.ErrorKm,
 		"downscaled", rec.Downscaled,
+		"reused_from", rec.ReusedFrom,
 	)
 }

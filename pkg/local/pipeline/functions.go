@@ -29,6 +29,7 @@ var passThrough = []string{
 	envvars.TopN, envvars.ModelID, envvars.ModelFallback, envvars.RatePerMinute, envvars.Pacing,
 	envvars.DailyBudget, envvars.RecordTTLDays, envvars.CreditsPath, envvars.LogLevel,
 	envvars.ExifGPS, envvars.Oversize, envvars.DownscaleMaxSide, envvars.UploadMetadata, envvars.APIKeyHeader,
+	envvars.ReuseResults, envvars.ReuseMaxAgeDays,
 	// The function memory Lambda would report, which sizes the downscale's
 	// memory budget; unset, the stack's default.
 	envvars.FunctionMemorySize,

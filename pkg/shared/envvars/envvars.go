@@ -26,6 +26,8 @@ const (
 	Oversize         = "GEO_OVERSIZE"            // "downscale" (default): JPEG/PNG/WebP over MAX_IMAGE_BYTES re-encoded under it; "reject": rejected as too_large
 	DownscaleMaxSide = "GEO_DOWNSCALE_MAX_SIDE"  // longest side in pixels of a downscaled photo; default 4096
 	UploadMetadata   = "GEO_UPLOAD_METADATA"     // "strip" (default): the photo's metadata is blanked before upload; "keep": sent as stored
+	ReuseResults     = "GEO_REUSE_RESULTS"       // "content" (default): an answer is reused for objects with the same content and request; "off": paid per object version
+	ReuseMaxAgeDays  = "GEO_REUSE_MAX_AGE_DAYS"  // oldest answer reused, in days; 0 or unset: no limit
 	CreditsPath      = "GEO_CREDITS_PATH"        // monitor: optional JSON path of "remaining credits"
 	HistoryTTLDays   = "HISTORY_TTL_DAYS"        // monitor: how long credit readings are kept
 	MapMaxRecords    = "MAP_MAX_RECORDS"         // map widget: most records read per drawing, newest first; default 10,000

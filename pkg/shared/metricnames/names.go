@@ -43,6 +43,11 @@ const (
 	PredictionsWithin = "PredictionsWithin"
 	ImagesFromEXIF    = "ImagesFromEXIF"   // Count of photos recorded from their EXIF position without a call (exifGps=skip)
 	ImagesDownscaled  = "ImagesDownscaled" // Count of photos over the size limit sent downscaled
+	// ImagesReused counts objects recorded with the answer paid for by
+	// another object with the same content and request, without a call;
+	// CreditsSaved adds the credits those answers cost their payer.
+	ImagesReused = "ImagesReused" // Count
+	CreditsSaved = "CreditsSaved" // Count
 )
 
 // Monitor metrics.

@@ -36,6 +36,7 @@ type Detail struct {
 	RecordedAt     string      `json:"recorded_at"`
 	ModelID        string      `json:"model_id"`
 	CreditsCharged string      `json:"credits_charged"`
+	ReusedFrom     string      `json:"reused_from"`
 	PositionSource string      `json:"position_source"`
 	Place          DetailPlace `json:"place"`
 	Exif           DetailExif  `json:"exif"`
@@ -105,7 +106,8 @@ func BuildDetail(eventID string, img map[string]events.DynamoDBAttributeValue) D
 		Reason:         str(img, "error_code"),
 		RecordedAt:     str(img, "updated_at"),
 		ModelID:        str(img, "model_id"),
-		CreditsCharged: num(img, "credits_consumed"),
+		CreditsCharged: creditsCharged(img),
+		ReusedFrom:     str(img, "reused_from"),
 		PositionSource: str(img, "source"),
 		Place: DetailPlace{
 			Name:        str(img, "place"),
@@ -122,6 +124,16 @@ func BuildDetail(eventID string, img map[string]events.DynamoDBAttributeValue) D
 			PositionSent: boolean(img, "position_sent"),
 		},
 	}
+}
+
+// creditsCharged is the record's credits; a copy that reused another
+// object's answer paid nothing, which its record says by naming the payer
+// (credits_consumed is then absent): "0", an exact value, not "absent".
+func creditsCharged(img map[string]events.DynamoDBAttributeValue) string {
+	if c := num(img, "credits_consumed"); c != "" || str(img, "reused_from") == "" {
+		return c
+	}
+	return "0"
 }
 
 // str, num and boolean read an attribute of one type; absent, or of

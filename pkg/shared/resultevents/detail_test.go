@@ -52,3 +52,25 @@ func TestEnrich(t *testing.T) {
 		t.Errorf("the EXIF position is published: %s", raw)
 	}
 }
+
+// A copy that reused another object's answer names its payer and was
+// charged "0" (its record holds no credits_consumed); a record that paid
+// shows its own credits, and one that names no payer and holds no credits
+// says "" (nothing charged, or not known).
+func TestDetailOfAReusedAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		img        map[string]events.DynamoDBAttributeValue
+		credits    string
+		reusedFrom string
+	}{
+		{"copy", map[string]events.DynamoDBAttributeValue{"reused_from": events.NewStringAttribute("s3://b/a.jpg (v1)")}, "0", "s3://b/a.jpg (v1)"},
+		{"payer", map[string]events.DynamoDBAttributeValue{"credits_consumed": events.NewNumberAttribute("2")}, "2", ""},
+		{"unknown", map[string]events.DynamoDBAttributeValue{}, "", ""},
+	} {
+		d := BuildDetail("e", c.img)
+		if d.CreditsCharged != c.credits || d.ReusedFrom != c.reusedFrom {
+			t.Errorf("%s: credits_charged %q reused_from %q, want %q %q", c.name, d.CreditsCharged, d.ReusedFrom, c.credits, c.reusedFrom)
+		}
+	}
+}
