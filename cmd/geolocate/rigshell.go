@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // Variables of local --serve's export line that the AWS commands read.
@@ -28,12 +28,12 @@ const rigProbeTimeout = 2 * time.Second
 // raw "connection refused"); the other AWS commands need AWS itself,
 // where the fake credentials can only fail, once per call.
 func (c *cli) checkRigShell(ctx context.Context) error {
-	if c.cmd.needs != needsAWS || c.getenv(envAccessKeyID) != pipeline.RigAccessKeyID {
+	if c.cmd.needs != needsAWS || c.getenv(envAccessKeyID) != envvars.LocalRigAccessKeyID {
 		return nil
 	}
 	if c.name != "results" {
 		return fmt.Errorf("this shell holds the local rig's environment (the export line of geolocate local --serve: %s=%s, S3 and DynamoDB on 127.0.0.1), and %s needs a deployed stack on AWS: run it in a new shell, with your AWS credentials",
-			envAccessKeyID, pipeline.RigAccessKeyID, c.name)
+			envAccessKeyID, envvars.LocalRigAccessKeyID, c.name)
 	}
 	endpoint := c.getenv(envDynamoDBEndpoint)
 	u, err := url.Parse(endpoint)

@@ -72,8 +72,9 @@ func Serve(ctx context.Context, opts Options) error {
 
 // RigAccessKeyID is the fake AWS access key id of Serve's export line: a
 // shell that holds it holds the local rig's environment, which the CLI's
-// AWS commands recognise and say.
-const RigAccessKeyID = "local"
+// AWS commands recognise and say (through envvars, as they never import
+// the rig).
+const RigAccessKeyID = envvars.LocalRigAccessKeyID
 
 // exportLine renders env as one shell export command, in name order.
 func exportLine(env map[string]string) string {
