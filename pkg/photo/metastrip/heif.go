@@ -18,7 +18,8 @@ import (
 // are made of (heifitems.go) is blanked in place: the Exif item keeps its
 // length and holds a zero TIFF-header offset and the minimal EXIF block,
 // the XMP item an empty packet, the others (mime and URI items such as C2PA
-// manifests, thumbnails, hidden jpeg previews) become zeros. No byte moves,
+// manifests, thumbnails, hidden jpeg previews) become zeros, and so does
+// every byte of mdat and idat no kept item's extent covers. No byte moves,
 // so every iloc offset of the image items stays valid. XML boxes in meta,
 // unknown boxes (uuid ones included) and item properties a decoder does
 // not need become "free" boxes of zeros, which every reader skips.
@@ -45,8 +46,9 @@ var (
 )
 
 // heifPadding reports the box types that are padding, which every reader
-// skips: their payload is zeroed, so a blanked box stays blank.
-func heifPadding(typ string) bool { return typ == "free" || typ == "skip" }
+// skips: their payload is zeroed, so a blanked box stays blank. A wide box
+// (QuickTime's placeholder for a 64-bit mdat size) has no contents.
+func heifPadding(typ string) bool { return typ == "free" || typ == "skip" || typ == "wide" }
 
 // span is a range of the file to blank: an item's extent.
 type span struct {
@@ -207,6 +209,10 @@ func (h *heifStepper) nextBox(r *Reader, at int64) error {
 		// libheif reads the first meta box, exiftool every one: a second
 		// one's items would be read by some and blanked by none.
 		return r.problem("HEIF file with a second meta box")
+	case "ftyp":
+		// The file type comes first, once (ISO/IEC 14496-12 4.3): a second
+		// one's brands would be sent unread.
+		return r.problem("HEIF file with a second ftyp box")
 	}
 	h.boxEnd, h.inMdat = at+size, typ == "mdat"
 	if size > math.MaxInt64-at {

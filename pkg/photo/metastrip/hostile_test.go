@@ -242,6 +242,12 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		b.tail = isoBox("mdat", exifAPP1())
 		return b.bytes()
 	})
+	add("heic-wide-box-with-a-payload", false, heic, func() []byte {
+		return cat(heic, isoBox("wide", []byte(ownerName+ownerSerial)))
+	})
+	add("heic-second-ftyp", true, nil, func() []byte {
+		return cat(heic, isoBox("ftyp", []byte("heic"), u32(0), []byte(ownerName+ownerSerial)))
+	})
 	// The strings of infe after the item's name: a mime item's content
 	// type and encoding, a URI item's type, and bytes after them.
 	add("heic-infe-strings-and-bytes-after-them", false, heic, func() []byte {
