@@ -76,8 +76,8 @@ func (b *heicBuild) index(typ string) int {
 	return i
 }
 
-// itemOfType returns the ID of the sample's only item of type typ.
-func (b *heicBuild) itemOfType(typ string) uint32 {
+// itemsOfType returns the IDs of the sample's items of type typ.
+func (b *heicBuild) itemsOfType(typ string) []uint32 {
 	iinf := slices.Clone(b.children[b.index("iinf")])
 	x := &heifItems{byID: map[uint32]*heifItem{}}
 	if err := x.readIinf(iinf[8:]); err != nil {
@@ -89,10 +89,10 @@ func (b *heicBuild) itemOfType(typ string) uint32 {
 			ids = append(ids, id)
 		}
 	}
-	if len(ids) != 1 {
-		b.t.Fatalf("sample has %d %s items", len(ids), typ)
+	if len(ids) == 0 {
+		b.t.Fatalf("sample has no %s item", typ)
 	}
-	return ids[0]
+	return ids
 }
 
 // insertAfter puts box after meta's first child of type typ.

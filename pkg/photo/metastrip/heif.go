@@ -403,6 +403,16 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 	}
 	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
 	kept = mergeSpans(kept)
+	for _, s := range spans {
+		// Bytes of an item to blank inside an image item's extent would
+		// be sent as the image's, or blanked with the picture: a mutation
+		// run made every iloc length 0 (to the end of the file), and the
+		// first tile's extent carried the Exif item's serial.
+		i := sort.Search(len(kept), func(i int) bool { return kept[i].end > s.start })
+		if i < len(kept) && kept[i].start < s.end {
+			return fmt.Errorf("HEIF %s item data at byte %d overlaps an image item's", s.kind, s.start)
+		}
+	}
 	// Overlapping ranges are merged into zeros: a file that points two
 	// items at the same bytes gets no minimal block in them.
 	var merged []span

@@ -219,15 +219,27 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 	// item's iloc offset moved to a copy of it (its old bytes stay behind,
 	// unreferenced, where a byte scan finds the serial), bytes after idat's
 	// last item, and an mdat box no item points into.
-	add("heic-exif-moved-old-bytes-orphaned", false, heic, func() []byte {
-		b := splitHEIC(t, heic)
-		it := b.items.byID[b.itemOfType("Exif")]
+	moveExif := func(b *heicBuild) {
+		it := b.items.byID[b.itemsOfType("Exif")[0]]
 		e := it.extents[0]
 		if len(it.extents) != 1 || !bytes.Contains(heic[e.offset:e.offset+e.length], []byte(ownerSerial)) {
 			t.Fatal("sample's Exif item is not one extent holding the serial")
 		}
 		it.extents[0].offset = extraAt + int64(len(b.extra))
 		b.extra = append(b.extra, heic[e.offset:e.offset+e.length]...)
+	}
+	add("heic-exif-moved-old-bytes-orphaned", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		moveExif(b)
+		return b.bytes()
+	})
+	// The same with the first image item's length 0 (to the end of the
+	// file), as a mutation run made it: its extent covers the old Exif
+	// bytes and the moved ones.
+	add("heic-image-extent-covers-the-exif-item", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		moveExif(b)
+		b.items.byID[b.itemsOfType("hvc1")[0]].extents[0].length = 0
 		return b.bytes()
 	})
 	add("heic-idat-bytes-after-its-items", false, heic, func() []byte {
