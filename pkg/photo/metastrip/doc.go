@@ -9,7 +9,8 @@
 // and every ancillary chunk that does not change how the picture looks
 // (iCCP is rewritten with a bounded inflate); WebP EXIF, XMP and unknown
 // chunks; HEIF/HEIC/AVIF every item that is not the primary image's pixels
-// (Exif, XMP, mime and URI items, thumbnails, hidden previews), descriptive
+// (Exif, XMP, mime and URI items, thumbnails, hidden previews), the mdat and
+// idat bytes no kept item covers, infe strings past a known value, descriptive
 // item properties, XML boxes and unknown boxes. GIF and TIFF are refused
 // (ErrUnsupported): their metadata cannot be removed without rewriting the
 // file. BMP carries none and passes unchanged.

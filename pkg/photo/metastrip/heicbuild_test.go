@@ -76,6 +76,25 @@ func (b *heicBuild) index(typ string) int {
 	return i
 }
 
+// itemsOfType returns the IDs of the sample's items of type typ.
+func (b *heicBuild) itemsOfType(typ string) []uint32 {
+	iinf := slices.Clone(b.children[b.index("iinf")])
+	x := &heifItems{byID: map[uint32]*heifItem{}}
+	if err := x.readIinf(iinf[8:]); err != nil {
+		b.t.Fatal(err)
+	}
+	var ids []uint32
+	for _, id := range x.ids() {
+		if x.byID[id].typ == typ {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		b.t.Fatalf("sample has no %s item", typ)
+	}
+	return ids
+}
+
 // insertAfter puts box after meta's first child of type typ.
 func (b *heicBuild) insertAfter(typ string, box []byte) {
 	i := b.index(typ)

@@ -2,11 +2,13 @@ package metastrip
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -16,7 +18,8 @@ import (
 // are made of (heifitems.go) is blanked in place: the Exif item keeps its
 // length and holds a zero TIFF-header offset and the minimal EXIF block,
 // the XMP item an empty packet, the others (mime and URI items such as C2PA
-// manifests, thumbnails, hidden jpeg previews) become zeros. No byte moves,
+// manifests, thumbnails, hidden jpeg previews) become zeros, and so does
+// every byte of mdat and idat no kept item's extent covers. No byte moves,
 // so every iloc offset of the image items stays valid. XML boxes in meta,
 // unknown boxes (uuid ones included) and item properties a decoder does
 // not need become "free" boxes of zeros, which every reader skips.
@@ -43,8 +46,9 @@ var (
 )
 
 // heifPadding reports the box types that are padding, which every reader
-// skips: their payload is zeroed, so a blanked box stays blank.
-func heifPadding(typ string) bool { return typ == "free" || typ == "skip" }
+// skips: their payload is zeroed, so a blanked box stays blank. A wide box
+// (QuickTime's placeholder for a 64-bit mdat size) has no contents.
+func heifPadding(typ string) bool { return typ == "free" || typ == "skip" || typ == "wide" }
 
 // span is a range of the file to blank: an item's extent.
 type span struct {
@@ -58,7 +62,13 @@ type heifStepper struct {
 	partial bool // Check's input is the head of a longer file
 	body    bool // the header has been held, edited and queued
 	spans   []span
-	boxEnd  int64 // end of the top-level box being passed; 0 between boxes
+	// kept are the extents of the kept items beyond the held header,
+	// sorted and merged: in an mdat box only they are copied, every other
+	// byte is zeroed (an Exif item's old bytes, left behind when its iloc
+	// offset was moved, are no item's and would be sent unread).
+	kept   []span
+	boxEnd int64 // end of the top-level box being passed; 0 between boxes
+	inMdat bool  // the top-level box being passed is an mdat
 }
 
 func (h *heifStepper) step(r *Reader) error {
@@ -75,17 +85,11 @@ func (h *heifStepper) step(r *Reader) error {
 		h.spans = h.spans[1:]
 	}
 	if len(h.spans) == 0 || h.spans[0].start >= h.boxEnd {
-		if h.boxEnd == math.MaxInt64 {
-			r.copyRest()
-			return io.EOF
-		}
-		r.copyN(h.boxEnd - at)
-		return nil
+		return h.pass(r, at, h.boxEnd)
 	}
 	sp := h.spans[0]
 	if sp.start > at {
-		r.copyN(sp.start - at)
-		return nil
+		return h.pass(r, at, sp.start)
 	}
 	end := min(sp.end, h.boxEnd)
 	if end == math.MaxInt64 {
@@ -113,6 +117,44 @@ func (h *heifStepper) step(r *Reader) error {
 		n -= int64(len(emptyXMP))
 	}
 	r.fill(n, spanFill(sp.kind), sp.kind)
+	return nil
+}
+
+// pass queues the bytes from at to end (math.MaxInt64: the file's end),
+// which no item to blank covers: as they are, or in an mdat box, the next
+// run of them as a kept item's extent covers it or not (zeroed).
+func (h *heifStepper) pass(r *Reader, at, end int64) error {
+	if h.inMdat {
+		for len(h.kept) > 0 && h.kept[0].end <= at {
+			h.kept = h.kept[1:]
+		}
+		switch {
+		case len(h.kept) == 0 || h.kept[0].start >= end:
+		case h.kept[0].start > at:
+			end = h.kept[0].start
+		default:
+			end = min(end, h.kept[0].end)
+			return passCopy(r, at, end)
+		}
+		r.removed(KindOther, 0)
+		if end == math.MaxInt64 {
+			r.fillRest(0, KindOther)
+			return io.EOF
+		}
+		r.fill(end-at, 0, KindOther)
+		return nil
+	}
+	return passCopy(r, at, end)
+}
+
+// passCopy queues the bytes from at to end (math.MaxInt64: the file's
+// end) as they are.
+func passCopy(r *Reader, at, end int64) error {
+	if end == math.MaxInt64 {
+		r.copyRest()
+		return io.EOF
+	}
+	r.copyN(end - at)
 	return nil
 }
 
@@ -167,8 +209,12 @@ func (h *heifStepper) nextBox(r *Reader, at int64) error {
 		// libheif reads the first meta box, exiftool every one: a second
 		// one's items would be read by some and blanked by none.
 		return r.problem("HEIF file with a second meta box")
+	case "ftyp":
+		// The file type comes first, once (ISO/IEC 14496-12 4.3): a second
+		// one's brands would be sent unread.
+		return r.problem("HEIF file with a second ftyp box")
 	}
-	h.boxEnd = at + size
+	h.boxEnd, h.inMdat = at+size, typ == "mdat"
 	if size > math.MaxInt64-at {
 		h.boxEnd = math.MaxInt64
 	}
@@ -341,41 +387,32 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 		return err
 	}
 	idat := single["idat"]
-	var spans []span
+	var spans, kept []span
 	for _, id := range items.ids() {
 		it := items.byID[id]
+		ranges, err := it.ranges(idat)
+		if err != nil {
+			return err
+		}
 		if items.keep[id] {
+			kept = append(kept, ranges...)
 			continue
 		}
-		kind := it.kind()
-		r.removed(kind, 0)
-		for i, e := range it.extents {
-			var start, end int64
-			switch it.method {
-			case 0:
-				start, end = e.offset, e.offset+e.length
-				if e.length == 0 || end < start {
-					end = math.MaxInt64
-				}
-			case 1:
-				if idat == nil {
-					return errors.New("HEIF item in idat without an idat box")
-				}
-				start, end = int64(idat.payload)+e.offset, int64(idat.payload)+e.offset+e.length
-				if e.length == 0 || end > int64(idat.end) || end < start {
-					end = int64(idat.end)
-				}
-				if start < int64(idat.payload) || start > int64(idat.end) {
-					return errors.New("HEIF item outside idat")
-				}
-			default:
-				return fmt.Errorf("HEIF item construction method %d not supported", it.method)
-			}
-			spans = append(spans, span{start: start, end: end, kind: kind,
-				exif: kind == KindEXIF && i == 0, xmp: kind == KindXMP && i == 0})
-		}
+		r.removed(it.kind(), 0)
+		spans = append(spans, ranges...)
 	}
 	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	kept = mergeSpans(kept)
+	for _, s := range spans {
+		// Bytes of an item to blank inside an image item's extent would
+		// be sent as the image's, or blanked with the picture: a mutation
+		// run made every iloc length 0 (to the end of the file), and the
+		// first tile's extent carried the Exif item's serial.
+		i := sort.Search(len(kept), func(i int) bool { return kept[i].end > s.start })
+		if i < len(kept) && kept[i].start < s.end {
+			return fmt.Errorf("HEIF %s item data at byte %d overlaps an image item's", s.kind, s.start)
+		}
+	}
 	// Overlapping ranges are merged into zeros: a file that points two
 	// items at the same bytes gets no minimal block in them.
 	var merged []span
@@ -409,6 +446,20 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 		}
 		return false
 	}
+	// What neither a kept item nor one to blank covers in the held idat
+	// and mdat boxes is zeroed; mdat boxes beyond get the same as they pass.
+	covered := mergeSpans(append(slices.Clone(kept), merged...))
+	for _, d := range data {
+		for _, g := range gaps(covered, int64(d.payload), int64(d.end)) {
+			clear(buf[g.start:g.end])
+			r.removed(KindOther, g.end-g.start)
+		}
+	}
+	for _, s := range kept {
+		if s.end > held {
+			h.kept = append(h.kept, span{start: max(s.start, held), end: s.end})
+		}
+	}
 	for _, s := range merged {
 		if s.start < held && !inData(s.start, min(s.end, held)) {
 			return fmt.Errorf("HEIF %s item at byte %d lies outside idat and mdat", s.kind, s.start)
@@ -440,6 +491,74 @@ func (h *heifStepper) edit(r *Reader, buf []byte, metaAt int) error {
 		h.spans = append(h.spans, s)
 	}
 	return nil
+}
+
+// ranges returns where the item's bytes are in the file, idat being the
+// held idat box (construction method 1), each range of the item's kind and
+// its first one marked for the Exif block or the XMP packet.
+func (it *heifItem) ranges(idat *box) ([]span, error) {
+	kind := it.kind()
+	out := make([]span, 0, len(it.extents))
+	for i, e := range it.extents {
+		var start, end int64
+		switch it.method {
+		case 0:
+			start, end = e.offset, e.offset+e.length
+			if e.length == 0 || end < start {
+				end = math.MaxInt64
+			}
+		case 1:
+			if idat == nil {
+				return nil, errors.New("HEIF item in idat without an idat box")
+			}
+			start, end = int64(idat.payload)+e.offset, int64(idat.payload)+e.offset+e.length
+			if e.length == 0 || end > int64(idat.end) || end < start {
+				end = int64(idat.end)
+			}
+			if start < int64(idat.payload) || start > int64(idat.end) {
+				return nil, errors.New("HEIF item outside idat")
+			}
+		default:
+			return nil, fmt.Errorf("HEIF item construction method %d not supported", it.method)
+		}
+		out = append(out, span{start: start, end: end, kind: kind,
+			exif: kind == KindEXIF && i == 0, xmp: kind == KindXMP && i == 0})
+	}
+	return out, nil
+}
+
+// mergeSpans sorts ranges and joins those that overlap or touch, keeping
+// only where they are.
+func mergeSpans(ranges []span) []span {
+	slices.SortFunc(ranges, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	var out []span
+	for _, s := range ranges {
+		if n := len(out); n > 0 && s.start <= out[n-1].end {
+			out[n-1].end = max(out[n-1].end, s.end)
+			continue
+		}
+		out = append(out, span{start: s.start, end: s.end})
+	}
+	return out
+}
+
+// gaps returns the parts of [from, to) that no range of covered (sorted,
+// merged) covers.
+func gaps(covered []span, from, to int64) []span {
+	var out []span
+	for _, c := range covered {
+		if c.end <= from || c.start >= to {
+			continue
+		}
+		if c.start > from {
+			out = append(out, span{start: from, end: c.start})
+		}
+		from = max(from, c.end)
+	}
+	if from < to {
+		out = append(out, span{start: from, end: to})
+	}
+	return out
 }
 
 // heifHdlrName is where hdlr's name starts in its payload: version and

@@ -29,6 +29,12 @@ var heifCodedTypes = map[string]bool{
 	"vvc1": true, "evc1": true, "unci": true, "grid": true, "iden": true, "iovl": true, "tmap": true, "mski": true,
 }
 
+// heifContentTypes are the content types of mime items kept in their infe
+// entries: those readers act on (exiftool and libheif read an
+// application/rdf+xml item as XMP). Any other is free text and becomes
+// spaces.
+var heifContentTypes = map[string]bool{"application/rdf+xml": true}
+
 type heifItem struct {
 	typ         string // item_type of infe versions 2 and 3; "" for 0 and 1, or an item iinf does not list
 	contentType string // of a mime item, or an infe version 0 or 1
@@ -178,19 +184,37 @@ func (x *heifItems) readIinf(b []byte) error {
 		if v >= 2 {
 			it.typ = string(e.take(4))
 		}
-		name := e.pos
-		e.str()
-		if v < 2 || it.typ == "mime" {
-			it.contentType = e.str()
-		}
 		if e.bad {
 			return errors.New("HEIF infe box too short")
 		}
-		// The item's name is free text no reader needs: spaces keep the
-		// strings after it where they were.
-		for i := c.payload + name; i < c.end && b[i] != 0; i++ {
-			b[i] = ' '
+		// The strings are free text: the item's name, which no reader
+		// needs, a content type other than those readers act on, the
+		// content encoding and the URI type become spaces, which keep
+		// each string's NUL where the parsers look for it. Whatever follows
+		// them (an infe version 1 extension, such as fdel's file location
+		// and digest, or bytes no syntax accounts for) becomes zeros.
+		blank := func(from int) {
+			for i := c.payload + from; i < c.end && b[i] != 0; i++ {
+				b[i] = ' '
+			}
 		}
+		blank(e.pos)
+		e.str()
+		switch {
+		case v < 2 || it.typ == "mime":
+			at := e.pos
+			if it.contentType = e.str(); !heifContentTypes[it.contentType] {
+				blank(at)
+			}
+			if e.pos < len(e.b) { // content_encoding is optional
+				blank(e.pos)
+				e.str()
+			}
+		case it.typ == "uri ":
+			blank(e.pos)
+			e.str()
+		}
+		clear(b[c.payload+e.pos : c.end])
 		if x.byID[id] != nil {
 			return fmt.Errorf("HEIF item %d listed twice in iinf", id)
 		}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -211,6 +212,63 @@ func hostileFiles(t testing.TB, bombs bool) []hostile {
 		b.editProperties(func(props [][]byte) [][]byte {
 			return append(props, isoBox("av1C", []byte{0x81, 0, 0x0C, 0}, seqHeader, []byte{av1SequenceHeader << 3}, []byte(ownerName)))
 		})
+		return b.bytes()
+	})
+
+	// Bytes of idat and mdat that no item's extent covers: the Exif
+	// item's iloc offset moved to a copy of it (its old bytes stay behind,
+	// unreferenced, where a byte scan finds the serial), bytes after idat's
+	// last item, and an mdat box no item points into.
+	moveExif := func(b *heicBuild) {
+		it := b.items.byID[b.itemsOfType("Exif")[0]]
+		e := it.extents[0]
+		if len(it.extents) != 1 || !bytes.Contains(heic[e.offset:e.offset+e.length], []byte(ownerSerial)) {
+			t.Fatal("sample's Exif item is not one extent holding the serial")
+		}
+		it.extents[0].offset = extraAt + int64(len(b.extra))
+		b.extra = append(b.extra, heic[e.offset:e.offset+e.length]...)
+	}
+	add("heic-exif-moved-old-bytes-orphaned", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		moveExif(b)
+		return b.bytes()
+	})
+	// The same with the first image item's length 0 (to the end of the
+	// file), as a mutation run made it: its extent covers the old Exif
+	// bytes and the moved ones.
+	add("heic-image-extent-covers-the-exif-item", true, nil, func() []byte {
+		b := splitHEIC(t, heic)
+		moveExif(b)
+		b.items.byID[b.itemsOfType("hvc1")[0]].extents[0].length = 0
+		return b.bytes()
+	})
+	add("heic-idat-bytes-after-its-items", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		b.editChild("idat", func(old []byte) []byte {
+			return cat(u32(len(old)+len(ownerName+ownerSerial)), old[4:], []byte(ownerName+ownerSerial))
+		})
+		return b.bytes()
+	})
+	add("heic-mdat-no-item-points-into", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		b.tail = isoBox("mdat", exifAPP1())
+		return b.bytes()
+	})
+	add("heic-wide-box-with-a-payload", false, heic, func() []byte {
+		return cat(heic, isoBox("wide", []byte(ownerName+ownerSerial)))
+	})
+	add("heic-second-ftyp", true, nil, func() []byte {
+		return cat(heic, isoBox("ftyp", []byte("heic"), u32(0), []byte(ownerName+ownerSerial)))
+	})
+	// The strings of infe after the item's name: a mime item's content
+	// type and encoding, a URI item's type, and bytes after them.
+	add("heic-infe-strings-and-bytes-after-them", false, heic, func() []byte {
+		b := splitHEIC(t, heic)
+		b.addItem(101, isoBox("infe", []byte{2, 0, 0, 0}, u16(101), u16(0), []byte("mime\x00"),
+			[]byte("application/x-"+ownerName+"\x00"+ownerSerial+"\x00Test Phone 15")), []byte{1})
+		b.addItem(102, isoBox("infe", []byte{2, 0, 0, 0}, u16(102), u16(0), []byte("uri \x00"),
+			[]byte("urn:"+ownerName+"\x00"+ownerSerial)), []byte{2})
+		b.addItem(103, isoBox("infe", []byte{2, 0, 0, 0}, u16(103), u16(0), []byte("Exif\x00"), []byte(ownerSerial)), []byte{3})
 		return b.bytes()
 	})
 
@@ -505,5 +563,51 @@ func BenchmarkStripICCP(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestHEIFInfeStringsKeepTheirPlaces checks the other side of blanking infe
+// strings: a content type readers act on (XMP's) is kept, any other string
+// becomes spaces of its length with its NUL, so every entry still parses
+// to the same items and types.
+func TestHEIFInfeStringsKeepTheirPlaces(t *testing.T) {
+	var in []byte
+	for _, h := range hostileFiles(t, false) {
+		if h.name == "heic-infe-strings-and-bytes-after-them" {
+			in = h.in
+		}
+	}
+	out, _ := strip(t, in)
+	if len(out) != len(in) {
+		t.Fatalf("stripped file of %d bytes, want the input's %d", len(out), len(in))
+	}
+	read := func(b []byte) *heifItems {
+		t.Helper()
+		x := &heifItems{byID: map[uint32]*heifItem{}}
+		hb := splitHEIC(t, b)
+		iinf := hb.children[hb.index("iinf")]
+		if err := x.readIinf(slices.Clone(iinf)[8:]); err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	before, after := read(in), read(out)
+	xmp := 0
+	for id, it := range before.byID {
+		got := after.byID[id]
+		switch {
+		case got == nil || got.typ != it.typ:
+			t.Errorf("item %d: %+v after stripping, want type %q", id, got, it.typ)
+		case it.contentType == "application/rdf+xml":
+			xmp++
+			if got.contentType != it.contentType {
+				t.Errorf("XMP item %d has content type %q after stripping", id, got.contentType)
+			}
+		case got.contentType != strings.Repeat(" ", len(it.contentType)):
+			t.Errorf("item %d has content type %q after stripping, want %d spaces", id, got.contentType, len(it.contentType))
+		}
+	}
+	if xmp != 1 || before.byID[101].contentType == "" {
+		t.Fatalf("the built file has %d XMP items and mime item content type %q: the test would prove nothing", xmp, before.byID[101].contentType)
 	}
 }
