@@ -243,6 +243,10 @@ func localVerdict(sum *pipeline.Summary) error {
 	return nil
 }
 
+// reasonDeadLetter marks a row whose message went to the dead-letter queue
+// before any record was written: its cause is the dead letter's last failure.
+const reasonDeadLetter = "dead_letter"
+
 // localRows are the results as printed rows, in upload order.
 func localRows(sum *pipeline.Summary) []resultRow {
 	rows := make([]resultRow, 0, len(sum.Results))
@@ -256,7 +260,7 @@ func localRows(sum *pipeline.Summary) []resultRow {
 		}
 		row.Status = r.Status()
 		if r.Record == nil && r.DeadLetter != nil {
-			row.Reason = "dead_letter"
+			row.Reason = reasonDeadLetter
 			row.Detail = r.DeadLetter.LastFailure
 		}
 		rows = append(rows, row)

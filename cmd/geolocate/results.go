@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
@@ -297,14 +298,23 @@ func rowError(r resultRow) string {
 // writeResultsTable prints rows as an aligned table.
 func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	header := "OBJECT\tSTATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS\tREUSED FROM\tERROR VS EXIF"
+	header := "STATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS\tREUSED FROM\tERROR VS EXIF"
+	versions := shortVersions(rows)
+	if versions != nil {
+		header = "VERSION\t" + header
+	}
+	header = "OBJECT\t" + header
 	if withTime {
 		header = "UPDATED\t" + header
 	}
 	fmt.Fprintln(tw, header)
-	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s",
-			r.Key, rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits, dash(r.ReusedFrom), rowError(r))
+	for i, r := range rows {
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s",
+			rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits, dash(r.ReusedFrom), rowError(r))
+		if versions != nil {
+			line = dash(versions[i]) + "\t" + line
+		}
+		line = r.Key + "\t" + line
 		if withTime {
 			line = r.UpdatedAt.UTC().Format("2006-01-02 15:04:05") + "\t" + line
 		}
@@ -313,15 +323,95 @@ func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	// The re-encoding's figures would widen the STATUS column past a
-	// terminal's width: they go below the table, one line each.
+	// The re-encoding's figures and a refusal's cause would widen the
+	// STATUS column past a terminal's width: they go below the table, one
+	// line each, so the cause shows without --verbose.
 	for _, r := range rows {
 		if r.Downscaled != "" {
 			how, figures, _ := strings.Cut(r.Downscaled, " ")
 			fmt.Fprintf(w, "%s %s: %s (over the service's size limit)\n", how, r.Key, figures)
 		}
 	}
+	for _, r := range rows {
+		if why := rowCause(r); why != "" {
+			fmt.Fprintf(w, "%s %s: %s\n", r.Status, r.Key, why)
+		}
+	}
 	return nil
+}
+
+// minVersionChars is the shortest prefix of a version id the table prints;
+// shortVersions lengthens it until the versions of each key differ.
+const minVersionChars = 8
+
+// shortVersions is each row's version id, cut to the shortest prefix (at
+// least minVersionChars) that tells apart the versions of the same key, or
+// nil when no key has more than one version among rows: the column is shown
+// only when it tells rows apart (a re-upload of the same key, such as a
+// touch under WATCH=1, is a new version, processed and charged anew).
+func shortVersions(rows []resultRow) []string {
+	byKey := map[string][]string{}
+	repeated := false
+	for _, r := range rows {
+		k := r.Bucket + "/" + r.Key
+		if r.VersionID != "" && !slices.Contains(byKey[k], r.VersionID) {
+			byKey[k] = append(byKey[k], r.VersionID)
+			repeated = repeated || len(byKey[k]) > 1
+		}
+	}
+	if !repeated {
+		return nil
+	}
+	// Terminates: at the longest id's length every prefix is the id itself,
+	// and the ids of one key are distinct.
+	n := minVersionChars
+	for !prefixesDistinct(byKey, n) {
+		n++
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.VersionID[:min(n, len(r.VersionID))]
+	}
+	return out
+}
+
+// prefixesDistinct says whether the versions of every key still differ when
+// cut to n characters.
+func prefixesDistinct(byKey map[string][]string, n int) bool {
+	for _, vs := range byKey {
+		seen := map[string]bool{}
+		for _, v := range vs {
+			p := v[:min(n, len(v))]
+			if seen[p] {
+				return false
+			}
+			seen[p] = true
+		}
+	}
+	return true
+}
+
+// maxCauseBytes bounds a cause printed below the table: a record's message
+// may hold up to ledger.MaxErrorMessageBytes, and --json prints all of it.
+const maxCauseBytes = 240
+
+// rowCause is why a record was not geolocated, on one line: the recorded
+// message of a rejected, failed or waiting record. A dead letter without a
+// record has its own line below the table (writeLocalReport), so it is not
+// repeated here.
+func rowCause(r resultRow) string {
+	if r.Detail == "" || r.Status == ledger.StatusSucceeded || r.Reason == reasonDeadLetter {
+		return ""
+	}
+	why := strings.Join(strings.Fields(r.Detail), " ")
+	if len(why) <= maxCauseBytes {
+		return why
+	}
+	cut := maxCauseBytes
+	for cut > 0 && !utf8.RuneStart(why[cut]) {
+		cut--
+	}
+	return why[:cut] + "… (--json prints all of it)"
 }
 
 // rowStatus is the status with its reason, and where the object waits for

@@ -1,7 +1,7 @@
 // Package awsmetrics publishes, into a local metric store, the metrics AWS
 // publishes itself for the pipeline's resources: SQS's for the upload queue
-// and its dead-letter queue, Lambda's for the functions and EventBridge's
-// for the monitor's schedule. With the functions' own Embedded Metric Format
+// and its dead-letter queue, Lambda's for the functions, EventBridge's for
+// the monitor's schedule and for the result events' pipe and counting rules. With the functions' own Embedded Metric Format
 // metrics they are everything the stack's alarms and dashboard read. It is
 // test tooling, never in a Lambda.
 package awsmetrics
@@ -18,6 +18,7 @@ const (
 	NamespaceSQS    = "AWS/SQS"
 	NamespaceLambda = "AWS/Lambda"
 	NamespaceEvents = "AWS/Events"
+	NamespacePipes  = "AWS/EventBridge/Pipes"
 )
 
 // Names are the dimension values the resources are published under: those
@@ -26,6 +27,11 @@ const (
 // evaluator matches unresolved references by key.
 type Names struct {
 	Predictor, Monitor, Queue, DeadLetterQueue, MonitorRule string
+	// ResultsPipe is the results pipe's PipeName and ResultEventRules the
+	// counting rules' RuleName by the detail type they match; both empty
+	// without result events (events=false).
+	ResultsPipe      string
+	ResultEventRules map[string]string
 }
 
 // Publisher adds the metrics to Store. Its methods are not safe for
@@ -66,6 +72,21 @@ func (p *Publisher) Invocation(at time.Time, function string, d time.Duration, f
 func (p *Publisher) RuleInvoked(at time.Time) {
 	p.add(NamespaceEvents, "TriggeredRules", "RuleName", p.Names.MonitorRule, at, 1)
 	p.add(NamespaceEvents, "Invocations", "RuleName", p.Names.MonitorRule, at, 1)
+}
+
+// ResultEvent publishes one result event of detailType put on the bus by
+// the results pipe: the pipe counts the record it carried (EventCount) and
+// the counting rule of that type the event it matched (TriggeredRules, by
+// RuleName, on the default bus as the dashboard reads it). Without the pipe
+// in the template nothing is published.
+func (p *Publisher) ResultEvent(at time.Time, detailType string) {
+	if p.Names.ResultsPipe == "" {
+		return
+	}
+	p.add(NamespacePipes, "EventCount", "PipeName", p.Names.ResultsPipe, at, 1)
+	if rule, ok := p.Names.ResultEventRules[detailType]; ok {
+		p.add(NamespaceEvents, "TriggeredRules", "RuleName", rule, at, 1)
+	}
 }
 
 // Queue publishes the queues' one-minute metrics from a reading, as SQS does

@@ -80,6 +80,7 @@ func WriteDemoDashboard(ctx context.Context, path string, opts DemoOptions) erro
 	if err != nil {
 		return fmt.Errorf("read the day's records: %w", err)
 	}
+	rig.PublishResultEvents(records)
 	return dashpage.WriteFile(path, dashpage.Source{
 		Template: opts.Template, Metrics: rig.Store, Alarms: rig.Eval, From: opts.Start, To: rig.Now(),
 		Description: fmt.Sprintf("Drawn from %s (%d uploads, %d alarm notifications)", BusyDay, rig.Uploads(), len(rig.Notifications())),

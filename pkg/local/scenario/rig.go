@@ -28,6 +28,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 )
 
 // simulatedRatePerMinute replaces the stack's ratePerMinute. Simulated time
@@ -181,6 +182,21 @@ func (r *Rig) Stack() *Stack { return r.stack }
 
 // Queue is the upload queue.
 func (r *Rig) Queue() *sqsqueue.Queue { return r.queue }
+
+// PublishResultEvents publishes the result events of records as the
+// results pipe and the counting rules would: one event per record that
+// became final, at its last update. The rig does not read the table's
+// stream, so a record that became final twice (a redrive, a retry that
+// succeeded after a final failure) counts once.
+func (r *Rig) PublishResultEvents(records []ledger.Record) { publishResultEvents(r.aws, records) }
+
+func publishResultEvents(p *awsmetrics.Publisher, records []ledger.Record) {
+	for i := range records {
+		if rec := &records[i]; rec.Final() {
+			p.ResultEvent(rec.UpdatedAt, resultevents.DetailType(rec.Status))
+		}
+	}
+}
 
 // Notifications are the alarm notifications sent so far, in time order.
 func (r *Rig) Notifications() []alarmeval.Notification { return r.notifications }

@@ -101,10 +101,17 @@ func ReadStack(template []byte) (*Stack, error) {
 	s.Predictor = alarmeval.Reference{Kind: "Ref", LogicalID: predictorID}.String()
 	s.PredictorEnv, s.PredictorTimeout = functionSettings(predictor)
 
-	// The schedule rule names the monitor.
+	// The schedule rule names the monitor; a rule with a pattern of one
+	// detail type and no target counts the result events of that type.
 	for id, r := range byType("AWS::Events::Rule") {
 		expr, _ := r.Properties["ScheduleExpression"].(string)
 		if expr == "" {
+			if detailType, ok := countedDetailType(r); ok {
+				if s.ResultEventRules == nil {
+					s.ResultEventRules = map[string]string{}
+				}
+				s.ResultEventRules[detailType] = alarmeval.Reference{Kind: "Ref", LogicalID: id}.String()
+			}
 			continue
 		}
 		every, err := parseRate(expr)
@@ -128,6 +135,14 @@ func ReadStack(template []byte) (*Stack, error) {
 		s.Monitor = alarmeval.Reference{Kind: "Ref", LogicalID: monitorID}.String()
 		s.MonitorSchedule = every
 		s.MonitorEnv, s.MonitorTimeout = functionSettings(monitor)
+	}
+	// The results pipe (events=true): one at most.
+	pipes := byType("AWS::Pipes::Pipe")
+	if len(pipes) > 1 {
+		errs = append(errs, fmt.Errorf("template has %d pipes, want the results pipe alone", len(pipes)))
+	}
+	for id := range pipes {
+		s.ResultsPipe = alarmeval.Reference{Kind: "Ref", LogicalID: id}.String()
 	}
 	if s.Monitor == "" && len(errs) == 0 {
 		errs = append(errs, errors.New("no schedule rule targets a monitor function"))
@@ -205,6 +220,21 @@ var rateExpr = regexp.MustCompile(`^rate\((\d+) (minute|minutes|hour|hours|day|d
 // when the template leaves it out.
 func retention(props map[string]any) time.Duration {
 	return time.Duration(intProp(props, "MessageRetentionPeriod", 4*24*3600)) * time.Second
+}
+
+// countedDetailType is the one detail type a target-less rule's pattern
+// matches (a counting rule of the result events).
+func countedDetailType(r cfnResource) (string, bool) {
+	if targets, _ := r.Properties["Targets"].([]any); len(targets) > 0 {
+		return "", false
+	}
+	pattern, _ := r.Properties["EventPattern"].(map[string]any)
+	types, _ := pattern["detail-type"].([]any)
+	if len(types) != 1 {
+		return "", false
+	}
+	t, ok := types[0].(string)
+	return t, ok && t != ""
 }
 
 // parseRate reads an EventBridge rate expression; cron schedules are not
