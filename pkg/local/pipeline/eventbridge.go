@@ -56,18 +56,8 @@ func EventBridgeEventBody(obj s3event.ObjectCreated) (string, error) {
 	if obj.Bucket == "" || obj.Key == "" {
 		return "", fmt.Errorf("EventBridge event: bucket and key are required")
 	}
-	region := obj.Region
-	if region == "" {
-		region = "us-east-1"
-	}
-	at := obj.Time
-	if at.IsZero() {
-		at = time.Now()
-	}
-	sequencer := obj.Sequencer
-	if sequencer == "" {
-		sequencer = fmt.Sprintf("%016X", at.UnixNano())
-	}
+	obj = obj.WithDefaults()
+	region, at, sequencer := obj.Region, obj.Time, obj.Sequencer
 	reason := "PutObject"
 	if name, ok := strings.CutPrefix(obj.EventName, "ObjectCreated:"); ok && name != "Put" {
 		reason = map[string]string{"Post": "POST Object", "Copy": "CopyObject", "CompleteMultipartUpload": "CompleteMultipartUpload"}[name]

@@ -78,22 +78,8 @@ func Body(obj ObjectCreated) (string, error) {
 	if obj.Bucket == "" || obj.Key == "" {
 		return "", fmt.Errorf("S3 event: bucket and key are required")
 	}
-	region := obj.Region
-	if region == "" {
-		region = "us-east-1"
-	}
-	name := obj.EventName
-	if name == "" {
-		name = "ObjectCreated:Put"
-	}
-	at := obj.Time
-	if at.IsZero() {
-		at = time.Now()
-	}
-	sequencer := obj.Sequencer
-	if sequencer == "" {
-		sequencer = fmt.Sprintf("%016X", at.UnixNano())
-	}
+	obj = obj.WithDefaults()
+	region, name, at, sequencer := obj.Region, obj.EventName, obj.Time, obj.Sequencer
 	body, err := json.Marshal(s3Notification{Records: []s3NotificationRecord{{
 		EventVersion:      "2.1",
 		EventSource:       "aws:s3",
@@ -120,6 +106,26 @@ func Body(obj ObjectCreated) (string, error) {
 		return "", fmt.Errorf("S3 event for %s: %w", obj.Key, err)
 	}
 	return string(body), nil
+}
+
+// WithDefaults fills what obj leaves empty as S3 would for an upload now:
+// region us-east-1, event ObjectCreated:Put, the current time, and a
+// sequencer from that time. Both notification forms (this package's and
+// the rig's EventBridge one) start from it.
+func (obj ObjectCreated) WithDefaults() ObjectCreated {
+	if obj.Region == "" {
+		obj.Region = "us-east-1"
+	}
+	if obj.EventName == "" {
+		obj.EventName = "ObjectCreated:Put"
+	}
+	if obj.Time.IsZero() {
+		obj.Time = time.Now()
+	}
+	if obj.Sequencer == "" {
+		obj.Sequencer = fmt.Sprintf("%016X", obj.Time.UnixNano())
+	}
+	return obj
 }
 
 // encodeKey encodes an object key as S3 event notifications do: form
