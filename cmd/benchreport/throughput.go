@@ -217,8 +217,9 @@ func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress 
 		}
 		// Distinct photos, cheaply: a counter in the entropy-coded data
 		// (metadata would be blanked by uploadMetadata=strip, and copies
-		// are paid for once with reuseResults=content).
-		copy(img[distinctAt:], fmt.Sprintf("image-%08d", i))
+		// are paid for once with reuseResults=content). The run's prefix is
+		// in it too: runs sharing one table must not reuse each other's answers.
+		copy(img[distinctAt:], fmt.Sprintf("%simage-%08d", r.prefix, i))
 		obj, err := e.put(ctx, fmt.Sprintf("%s%05d.jpg", r.prefix, i), img)
 		if err != nil {
 			return nil, err
