@@ -102,7 +102,9 @@ type ContentOutcome int
 
 const (
 	// ContentAcquired: the caller's object pays for the content; it must
-	// EndContent once its object record is written.
+	// EndContent once its object record is written, unless that record
+	// holds a reusable answer (which ClaimContent reuses whatever the
+	// item's state).
 	ContentAcquired ContentOutcome = iota + 1
 	// ContentReusable: an object with the same content and request has a
 	// final answer (ContentClaim.Paid): copy it, make no call.

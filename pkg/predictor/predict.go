@@ -305,6 +305,7 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 			"latitude", rec.Latitude, "longitude", rec.Longitude, "credits", rec.CreditsConsumed)
 		return retryLater(retryLedger)
 	}
+	obj.answerRecorded = obj.content != nil
 	inv.metrics.count(metricImagesSucceeded)
 	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
 	return outcome{kind: outcomeSucceeded}

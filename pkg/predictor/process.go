@@ -30,6 +30,10 @@ type object struct {
 
 	// content is the photo's content identity once hashed (reuse.go).
 	content *ledger.ContentRef
+	// answerRecorded says the object's record now holds a paid answer
+	// for content (Complete landed): ClaimContent reuses it whatever the
+	// content item's state, so the item need not be ended.
+	answerRecorded bool
 }
 
 func (o *object) ref() ledger.ObjectRef {

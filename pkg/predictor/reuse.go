@@ -153,8 +153,15 @@ func (inv *invocation) contentBusyWait(leaseUntil time.Time, receives int) time.
 
 // endContent ends the object's content claim once its record is written,
 // whatever it says (a copy reads it): a failure only keeps copies waiting
-// until the lease ends.
+// until the lease ends. After a recorded answer it writes nothing: a copy
+// reuses that answer whatever the content item's state (ClaimContent reads
+// the payer's record first), so ending the item would only cost a write
+// unit per paid photo. Every other end (a failure, a release, a reduced
+// record) still frees the item, so copies need not wait out its lease.
 func (inv *invocation) endContent(ctx context.Context, obj *object, cc *ledger.ContentClaim) {
+	if obj.answerRecorded {
+		return
+	}
 	fctx, cancel := finishContext(ctx)
 	defer cancel()
 	if err := inv.h.deps.Ledger.EndContent(fctx, cc); err != nil {
