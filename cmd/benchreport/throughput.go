@@ -97,6 +97,7 @@ type throughputResult struct {
 	VisibilityChanges int     // messages delayed by the handlers (ChangeMessageVisibility)
 	LogBytes          int64
 	Usage             bench.Usage
+	RecordBytes       int // the first succeeded record's size (cost.go)
 	Elapsed           time.Duration
 }
 
@@ -115,7 +116,12 @@ func measureThroughput(ctx context.Context, e *localEnv, st stack, tc throughput
 		return nil, err
 	}
 	rig.drain(ctx)
-	return rig.collect(ctx, e, uploads, progress)
+	res, err := rig.collect(ctx, e, uploads, progress)
+	if err != nil {
+		return nil, err
+	}
+	res.RecordBytes, err = recordBytes(ctx, e, uploads)
+	return res, err
 }
 
 // throughputRig is one throughput run's simulator, queue and instances.

@@ -3,12 +3,15 @@ package bench
 import (
 	"context"
 	"maps"
+	"strings"
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
 // RequestCounter counts the AWS requests of the clients it is registered
@@ -18,7 +21,8 @@ import (
 //	o.APIOptions = append(o.APIOptions, counter.Register)
 //
 // For DynamoDB it asks every item operation to return its consumed
-// capacity (ReturnConsumedCapacity TOTAL), which changes nothing else.
+// capacity (ReturnConsumedCapacity INDEXES: the total, split into the
+// table's and each index's), which changes nothing else.
 type RequestCounter struct {
 	mu    sync.Mutex
 	usage Usage
@@ -36,6 +40,23 @@ type Usage struct {
 	ReadUnits, WriteUnits float64
 	// FailedWrites counts DynamoDB writes that returned an error.
 	FailedWrites int
+	// Writes splits the write units and failed writes by item family: the
+	// written item's partition key up to its first '#' ("OBJ#", "CONTENT#",
+	// "PACE#"), so a report can say which items the units go to.
+	Writes map[string]ItemWrites
+}
+
+// ItemWrites are the DynamoDB writes to one item family.
+type ItemWrites struct {
+	Requests   int     // write requests, failed ones included
+	TableUnits float64 // write units the table's items consumed
+	IndexUnits float64 // write units its global secondary indexes consumed
+	Failed     int     // writes that returned an error (a failed condition)
+}
+
+func (w ItemWrites) sub(b ItemWrites) ItemWrites {
+	return ItemWrites{Requests: w.Requests - b.Requests, TableUnits: w.TableUnits - b.TableUnits,
+		IndexUnits: w.IndexUnits - b.IndexUnits, Failed: w.Failed - b.Failed}
 }
 
 // Register adds the counter to a client's middleware stack.
@@ -43,8 +64,9 @@ func (c *RequestCounter) Register(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("benchRequestCounter",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			askConsumedCapacity(in.Parameters)
+			family := writtenFamily(in.Parameters)
 			out, md, err := next.HandleInitialize(ctx, in)
-			c.record(awsmiddleware.GetServiceID(ctx)+"."+awsmiddleware.GetOperationName(ctx), out.Result, err)
+			c.record(awsmiddleware.GetServiceID(ctx)+"."+awsmiddleware.GetOperationName(ctx), family, out.Result, err)
 			return out, md, err
 		}), middleware.After)
 }
@@ -57,6 +79,10 @@ func (c *RequestCounter) Snapshot() Usage {
 	u.Requests = maps.Clone(c.usage.Requests)
 	if u.Requests == nil {
 		u.Requests = map[string]int{}
+	}
+	u.Writes = maps.Clone(c.usage.Writes)
+	if u.Writes == nil {
+		u.Writes = map[string]ItemWrites{}
 	}
 	return u
 }
@@ -81,6 +107,12 @@ func (u Usage) Sub(before Usage) Usage {
 			d.Requests[op] = n
 		}
 	}
+	d.Writes = map[string]ItemWrites{}
+	for f, w := range u.Writes {
+		if w = w.sub(before.Writes[f]); w != (ItemWrites{}) {
+			d.Writes[f] = w
+		}
+	}
 	return d
 }
 
@@ -93,8 +125,17 @@ func (u Usage) Count(ops ...string) int {
 	return n
 }
 
-func (c *RequestCounter) record(op string, result any, err error) {
-	read, write, isWrite := consumedCapacity(result)
+// record counts one request of op; family is the item family it wrote
+// (empty for anything but a DynamoDB item write).
+func (c *RequestCounter) record(op, family string, result any, err error) {
+	cc, isWrite := consumedCapacity(result)
+	read, write := 0.0, 0.0
+	if isWrite {
+		write = units(cc)
+	} else {
+		read = units(cc)
+	}
+	failed := err != nil && (isWrite || isDynamoDBWrite(op))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.usage.Requests == nil {
@@ -103,9 +144,47 @@ func (c *RequestCounter) record(op string, result any, err error) {
 	c.usage.Requests[op]++
 	c.usage.ReadUnits += read
 	c.usage.WriteUnits += write
-	if err != nil && (isWrite || isDynamoDBWrite(op)) {
+	if failed {
 		c.usage.FailedWrites++
 	}
+	if family == "" {
+		return
+	}
+	if c.usage.Writes == nil {
+		c.usage.Writes = map[string]ItemWrites{}
+	}
+	w := c.usage.Writes[family]
+	w.Requests++
+	w.TableUnits, w.IndexUnits = w.TableUnits+tableUnits(cc), w.IndexUnits+indexUnits(cc)
+	if failed {
+		w.Failed++
+	}
+	c.usage.Writes[family] = w
+}
+
+// writtenFamily is the item family a DynamoDB item write names: its
+// partition key up to and including the first '#', or the whole key when
+// it has none; empty for any other request.
+func writtenFamily(params any) string {
+	var key map[string]types.AttributeValue
+	switch in := params.(type) {
+	case *dynamodb.PutItemInput:
+		key = in.Item
+	case *dynamodb.UpdateItemInput:
+		key = in.Key
+	case *dynamodb.DeleteItemInput:
+		key = in.Key
+	default:
+		return ""
+	}
+	pk, _ := key[tableschema.PartitionKey].(*types.AttributeValueMemberS)
+	if pk == nil {
+		return "?"
+	}
+	if i := strings.IndexByte(pk.Value, '#'); i >= 0 {
+		return pk.Value[:i+1]
+	}
+	return pk.Value
 }
 
 func isDynamoDBWrite(op string) bool {
@@ -118,7 +197,7 @@ func isDynamoDBWrite(op string) bool {
 
 // askConsumedCapacity sets ReturnConsumedCapacity on DynamoDB item inputs.
 func askConsumedCapacity(params any) {
-	const total = types.ReturnConsumedCapacityTotal
+	const total = types.ReturnConsumedCapacityIndexes
 	switch in := params.(type) {
 	case *dynamodb.GetItemInput:
 		in.ReturnConsumedCapacity = total
@@ -133,22 +212,22 @@ func askConsumedCapacity(params any) {
 	}
 }
 
-// consumedCapacity extracts the units of a DynamoDB output: reads for
-// GetItem and Query, writes for the others.
-func consumedCapacity(result any) (read, write float64, isWrite bool) {
+// consumedCapacity extracts the consumed capacity of a DynamoDB output,
+// and whether the output is a write's.
+func consumedCapacity(result any) (cc *types.ConsumedCapacity, isWrite bool) {
 	switch out := result.(type) {
 	case *dynamodb.GetItemOutput:
-		return units(out.ConsumedCapacity), 0, false
+		return out.ConsumedCapacity, false
 	case *dynamodb.QueryOutput:
-		return units(out.ConsumedCapacity), 0, false
+		return out.ConsumedCapacity, false
 	case *dynamodb.PutItemOutput:
-		return 0, units(out.ConsumedCapacity), true
+		return out.ConsumedCapacity, true
 	case *dynamodb.UpdateItemOutput:
-		return 0, units(out.ConsumedCapacity), true
+		return out.ConsumedCapacity, true
 	case *dynamodb.DeleteItemOutput:
-		return 0, units(out.ConsumedCapacity), true
+		return out.ConsumedCapacity, true
 	}
-	return 0, 0, false
+	return nil, false
 }
 
 func units(c *types.ConsumedCapacity) float64 {
@@ -156,4 +235,30 @@ func units(c *types.ConsumedCapacity) float64 {
 		return 0
 	}
 	return *c.CapacityUnits
+}
+
+// tableUnits is the table's share of c; the whole of it when c is not
+// split by index (a TOTAL answer).
+func tableUnits(c *types.ConsumedCapacity) float64 {
+	if c == nil {
+		return 0
+	}
+	if c.Table == nil || c.Table.CapacityUnits == nil {
+		return units(c) - indexUnits(c)
+	}
+	return *c.Table.CapacityUnits
+}
+
+// indexUnits is the global secondary indexes' share of c.
+func indexUnits(c *types.ConsumedCapacity) float64 {
+	if c == nil {
+		return 0
+	}
+	n := 0.0
+	for _, ic := range c.GlobalSecondaryIndexes {
+		if ic.CapacityUnits != nil {
+			n += *ic.CapacityUnits
+		}
+	}
+	return n
 }

@@ -58,22 +58,68 @@ func TestRequestCounterCountsS3Operations(t *testing.T) {
 func TestConsumedCapacity(t *testing.T) {
 	in := &dynamodb.UpdateItemInput{}
 	askConsumedCapacity(in)
-	if in.ReturnConsumedCapacity != types.ReturnConsumedCapacityTotal {
-		t.Errorf("UpdateItem not asked for consumed capacity")
+	if in.ReturnConsumedCapacity != types.ReturnConsumedCapacityIndexes {
+		t.Errorf("UpdateItem not asked for consumed capacity by index")
 	}
 	get := &dynamodb.GetItemInput{}
 	askConsumedCapacity(get)
-	if get.ReturnConsumedCapacity != types.ReturnConsumedCapacityTotal {
+	if get.ReturnConsumedCapacity != types.ReturnConsumedCapacityIndexes {
 		t.Errorf("GetItem not asked for consumed capacity")
 	}
 
 	var c RequestCounter
-	c.record("DynamoDB.GetItem", &dynamodb.GetItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(1)}}, nil)
-	c.record("DynamoDB.UpdateItem", &dynamodb.UpdateItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(2)}}, nil)
-	c.record("DynamoDB.PutItem", &dynamodb.PutItemOutput{}, nil) // no figure returned
-	c.record("DynamoDB.UpdateItem", nil, context.Canceled)       // a failed conditional write
+	c.record("DynamoDB.GetItem", "", &dynamodb.GetItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(1)}}, nil)
+	c.record("DynamoDB.UpdateItem", "OBJ#", &dynamodb.UpdateItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(2)}}, nil)
+	c.record("DynamoDB.PutItem", "OBJ#", &dynamodb.PutItemOutput{}, nil) // no figure returned
+	c.record("DynamoDB.UpdateItem", "PACE#", nil, context.Canceled)     // a failed conditional write
 	u := c.Snapshot()
 	if u.ReadUnits != 1 || u.WriteUnits != 2 || u.FailedWrites != 1 || u.Count("DynamoDB.UpdateItem") != 2 {
 		t.Errorf("usage = %+v", u)
+	}
+	// A TOTAL answer (no split) counts as the table's.
+	if w := u.Writes["OBJ#"]; w != (ItemWrites{Requests: 2, TableUnits: 2}) {
+		t.Errorf("OBJ# writes = %+v, want 2 requests, 2 table units", w)
+	}
+	if w := u.Writes["PACE#"]; w != (ItemWrites{Requests: 1, Failed: 1}) {
+		t.Errorf("PACE# writes = %+v, want 1 failed request", w)
+	}
+}
+
+// TestWritesSplitByItemAndIndex: a write's units go to the family of the
+// key it wrote, split into the table's and the indexes' as DynamoDB
+// reports them (ReturnConsumedCapacity INDEXES), and Sub keeps the split.
+func TestWritesSplitByItemAndIndex(t *testing.T) {
+	put := &dynamodb.PutItemInput{Item: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "OBJ#bucket#a.jpg"}, "sk": &types.AttributeValueMemberS{Value: "V#1"}}}
+	update := &dynamodb.UpdateItemInput{Key: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "CONTENT#ab12"}, "sk": &types.AttributeValueMemberS{Value: "REQ#x"}}}
+	if f := writtenFamily(put); f != "OBJ#" {
+		t.Errorf("family of a record put = %q", f)
+	}
+	if f := writtenFamily(update); f != "CONTENT#" {
+		t.Errorf("family of a content update = %q", f)
+	}
+	if f := writtenFamily(&dynamodb.GetItemInput{}); f != "" {
+		t.Errorf("family of a read = %q, want none", f)
+	}
+	split := func(table, index float64) *types.ConsumedCapacity {
+		return &types.ConsumedCapacity{CapacityUnits: aws.Float64(table + index),
+			Table:                  &types.Capacity{CapacityUnits: aws.Float64(table)},
+			GlobalSecondaryIndexes: map[string]types.Capacity{"by-status": {CapacityUnits: aws.Float64(index)}}}
+	}
+	var c RequestCounter
+	c.record("DynamoDB.UpdateItem", "OBJ#", &dynamodb.UpdateItemOutput{ConsumedCapacity: split(1, 1)}, nil)
+	before := c.Snapshot()
+	c.record("DynamoDB.PutItem", "OBJ#", &dynamodb.PutItemOutput{ConsumedCapacity: split(2, 3)}, nil)
+	c.record("DynamoDB.UpdateItem", "CONTENT#", &dynamodb.UpdateItemOutput{ConsumedCapacity: split(1, 0)}, nil)
+	d := c.Snapshot().Sub(before)
+	if w := d.Writes["OBJ#"]; w != (ItemWrites{Requests: 1, TableUnits: 2, IndexUnits: 3}) {
+		t.Errorf("OBJ# writes after the claim = %+v, want the put's 2 table and 3 index units", w)
+	}
+	if w := d.Writes["CONTENT#"]; w != (ItemWrites{Requests: 1, TableUnits: 1}) {
+		t.Errorf("CONTENT# writes = %+v", w)
+	}
+	if d.WriteUnits != 6 {
+		t.Errorf("write units after the claim = %v, want 6", d.WriteUnits)
 	}
 }
