@@ -71,7 +71,7 @@ func TestConsumedCapacity(t *testing.T) {
 	c.record("DynamoDB.GetItem", "", &dynamodb.GetItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(1)}}, nil)
 	c.record("DynamoDB.UpdateItem", "OBJ#", &dynamodb.UpdateItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(2)}}, nil)
 	c.record("DynamoDB.PutItem", "OBJ#", &dynamodb.PutItemOutput{}, nil) // no figure returned
-	c.record("DynamoDB.UpdateItem", "PACE#", nil, context.Canceled)     // a failed conditional write
+	c.record("DynamoDB.UpdateItem", "PACE#", nil, context.Canceled)      // a failed conditional write
 	u := c.Snapshot()
 	if u.ReadUnits != 1 || u.WriteUnits != 2 || u.FailedWrites != 1 || u.Count("DynamoDB.UpdateItem") != 2 {
 		t.Errorf("usage = %+v", u)
