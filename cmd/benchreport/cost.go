@@ -208,6 +208,46 @@ func reachTarget(lines []bench.CostLine, total float64, t *throughputResult, st 
 		targetRealRateCost, t.Config.RatePerMinute, total, total-targetRealRateCost, strings.Join(parts, "; "))
 }
 
+// costBefore is the real-rate run measured before issue 38's cost work,
+// with the content ledger of issue 37 in place: `go run ./cmd/benchreport
+// -stages throughput -duration 10s -real-duration 1m` at Commit, on the
+// shared 2-core development machine, 2026-11-27. It is history, not a
+// measurement of this run: the report sets it beside this run's figures
+// so that what each change saved is read per item. Units by item are per
+// paid image with no slot held (a run whose messages held slots adds a
+// release and a new claim per hold): the claim and the record, the
+// content claim and its end (TestRequestsPerImage pinned both), one slot
+// and the half conflict two instances measured.
+var costBefore = struct {
+	Commit        string
+	UnitsByItem   map[string]float64 // write units per image by item family (bench.Usage.Writes)
+	WriteUnits    float64
+	BilledMS      float64
+	BilledMSRange [2]float64
+	SQSRequests   float64
+	S3Gets        float64
+	Saved         string // what changed since, per item
+}{
+	Commit:        "b02fa80",
+	UnitsByItem:   map[string]float64{"OBJ#": 7, "CONTENT#": 2, "PACE#": 1.5},
+	WriteUnits:    10.5,
+	BilledMS:      531,
+	BilledMSRange: [2]float64{317, 1023},
+	SQSRequests:   3,
+	S3Gets:        2,
+	Saved: "Saved: the content item's end after a recorded answer (one write unit per paid photo, and its round trip in the billed time): " +
+		"a copy reuses a recorded answer whatever the content item's state, so the end only matters when no answer was recorded.",
+}
+
+// prefixOf is the item family a writesByItem row names ("`OBJ#` ...").
+func prefixOf(name string) string {
+	name = strings.TrimPrefix(name, "`")
+	if i := strings.IndexByte(name, '`'); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
+
 // itemFamilies names the results table's item families by the partition
 // key prefix bench.Usage.Writes splits them by, with what writes them.
 var itemFamilies = []struct{ prefix, name string }{
@@ -229,11 +269,15 @@ func writesByItem(p func(string, ...any), t *throughputResult) {
 	}
 	n := float64(max(t.Succeeded, 1))
 	p("Where the DynamoDB write units go at %.0f/min, per image (units as DynamoDB Local reported them, split into the table's and the by-status index's by ReturnConsumedCapacity INDEXES; a write costs one unit per started KB of the item (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html), and an index entry one more write, two when the write changes the entry's key, which the record's status change does):\n\n", t.Config.RatePerMinute)
-	p("| Item | Requests | Table units | Index units | Failed conditional writes | Units in all |\n|---|---|---|---|---|---|\n")
+	p("| Item | Requests | Table units | Index units | Failed conditional writes | Units in all | Before (%s) |\n|---|---|---|---|---|---|---|\n", costBefore.Commit)
 	seen := map[string]bool{}
 	row := func(name string, iw bench.ItemWrites) {
-		p("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name, float64(iw.Requests)/n, iw.TableUnits/n, iw.IndexUnits/n,
-			float64(iw.Failed)/n, (iw.TableUnits+iw.IndexUnits+float64(iw.Failed))/n)
+		before := "-"
+		if b, ok := costBefore.UnitsByItem[prefixOf(name)]; ok {
+			before = fmt.Sprintf("%.2f", b)
+		}
+		p("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", name, float64(iw.Requests)/n, iw.TableUnits/n, iw.IndexUnits/n,
+			float64(iw.Failed)/n, (iw.TableUnits+iw.IndexUnits+float64(iw.Failed))/n, before)
 	}
 	for _, f := range itemFamilies {
 		if iw, ok := w[f.prefix]; ok {
@@ -247,6 +291,10 @@ func writesByItem(p func(string, ...any), t *throughputResult) {
 		}
 	}
 	p("\n")
+	u := perImageUsage(t, stack{})
+	p("Against the run before issue 38's cost work (%s, same flags): %.1f write units per image, before %.1f; %.0f ms billed per image, before %.0f (billed time follows the machine's load: the code before measured %.0f to %.0f ms on the shared 2-core machine the same day); %.1f SQS requests, before %.1f; %.1f S3 GETs, before %.1f. %s\n\n",
+		costBefore.Commit, u.DynamoDBWriteUnits, costBefore.WriteUnits, 1000*u.BilledSeconds, costBefore.BilledMS,
+		costBefore.BilledMSRange[0], costBefore.BilledMSRange[1], u.SQSRequests, costBefore.SQSRequests, u.S3Gets, costBefore.S3Gets, costBefore.Saved)
 	if b := t.RecordBytes; b > 0 {
 		p("The first image's record is %d bytes by DynamoDB's size rules (attribute names included): %d write units in the table and as many in an index projecting ALL; the claim, content and schedule items are each one unit (under 1 KB).\n\n",
 			b, bench.WriteUnits(b))

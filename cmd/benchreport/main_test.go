@@ -137,8 +137,9 @@ func TestCostAtTheRealRateBesideTheHighRate(t *testing.T) {
 		"| Cost per 1,000 images at 600/min |",
 		"At 30/min: quantity | USD | At 600/min: quantity | USD |",
 		"is within $0.010",
-		"| `OBJ#` object record: the claim (UpdateItem), the record (PutItem), a release or failure | 2.00 | 0.50 | 0.50 | 0.00 | 1.00 |",
-		"| `X#` | 0.10 | 0.00 | 0.00 | 0.10 | 0.10 |",
+		"| `OBJ#` object record: the claim (UpdateItem), the record (PutItem), a release or failure | 2.00 | 0.50 | 0.50 | 0.00 | 1.00 | 7.00 |",
+		"| `X#` | 0.10 | 0.00 | 0.00 | 0.10 | 0.10 | - |",
+		"Against the run before issue 38's cost work (b02fa80, same flags): 1.0 write units per image, before 10.5;",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
