@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 )
 
@@ -31,35 +32,6 @@ func chargedAnswer(prediction string) string {
 func answerCluster(lat, radius float64, name string) string {
 	return fmt.Sprintf(`{"center":{"latitude":%g,"longitude":2.35},"location":{"name":%q,"admin1":%q,"country_code":"FR"},"radius_km":%g}`,
 		lat, name, name, radius)
-}
-
-// itemBytes is an item's size as DynamoDB counts it (names and values in
-// bytes, numbers about one byte per two digits rounded up, 3 bytes per
-// list or map and 1 per element): an upper bound is all this test needs.
-func itemBytes(item map[string]types.AttributeValue) int {
-	n := 0
-	for name, v := range item {
-		n += len(name) + valueBytes(v)
-	}
-	return n
-}
-
-func valueBytes(v types.AttributeValue) int {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(x.Value)
-	case *types.AttributeValueMemberN:
-		return len(x.Value)/2 + 2
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range x.Value {
-			n += 1 + valueBytes(e)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		return 3 + itemBytes(x.Value) + len(x.Value)
-	}
-	return 1
 }
 
 // TestChargedAnswerNeverLost: whatever a 200 holds, the photo's record is
@@ -123,7 +95,7 @@ func TestChargedAnswerNeverLost(t *testing.T) {
 			if err != nil || item.Item == nil {
 				t.Fatalf("get item: %v", err)
 			}
-			size := itemBytes(item.Item)
+			size := bench.ItemSize(item.Item)
 			t.Logf("record %d bytes", size)
 			if size > 100<<10 {
 				t.Errorf("record of %d bytes, want well under DynamoDB's 400 KB", size)
