@@ -268,7 +268,7 @@ func writesByItem(p func(string, ...any), t *throughputResult) {
 		return
 	}
 	n := float64(max(t.Succeeded, 1))
-	p("Where the DynamoDB write units go at %.0f/min, per image (units as DynamoDB Local reported them, split into the table's and the by-status index's by ReturnConsumedCapacity INDEXES; a write costs one unit per started KB of the item (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html), and an index entry one more write, two when the write changes the entry's key, which the record's status change does):\n\n", t.Config.RatePerMinute)
+	p("Where the DynamoDB write units go at %.0f/min, per image (units as DynamoDB Local reported them, split into the table's and the by-status index's by ReturnConsumedCapacity INDEXES; a write costs one unit per started KB of the item, attribute names included (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html), an index entry one write of its projected size, and \"if an update to the table changes the value of an indexed key attribute (from A to B), two writes are required, one to delete the previous item from the index and another write to put the new item into the index\" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes), which the claim and the record's status change do):\n\n", t.Config.RatePerMinute)
 	p("| Item | Requests | Table units | Index units | Failed conditional writes | Units in all | Before (%s) |\n|---|---|---|---|---|---|---|\n", costBefore.Commit)
 	seen := map[string]bool{}
 	row := func(name string, iw bench.ItemWrites) {
