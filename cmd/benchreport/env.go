@@ -119,6 +119,19 @@ func (e *localEnv) close() {
 	}
 }
 
+// newCounter counts AWS requests, the content ledger's items apart
+// (contentPrefix): what reuseResults=content adds to the cost is stated
+// from them.
+func newCounter() *bench.RequestCounter {
+	return &bench.RequestCounter{KeyAttribute: ledgerKeyAttribute, Prefixes: []string{contentPrefix}}
+}
+
+// The ledger's partition key attribute and the content items' prefix of it
+// (pkg/ledger: "CONTENT#<sha256>").
+const ledgerKeyAttribute = "pk"
+
+var contentPrefix = ledger.ContentRef{}.PartitionKey()
+
 // counted returns S3 and DynamoDB clients whose requests c counts.
 func (e *localEnv) counted(c *bench.RequestCounter) (*s3.Client, *dynamodb.Client) {
 	return e.s3srv.Client(func(o *s3.Options) { o.APIOptions = append(o.APIOptions, c.Register) }),

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"maps"
+	"strings"
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -19,7 +20,15 @@ import (
 //
 // For DynamoDB it asks every item operation to return its consumed
 // capacity (ReturnConsumedCapacity TOTAL), which changes nothing else.
+//
+// Items whose partition key starts with one of Prefixes (the key held in
+// attribute KeyAttribute) are also counted apart, in Usage.ByPrefix: the
+// content ledger's items beside the object records of the same table, so
+// the cost of one kind of item can be stated alone.
 type RequestCounter struct {
+	KeyAttribute string
+	Prefixes     []string
+
 	mu    sync.Mutex
 	usage Usage
 }
@@ -36,6 +45,27 @@ type Usage struct {
 	ReadUnits, WriteUnits float64
 	// FailedWrites counts DynamoDB writes that returned an error.
 	FailedWrites int
+	// ByPrefix is the DynamoDB part of the above for the items of each of
+	// the counter's Prefixes (included in the totals too).
+	ByPrefix map[string]ItemUsage
+}
+
+// ItemUsage is the DynamoDB usage of one kind of item.
+type ItemUsage struct {
+	Requests              int
+	ReadUnits, WriteUnits float64
+	FailedWrites          int
+}
+
+func (a ItemUsage) sub(b ItemUsage) ItemUsage {
+	return ItemUsage{Requests: a.Requests - b.Requests, ReadUnits: a.ReadUnits - b.ReadUnits,
+		WriteUnits: a.WriteUnits - b.WriteUnits, FailedWrites: a.FailedWrites - b.FailedWrites}
+}
+
+// Add returns a plus b.
+func (a ItemUsage) Add(b ItemUsage) ItemUsage {
+	return ItemUsage{Requests: a.Requests + b.Requests, ReadUnits: a.ReadUnits + b.ReadUnits,
+		WriteUnits: a.WriteUnits + b.WriteUnits, FailedWrites: a.FailedWrites + b.FailedWrites}
 }
 
 // Register adds the counter to a client's middleware stack.
@@ -43,8 +73,9 @@ func (c *RequestCounter) Register(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("benchRequestCounter",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			askConsumedCapacity(in.Parameters)
+			prefix := c.prefixOf(in.Parameters)
 			out, md, err := next.HandleInitialize(ctx, in)
-			c.record(awsmiddleware.GetServiceID(ctx)+"."+awsmiddleware.GetOperationName(ctx), out.Result, err)
+			c.record(awsmiddleware.GetServiceID(ctx)+"."+awsmiddleware.GetOperationName(ctx), prefix, out.Result, err)
 			return out, md, err
 		}), middleware.After)
 }
@@ -58,6 +89,7 @@ func (c *RequestCounter) Snapshot() Usage {
 	if u.Requests == nil {
 		u.Requests = map[string]int{}
 	}
+	u.ByPrefix = maps.Clone(c.usage.ByPrefix)
 	return u
 }
 
@@ -81,6 +113,12 @@ func (u Usage) Sub(before Usage) Usage {
 			d.Requests[op] = n
 		}
 	}
+	for p, x := range u.ByPrefix {
+		if d.ByPrefix == nil {
+			d.ByPrefix = map[string]ItemUsage{}
+		}
+		d.ByPrefix[p] = x.sub(before.ByPrefix[p])
+	}
 	return d
 }
 
@@ -93,8 +131,12 @@ func (u Usage) Count(ops ...string) int {
 	return n
 }
 
-func (c *RequestCounter) record(op string, result any, err error) {
+func (c *RequestCounter) record(op, prefix string, result any, err error) {
 	read, write, isWrite := consumedCapacity(result)
+	failed := 0
+	if err != nil && (isWrite || isDynamoDBWrite(op)) {
+		failed = 1
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.usage.Requests == nil {
@@ -103,9 +145,42 @@ func (c *RequestCounter) record(op string, result any, err error) {
 	c.usage.Requests[op]++
 	c.usage.ReadUnits += read
 	c.usage.WriteUnits += write
-	if err != nil && (isWrite || isDynamoDBWrite(op)) {
-		c.usage.FailedWrites++
+	c.usage.FailedWrites += failed
+	if prefix != "" {
+		if c.usage.ByPrefix == nil {
+			c.usage.ByPrefix = map[string]ItemUsage{}
+		}
+		c.usage.ByPrefix[prefix] = c.usage.ByPrefix[prefix].Add(ItemUsage{Requests: 1, ReadUnits: read, WriteUnits: write, FailedWrites: failed})
 	}
+}
+
+// prefixOf is the first of the counter's Prefixes that the partition key
+// of a DynamoDB item request starts with, or "".
+func (c *RequestCounter) prefixOf(params any) string {
+	if len(c.Prefixes) == 0 {
+		return ""
+	}
+	var key map[string]types.AttributeValue
+	switch in := params.(type) {
+	case *dynamodb.GetItemInput:
+		key = in.Key
+	case *dynamodb.PutItemInput:
+		key = in.Item
+	case *dynamodb.UpdateItemInput:
+		key = in.Key
+	case *dynamodb.DeleteItemInput:
+		key = in.Key
+	}
+	pk, ok := key[c.KeyAttribute].(*types.AttributeValueMemberS)
+	if !ok {
+		return ""
+	}
+	for _, p := range c.Prefixes {
+		if strings.HasPrefix(pk.Value, p) {
+			return p
+		}
+	}
+	return ""
 }
 
 func isDynamoDBWrite(op string) bool {

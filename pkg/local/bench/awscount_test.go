@@ -68,12 +68,38 @@ func TestConsumedCapacity(t *testing.T) {
 	}
 
 	var c RequestCounter
-	c.record("DynamoDB.GetItem", &dynamodb.GetItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(1)}}, nil)
-	c.record("DynamoDB.UpdateItem", &dynamodb.UpdateItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(2)}}, nil)
-	c.record("DynamoDB.PutItem", &dynamodb.PutItemOutput{}, nil) // no figure returned
-	c.record("DynamoDB.UpdateItem", nil, context.Canceled)       // a failed conditional write
+	c.record("DynamoDB.GetItem", "", &dynamodb.GetItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(1)}}, nil)
+	c.record("DynamoDB.UpdateItem", "", &dynamodb.UpdateItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(2)}}, nil)
+	c.record("DynamoDB.PutItem", "", &dynamodb.PutItemOutput{}, nil) // no figure returned
+	c.record("DynamoDB.UpdateItem", "", nil, context.Canceled)       // a failed conditional write
 	u := c.Snapshot()
 	if u.ReadUnits != 1 || u.WriteUnits != 2 || u.FailedWrites != 1 || u.Count("DynamoDB.UpdateItem") != 2 {
 		t.Errorf("usage = %+v", u)
+	}
+}
+
+// The items of a prefix are counted apart as well as in the totals, from
+// the partition key of the request, and Sub keeps them apart.
+func TestRequestCounterCountsAPrefixApart(t *testing.T) {
+	c := RequestCounter{KeyAttribute: "pk", Prefixes: []string{"CONTENT#"}}
+	content := &dynamodb.UpdateItemInput{Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "CONTENT#ab"}}}
+	object := &dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "OBJ#b/k"}}}
+	one := &types.ConsumedCapacity{CapacityUnits: aws.Float64(1)}
+	c.record("DynamoDB.UpdateItem", c.prefixOf(content), &dynamodb.UpdateItemOutput{ConsumedCapacity: one}, nil)
+	before := c.Snapshot()
+	c.record("DynamoDB.UpdateItem", c.prefixOf(content), nil, context.Canceled)
+	c.record("DynamoDB.PutItem", c.prefixOf(object), &dynamodb.PutItemOutput{ConsumedCapacity: one}, nil)
+	u := c.Snapshot()
+	if got := u.ByPrefix["CONTENT#"]; got != (ItemUsage{Requests: 2, WriteUnits: 1, FailedWrites: 1}) {
+		t.Errorf("content usage = %+v", got)
+	}
+	if u.WriteUnits != 2 || u.FailedWrites != 1 || len(u.ByPrefix) != 1 {
+		t.Errorf("totals = %+v", u)
+	}
+	if d := u.Sub(before).ByPrefix["CONTENT#"]; d != (ItemUsage{Requests: 1, FailedWrites: 1}) {
+		t.Errorf("content usage since the first write = %+v", d)
+	}
+	if p := c.prefixOf(&dynamodb.QueryInput{}); p != "" {
+		t.Errorf("a query has no item key, got prefix %q", p)
 	}
 }
