@@ -2,13 +2,16 @@
 // unavoidable cost (S3, the service, DynamoDB), on local parts, and writes
 // the markdown report the README links (`make bench`).
 //
-// Stages: overhead ratio (handler against the floor, per image), memory
+// Stages: overhead (handler against the floor, per image, with an instant
+// service and behind the service's latency, and with reuse off), memory
 // (peak RSS of the predictor binary on a 10 MiB image), cold start
 // (bootstrap sizes, time to ready under pkg/local/lambdaruntime), throughput
 // against a rate-limited simulator at a high rate and at the service's real
-// rate (30/min), pacing (per-instance against shared, side by side, for
-// several N and limiters), cost per 1,000 images at both rates from those
-// figures, and the packages' own Go benchmarks. Everything binds
+// rate (30/min), reuse (the real rate with exact copies among the uploads),
+// pacing (per-instance against shared, side by side, for several N and
+// limiters), cost per 1,000 images at both rates from those figures, and the
+// packages' own Go benchmarks. stages_test.go runs each stage that uses the
+// local parts on tiny inputs. Everything binds
 // 127.0.0.1 and stops on return or Ctrl-C.
 package main
 

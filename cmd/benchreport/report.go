@@ -270,6 +270,7 @@ func (r *results) throughputSection(p func(string, ...any)) {
 	if r.RealRate != nil {
 		p("\n### At the service's real rate\n\n")
 		throughputSection(p, r.RealRate)
+		p("\nUpload to record is from the S3 PUT's time to the record's `updated_at`. The local queue delivers as Lambda's SQS event source does (`sqsqueue.Poller`): a long poll that returns as soon as a message is available and no batching window (\"For standard queues, Lambda uses long polling to poll a queue until it becomes active\", services-sqs-scaling; \"Long polling lets you consume messages from your Amazon SQS queue as soon as they become available\", SQS best practices; the default batching window for SQS is 0 seconds, and the stack sets none). With uploads no faster than the pacer calls there is no backlog, so the time is the handler's own work, the wait for the upload's call slot and the service's latency.\n")
 	}
 }
 

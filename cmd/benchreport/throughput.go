@@ -280,10 +280,11 @@ func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress 
 			}
 			slot++
 		}
-		// Distinct photos, cheaply: a counter in the entropy-coded data
-		// (metadata would be blanked by uploadMetadata=strip, and copies
-		// are paid for once with reuseResults=content).
-		copy(img[distinctAt:], fmt.Sprintf("image-%08d", u.content))
+		// Distinct photos, cheaply: the run and a counter in the
+		// entropy-coded data (metadata would be blanked by
+		// uploadMetadata=strip). With reuseResults=content a photo of an
+		// earlier run would be reused with no call: every run's are its own.
+		copy(img[distinctAt:], fmt.Sprintf("%s%08d", r.prefix, u.content))
 		obj, err := e.put(ctx, fmt.Sprintf("%s%05d.jpg", r.prefix, i), img)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
+)
+
+// Every stage that runs against the local parts runs here on tiny inputs,
+// against one DynamoDB Local (its start is most of the test's time), and
+// the report is written from what they measured. The memory and cold-start
+// stages need the predictor built for this host and the gobench stage runs
+// `go test -bench` itself: their parsing is tested in main_test.go.
+// Skipped under -short: it starts DynamoDB Local (Java).
+func TestStagesOnTinyInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	e, err := startEnv(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	st := stack{MemoryMB: 512, BatchSize: 5, Timeout: 30 * time.Second, MonitorMinutes: 5}
+	quiet := func(string, ...any) {}
+	r := &results{Stack: st, Started: time.Now()}
+
+	t.Run("overhead", func(t *testing.T) {
+		if r.Overhead, err = measureOverhead(ctx, e, st, overheadConfig{Images: 3, Warmup: 1, CompareReuse: true}, quiet); err != nil {
+			t.Fatal(err)
+		}
+		o := r.Overhead
+		if o.Charged != 3 || o.HandlerWall.N != 3 || o.FloorWall.N != 3 || o.ReuseOffWall.N != 3 {
+			t.Errorf("charged %d, samples %d/%d/%d; want 3 of each", o.Charged, o.HandlerWall.N, o.FloorWall.N, o.ReuseOffWall.N)
+		}
+		// The content identity's writes are counted apart, and only on the
+		// handler that has it.
+		if o.Usage.ByPrefix[contentPrefix].Requests < 3 || o.ReuseOffUsage.ByPrefix[contentPrefix].Requests != 0 {
+			t.Errorf("content ledger requests: content %+v, off %+v", o.Usage.ByPrefix, o.ReuseOffUsage.ByPrefix)
+		}
+		// A second run pays for its own photos: the first run's answers
+		// are not reused, and both sides wait for the service.
+		const l = 30 * time.Millisecond
+		if r.OverheadAtLatency, err = measureOverhead(ctx, e, st, overheadConfig{Images: 2, Latency: l}, quiet); err != nil {
+			t.Fatal(err)
+		}
+		if w := r.OverheadAtLatency; w.Charged != 2 || w.FloorWall.Min < l || w.HandlerWall.Min < l {
+			t.Errorf("at %v: charged %d, floor min %v, handler min %v", l, w.Charged, w.FloorWall.Min, w.HandlerWall.Min)
+		}
+	})
+
+	base := throughputConfig{RatePerMinute: 600, SimBurst: 2, Latency: 10 * time.Millisecond, Instances: 2,
+		BatchSize: st.BatchSize, Duration: 2 * time.Second, RetryDelay: 200 * time.Millisecond, Pacing: predictor.PacingShared}
+	t.Run("throughput", func(t *testing.T) {
+		if r.Throughput, err = measureThroughput(ctx, e, st, base, quiet); err != nil {
+			t.Fatal(err)
+		}
+		real := base
+		real.SlidingLog, real.UploadRate = true, pacedRate(base.RatePerMinute)
+		if r.RealRate, err = measureThroughput(ctx, e, st, real, quiet); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range []*throughputResult{r.Throughput, r.RealRate} {
+			if x.Uploads < 15 || x.Succeeded != x.Uploads || x.Lost != 0 || x.Charged != x.Uploads {
+				t.Errorf("uploads %d, succeeded %d, lost %d, charged %d", x.Uploads, x.Succeeded, x.Lost, x.Charged)
+			}
+		}
+	})
+
+	t.Run("reuse", func(t *testing.T) {
+		c := base
+		c.Copies = 0.3
+		if r.Reuse, err = measureThroughput(ctx, e, st, c, quiet); err != nil {
+			t.Fatal(err)
+		}
+		x := r.Reuse
+		if x.Distinct >= x.Uploads || x.Charged != x.Distinct || x.Reused != x.Uploads-x.Distinct || x.Lost != 0 {
+			t.Errorf("uploads %d, distinct %d, charged %d, reused %d, lost %d", x.Uploads, x.Distinct, x.Charged, x.Reused, x.Lost)
+		}
+		if x.SameInstantPairs == 0 || x.Usage.ByPrefix[contentPrefix].Requests == 0 {
+			t.Errorf("%d copies at the same instant, content ledger %+v", x.SameInstantPairs, x.Usage.ByPrefix)
+		}
+	})
+
+	t.Run("pacing", func(t *testing.T) {
+		po := pacingOptions{Rate: 600, Instances: []int{2}, Duration: time.Second,
+			SlidingRate: 600, SlidingInstances: []int{1}, SlidingDuration: time.Second}
+		if r.Pacing, err = measurePacing(ctx, e, st, base, po, quiet); err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]int{}
+		for _, p := range r.Pacing {
+			kinds[p.Kind]++
+			if p.Result.Lost != 0 {
+				t.Errorf("%s run lost %d", p.Kind, p.Result.Lost)
+			}
+		}
+		if kinds["sliding"] != 1 || kinds["compare"] != 4 || kinds["misconfigured"] != 2 {
+			t.Errorf("runs by kind = %v", kinds)
+		}
+	})
+
+	md := string(r.markdown())
+	for _, want := range []string{"## Overhead ratio", "Measured behind the service's latency", "## Throughput against the rate limit",
+		"### At the service's real rate", "## Paying once per photo", "## Pacing", "## Cost per 1,000 images",
+		"Overhead ratio behind a 30ms service, measured", "Upload to record at the real rate with no backlog", "Credits with 30% exact copies"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
