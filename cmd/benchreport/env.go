@@ -145,8 +145,6 @@ type stack struct {
 	MemoryMB       int
 	BatchSize      int
 	Timeout        time.Duration
-	MaxConcurrency int
-	RatePerMinute  int
 	MonitorMinutes int
 }
 
@@ -158,12 +156,10 @@ func readStack(root string) (stack, error) {
 	}
 	var doc struct {
 		Context struct {
-			Memory         int `json:"predictorMemoryMb"`
-			Batch          int `json:"batchSize"`
-			Timeout        int `json:"predictorTimeoutSeconds"`
-			MaxConcurrency int `json:"maxConcurrency"`
-			Rate           int `json:"ratePerMinute"`
-			Monitor        int `json:"monitorScheduleMinutes"`
+			Memory  int `json:"predictorMemoryMb"`
+			Batch   int `json:"batchSize"`
+			Timeout int `json:"predictorTimeoutSeconds"`
+			Monitor int `json:"monitorScheduleMinutes"`
 		} `json:"context"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -171,7 +167,7 @@ func readStack(root string) (stack, error) {
 	}
 	c := doc.Context
 	return stack{MemoryMB: c.Memory, BatchSize: c.Batch, Timeout: time.Duration(c.Timeout) * time.Second,
-		MaxConcurrency: c.MaxConcurrency, RatePerMinute: c.Rate, MonitorMinutes: c.Monitor}, nil
+		MonitorMinutes: c.Monitor}, nil
 }
 
 // functionEnv is the environment the stack gives the predictor (see

@@ -93,13 +93,6 @@ func (c *RequestCounter) Snapshot() Usage {
 	return u
 }
 
-// Reset forgets everything counted so far.
-func (c *RequestCounter) Reset() {
-	c.mu.Lock()
-	c.usage = Usage{}
-	c.mu.Unlock()
-}
-
 // Sub returns u minus before, for the usage of a stretch of work.
 func (u Usage) Sub(before Usage) Usage {
 	d := Usage{
