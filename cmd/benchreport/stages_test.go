@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -9,12 +10,22 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 
+// TestMain lets the test binary act as the memory stage's launcher, as the
+// driver does (measureRSSOf re-executes its own binary).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == rssLauncherArg {
+		os.Exit(runRSSLauncher(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
 // Every stage that runs against the local parts runs here on tiny inputs,
 // against one DynamoDB Local (its start is most of the test's time), and
-// the report is written from what they measured. The memory and cold-start
-// stages need the predictor built for this host and the gobench stage runs
-// `go test -bench` itself: their parsing is tested in main_test.go.
-// Skipped under -short: it starts DynamoDB Local (Java).
+// the report is written from what they measured: the memory stage on one
+// typical photo (its hostile photos take minutes to make), the cold start
+// once. The gobench stage runs `go test -bench` itself and is not run here.
+// Skipped under -short: it starts DynamoDB Local (Java) and builds the
+// predictor.
 func TestStagesOnTinyInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts DynamoDB Local")
@@ -29,6 +40,32 @@ func TestStagesOnTinyInputs(t *testing.T) {
 	st := stack{MemoryMB: 512, BatchSize: 5, Timeout: 30 * time.Second, MonitorMinutes: 5}
 	quiet := func(string, ...any) {}
 	r := &results{Stack: st, Started: time.Now()}
+
+	t.Run("memory and cold start", func(t *testing.T) {
+		root, err := moduleRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		goos, goarch := hostPlatform()
+		bin, err := buildFunction(ctx, root, t.TempDir(), "predictor", goos, goarch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := measureRSS(ctx, e, st, bin, t.TempDir(), 300<<10, "typical", predictor.UploadMetadataStrip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.OwnHWM <= 0 || m.MaxRSS < m.OwnHWM || m.Status != "succeeded" {
+			t.Errorf("peak RSS bounds %d..%d, record %s", m.OwnHWM, m.MaxRSS, m.Status)
+		}
+		r.Memory = []rssResult{*m}
+		if r.Cold, err = measureColdStarts(ctx, e, st, bin, 1); err != nil {
+			t.Fatal(err)
+		}
+		if c := r.Cold; c.Ready.N != 1 || c.Ready.Median <= 0 || c.FirstResponse.Median <= c.Ready.Median {
+			t.Errorf("cold start: ready %v, first answer %v", c.Ready, c.FirstResponse)
+		}
+	})
 
 	t.Run("overhead", func(t *testing.T) {
 		if r.Overhead, err = measureOverhead(ctx, e, st, overheadConfig{Images: 3, Warmup: 1, CompareReuse: true}, quiet); err != nil {
@@ -106,7 +143,7 @@ func TestStagesOnTinyInputs(t *testing.T) {
 	})
 
 	md := string(r.markdown())
-	for _, want := range []string{"## Overhead ratio", "Measured behind the service's latency", "## Throughput against the rate limit",
+	for _, want := range []string{"## Memory", "## Cold start", "## Overhead ratio", "Measured behind the service's latency", "## Throughput against the rate limit",
 		"### At the service's real rate", "## Paying once per photo", "## Pacing", "## Cost per 1,000 images",
 		"Overhead ratio behind a 30ms service, measured", "Upload to record at the real rate with no backlog", "Credits with 30% exact copies"} {
 		if !strings.Contains(md, want) {
