@@ -76,7 +76,7 @@ func (r *results) latencyRows() []row {
 		p50 := t.UploadToRecord.Median
 		why := ""
 		if p50 > limit {
-			why = "see the throughput section at the real rate"
+			why = "uploads arrive exactly as fast as the pacer spaces calls, so the longest delay before any one slot (the first, cold invocation; a slow write on a loaded machine) shifts every later slot by as much: a standing wait for the slot, not the queue's delivery (see docs/benchmarks.md)"
 		}
 		rows = append(rows, row{fmt.Sprintf("Upload to record at the real rate with no backlog (R=%.0f/min, uploads at %.1f/min, L=%v), p50 / p99", t.Config.RatePerMinute, t.Config.uploadRate(), t.Config.Latency),
 			fmt.Sprintf("%.0f ms / %.0f ms", bench.Ms(p50), bench.Ms(t.UploadToRecord.P99)),
