@@ -55,8 +55,11 @@ func TestStagesOnTinyInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.OwnHWM <= 0 || m.MaxRSS < m.OwnHWM || m.Status != "succeeded" {
-			t.Errorf("peak RSS bounds %d..%d, record %s", m.OwnHWM, m.MaxRSS, m.Status)
+		// The two readings of the peak agree closely; wait4's maxrss is
+		// not always above the polled VmHWM (seen 52 KiB below it), so
+		// only their agreement is checked.
+		if m.OwnHWM < 1<<20 || m.MaxRSS < 1<<20 || float64(max(m.MaxRSS, m.OwnHWM)) > 1.1*float64(min(m.MaxRSS, m.OwnHWM)) || m.Status != "succeeded" {
+			t.Errorf("peak RSS readings %d (VmHWM) and %d (wait4), record %s", m.OwnHWM, m.MaxRSS, m.Status)
 		}
 		r.Memory = []rssResult{*m}
 		if r.Cold, err = measureColdStarts(ctx, e, st, bin, 1); err != nil {
