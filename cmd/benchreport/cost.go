@@ -16,7 +16,6 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/bench"
-	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
@@ -263,7 +262,7 @@ var itemFamilies = []struct{ prefix, name string }{
 // conditional writes (each billed a unit), with the object record's
 // measured size.
 func writesByItem(p func(string, ...any), t *throughputResult) {
-	w := t.Usage.Writes
+	w := t.Usage.Items
 	if len(w) == 0 {
 		return
 	}
@@ -271,12 +270,15 @@ func writesByItem(p func(string, ...any), t *throughputResult) {
 	p("Where the DynamoDB write units go at %.0f/min, per image (units as DynamoDB Local reported them, split into the table's and the by-status index's by ReturnConsumedCapacity INDEXES; a write costs one unit per started KB of the item, attribute names included (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html), an index entry one write of its projected size, and \"if an update to the table changes the value of an indexed key attribute (from A to B), two writes are required, one to delete the previous item from the index and another write to put the new item into the index\" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes), which the claim and the record's status change do):\n\n", t.Config.RatePerMinute)
 	p("| Item | Requests | Table units | Index units | Failed conditional writes | Units in all | Before (%s) |\n|---|---|---|---|---|---|---|\n", costBefore.Commit)
 	seen := map[string]bool{}
-	row := func(name string, iw bench.ItemWrites) {
+	row := func(name string, iw bench.ItemUsage) {
+		if iw.Writes == 0 {
+			return // read only: no write unit goes there
+		}
 		before := "-"
 		if b, ok := costBefore.UnitsByItem[prefixOf(name)]; ok {
 			before = fmt.Sprintf("%.2f", b)
 		}
-		p("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", name, float64(iw.Requests)/n, iw.TableUnits/n, iw.IndexUnits/n,
+		p("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", name, float64(iw.Writes)/n, iw.TableUnits/n, iw.IndexUnits/n,
 			float64(iw.Failed)/n, (iw.TableUnits+iw.IndexUnits+float64(iw.Failed))/n, before)
 	}
 	for _, f := range itemFamilies {
@@ -303,9 +305,9 @@ func writesByItem(p func(string, ...any), t *throughputResult) {
 
 // recordBytes is the size DynamoDB bills the first succeeded record of
 // uploads by, read as stored; 0 when none succeeded.
-func recordBytes(ctx context.Context, e *localEnv, uploads []s3event.ObjectCreated) (int, error) {
-	for _, obj := range uploads {
-		ref := refOf(obj)
+func recordBytes(ctx context.Context, e *localEnv, uploads []sent) (int, error) {
+	for _, u := range uploads {
+		ref := refOf(u.obj)
 		out, err := e.ddb.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(tableName),
 			Key: map[string]types.AttributeValue{

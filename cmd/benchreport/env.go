@@ -55,7 +55,8 @@ type localEnv struct {
 	ddb    *dynamodb.Client
 	store  *ledger.Store
 
-	sim     *geosim.Server
+	// simURL is an instant simulator for the memory and cold-start
+	// stages; the overhead and throughput runs start their own.
 	simURL  string
 	stopSim func()
 }
@@ -84,7 +85,7 @@ func startEnv(ctx context.Context) (*localEnv, error) {
 		return nil, err
 	}
 	e.store = ledger.New(e.ddb, tableName)
-	e.sim, e.simURL, e.stopSim, err = startSimulator()
+	_, e.simURL, e.stopSim, err = startSimulator()
 	if err != nil {
 		e.close()
 		return nil, err
@@ -119,6 +120,15 @@ func (e *localEnv) close() {
 	}
 }
 
+// newCounter counts AWS requests, DynamoDB's by item family: what
+// reuseResults=content adds to the cost is stated from the content
+// ledger's (contentPrefix).
+func newCounter() *bench.RequestCounter { return &bench.RequestCounter{} }
+
+// The content items' family (pkg/ledger: "CONTENT#<sha256>").
+
+var contentPrefix = ledger.ContentRef{}.PartitionKey()
+
 // counted returns S3 and DynamoDB clients whose requests c counts.
 func (e *localEnv) counted(c *bench.RequestCounter) (*s3.Client, *dynamodb.Client) {
 	return e.s3srv.Client(func(o *s3.Options) { o.APIOptions = append(o.APIOptions, c.Register) }),
@@ -131,8 +141,6 @@ type stack struct {
 	MemoryMB       int
 	BatchSize      int
 	Timeout        time.Duration
-	MaxConcurrency int
-	RatePerMinute  int
 	MonitorMinutes int
 }
 
@@ -144,12 +152,10 @@ func readStack(root string) (stack, error) {
 	}
 	var doc struct {
 		Context struct {
-			Memory         int `json:"predictorMemoryMb"`
-			Batch          int `json:"batchSize"`
-			Timeout        int `json:"predictorTimeoutSeconds"`
-			MaxConcurrency int `json:"maxConcurrency"`
-			Rate           int `json:"ratePerMinute"`
-			Monitor        int `json:"monitorScheduleMinutes"`
+			Memory  int `json:"predictorMemoryMb"`
+			Batch   int `json:"batchSize"`
+			Timeout int `json:"predictorTimeoutSeconds"`
+			Monitor int `json:"monitorScheduleMinutes"`
 		} `json:"context"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -157,7 +163,7 @@ func readStack(root string) (stack, error) {
 	}
 	c := doc.Context
 	return stack{MemoryMB: c.Memory, BatchSize: c.Batch, Timeout: time.Duration(c.Timeout) * time.Second,
-		MaxConcurrency: c.MaxConcurrency, RatePerMinute: c.Rate, MonitorMinutes: c.Monitor}, nil
+		MonitorMinutes: c.Monitor}, nil
 }
 
 // functionEnv is the environment the stack gives the predictor (see

@@ -2,13 +2,16 @@
 // unavoidable cost (S3, the service, DynamoDB), on local parts, and writes
 // the markdown report the README links (`make bench`).
 //
-// Stages: overhead ratio (handler against the floor, per image), memory
+// Stages: overhead (handler against the floor, per image, with an instant
+// service and behind the service's latency, and with reuse off), memory
 // (peak RSS of the predictor binary on a 10 MiB image), cold start
 // (bootstrap sizes, time to ready under pkg/local/lambdaruntime), throughput
 // against a rate-limited simulator at a high rate and at the service's real
-// rate (30/min), pacing (per-instance against shared, side by side, for
-// several N and limiters), cost per 1,000 images at both rates from those
-// figures, and the packages' own Go benchmarks. Everything binds
+// rate (30/min), reuse (the real rate with exact copies among the uploads),
+// pacing (per-instance against shared, side by side, for several N and
+// limiters), cost per 1,000 images at both rates from those figures, and the
+// packages' own Go benchmarks. stages_test.go runs each stage that uses the
+// local parts on tiny inputs. Everything binds
 // 127.0.0.1 and stops on return or Ctrl-C.
 package main
 
@@ -27,7 +30,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 
-var allStages = []string{"overhead", "memory", "coldstart", "throughput", "pacing", "gobench"}
+var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "pacing", "gobench"}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == rssLauncherArg {
@@ -37,6 +40,8 @@ func main() {
 	stages := flag.String("stages", strings.Join(allStages, ","), "comma-separated stages to run")
 	images := flag.Int("images", 300, "images for the overhead ratio")
 	warmup := flag.Int("warmup", 20, "warm-up images before measuring the overhead")
+	overheadLatency := flag.Duration("overhead-latency", 200*time.Millisecond, "overhead: the service latency of the second run, what users meet (0 skips it)")
+	latencyImages := flag.Int("latency-images", 100, "overhead: images for the run at -overhead-latency")
 	coldStarts := flag.Int("cold-starts", 10, "cold starts to time")
 	rate := flag.Float64("rate", 600, "throughput: the service's rate limit R, requests per minute")
 	burst := flag.Int("sim-burst", 0, "throughput: the simulator's burst (default: the number of instances)")
@@ -48,6 +53,8 @@ func main() {
 	realDuration := flag.Duration("real-duration", 2*time.Minute, "throughput at the real rate: how long uploads arrive")
 	realInstances := flag.Int("real-instances", 2, "throughput at the real rate: concurrent function instances (cdk.json's maxConcurrency)")
 	realBurst := flag.Int("real-burst", 0, "throughput at the real rate: a token bucket of this burst instead of the service's own limiter, a sliding log of whole seconds (0)")
+	reuseDuration := flag.Duration("reuse-duration", 2*time.Minute, "reuse: how long uploads arrive at the real rate with copies among them")
+	reuseCopies := flag.Float64("reuse-copies", 0.3, "reuse: the share of uploads that are exact copies of an earlier photo under another key")
 	pacingRate := flag.Float64("pacing-rate", 120, "pacing: the service's rate limit R, requests per minute")
 	pacingInstances := flag.String("pacing-instances", "2,4,10", "pacing: the numbers of instances N to compare")
 	pacingDuration := flag.Duration("pacing-duration", time.Minute, "pacing: how long uploads arrive at rate R in each run")
@@ -79,8 +86,12 @@ func main() {
 	real.SlidingLog = *realBurst == 0
 	// Steady work at the real rate: uploads as fast as the pacer calls.
 	real.UploadRate = pacedRate(*realRate)
-	opts := options{out: *out, stages: strings.Split(*stages, ","), images: *images, warmup: *warmup,
-		coldStarts: *coldStarts, throughput: tc, realRate: real,
+	reuse := real
+	reuse.Duration, reuse.Copies = *reuseDuration, *reuseCopies
+	opts := options{out: *out, stages: strings.Split(*stages, ","),
+		overhead:        overheadConfig{Images: *images, Warmup: *warmup, CompareReuse: true},
+		overheadLatency: overheadConfig{Images: *latencyImages, Warmup: min(*warmup, *latencyImages), Latency: *overheadLatency},
+		coldStarts:      *coldStarts, throughput: tc, realRate: real, reuse: reuse,
 		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew,
 			SlidingRate: *slidingRate, SlidingInstances: sns, SlidingDuration: *slidingDuration}}
 	if err := run(ctx, opts); err != nil {
@@ -90,15 +101,19 @@ func main() {
 }
 
 type options struct {
-	out            string
-	stages         []string
-	images, warmup int
-	coldStarts     int
-	throughput     throughputConfig
+	out    string
+	stages []string
+	// overhead runs against an instant service; overheadLatency (Latency 0
+	// skips it) at the service's own latency.
+	overhead, overheadLatency overheadConfig
+	coldStarts                int
+	throughput                throughputConfig
 	// realRate is the throughput run at the service's real rate, whose
 	// cost the report sets beside the high rate's; RatePerMinute 0 skips it.
 	realRate throughputConfig
-	pacing   pacingOptions
+	// reuse is the real rate with copies among the uploads (issue 37).
+	reuse  throughputConfig
+	pacing pacingOptions
 }
 
 func progress(format string, args ...any) {
@@ -151,6 +166,7 @@ func setupRun(ctx context.Context, o options) (*benchRun, error) {
 	}
 	o.throughput.BatchSize = st.BatchSize
 	o.realRate.BatchSize = st.BatchSize
+	o.reuse.BatchSize = st.BatchSize
 	tmp, err := os.MkdirTemp("", "benchreport-")
 	if err != nil {
 		return nil, err
@@ -174,7 +190,7 @@ func setupRun(ctx context.Context, o options) (*benchRun, error) {
 // the Go benchmarks.
 func (b *benchRun) measure(ctx context.Context) {
 	o, st, r := b.o, b.st, b.r
-	if b.want("overhead") || b.want("memory") || b.want("coldstart") || b.want("throughput") || b.want("pacing") {
+	if b.want("overhead") || b.want("memory") || b.want("coldstart") || b.want("throughput") || b.want("reuse") || b.want("pacing") {
 		progress("starting gofakes3, DynamoDB Local and the simulator")
 		e, err := startEnv(ctx)
 		if err != nil {
@@ -187,7 +203,11 @@ func (b *benchRun) measure(ctx context.Context) {
 			fn   func() error
 		}{
 			{"overhead", func() (err error) {
-				r.Overhead, err = measureOverhead(ctx, e, st, o.images, o.warmup, progress)
+				if r.Overhead, err = measureOverhead(ctx, e, st, o.overhead, progress); err != nil || o.overheadLatency.Latency <= 0 {
+					return err
+				}
+				progress("overhead with the service answering after %v ...", o.overheadLatency.Latency)
+				r.OverheadAtLatency, err = measureOverhead(ctx, e, st, o.overheadLatency, progress)
 				return err
 			}},
 			{"memory", func() (err error) {
@@ -212,6 +232,10 @@ func (b *benchRun) measure(ctx context.Context) {
 					progress("throughput at the real rate, %.0f/min ...", o.realRate.RatePerMinute)
 					r.RealRate, err = measureThroughput(ctx, e, st, o.realRate, progress)
 				}
+				return err
+			}},
+			{"reuse", func() (err error) {
+				r.Reuse, err = measureThroughput(ctx, e, st, o.reuse, progress)
 				return err
 			}},
 			{"pacing", func() (err error) {

@@ -126,7 +126,7 @@ func TestCostAtTheRealRateBesideTheHighRate(t *testing.T) {
 		return &throughputResult{Config: throughputConfig{RatePerMinute: rate, Latency: 200 * time.Millisecond, Instances: 2},
 			Uploads: 60, Succeeded: 60, Charged: 60, Invocations: invocations, BilledSeconds: billed, AchievedPerMinute: rate,
 			LogBytes: 60 * 1200, Usage: bench.Usage{WriteUnits: 60 * 1, Requests: map[string]int{"S3.GetObject": 60},
-				Writes: map[string]bench.ItemWrites{"OBJ#": {Requests: 120, TableUnits: 30, IndexUnits: 30}, "X#": {Requests: 6, Failed: 6}}}}
+				Items: map[string]bench.ItemUsage{"OBJ#": {Writes: 120, TableUnits: 30, IndexUnits: 30}, "X#": {Writes: 6, Failed: 6}}}}
 	}
 	r := &results{Stack: stack{MemoryMB: 512, BatchSize: 5, Timeout: 2 * time.Minute, MonitorMinutes: 5},
 		RealRate: run(30, 60*0.3, 62), Throughput: run(600, 60*0.35, 30)}

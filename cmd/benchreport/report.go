@@ -11,30 +11,32 @@ import (
 
 // Targets from the issue.
 const (
-	targetOverheadRatio = 1.2
-	targetPeakRSSMB     = 64
-	targetBootstrapMB   = 15
-	targetRateShare     = 0.95
+	targetPeakRSSMB   = 64
+	targetBootstrapMB = 15
+	targetRateShare   = 0.95
 	// "few 429s": at most 5% of the prediction calls.
 	target429Share = 0.05
 )
 
 // results is everything one run measured.
 type results struct {
-	Machine     machine
-	Stack       stack
-	Started     time.Time
-	Elapsed     time.Duration
-	Overhead    *overheadResult
-	Memory      []rssResult
-	Sizes       map[string]int64
-	SizesSource string
-	Cold        *coldStartResult
-	Throughput  *throughputResult
-	RealRate    *throughputResult // the throughput run at the service's real rate
-	Pacing      []pacingRun       // per-instance and shared pacing, side by side
-	GoBench     []goBenchmark
-	Errors      []string // stages that failed
+	Machine  machine
+	Stack    stack
+	Started  time.Time
+	Elapsed  time.Duration
+	Overhead *overheadResult
+	// OverheadAtLatency is the overhead run with the service's latency.
+	OverheadAtLatency *overheadResult
+	Memory            []rssResult
+	Sizes             map[string]int64
+	SizesSource       string
+	Cold              *coldStartResult
+	Throughput        *throughputResult
+	RealRate          *throughputResult // the throughput run at the service's real rate
+	Reuse             *throughputResult // the real rate with exact copies among the uploads
+	Pacing            []pacingRun       // per-instance and shared pacing, side by side
+	GoBench           []goBenchmark
+	Errors            []string // stages that failed
 }
 
 type row struct{ figure, measured, target, verdict, why string }
@@ -53,17 +55,13 @@ func mb(b float64) float64 { return b / (1 << 20) }
 func (r *results) headline() []row {
 	var rows []row
 	if o := r.Overhead; o != nil {
+		// Issue 38 replaced the zero-latency target, which measures
+		// DynamoDB Local against an instant service, with the figures behind
+		// the service's latency (latencyRows); this one stays as info.
 		ratio := float64(o.HandlerWall.Median) / float64(o.FloorWall.Median)
-		why := ""
-		if ratio > targetOverheadRatio {
-			why = fmt.Sprintf("exactly-once costs round trips the floor does not make: per image the handler sends %.0f DynamoDB and %.0f S3 requests (a conditional Claim before the paid call, the shared pacer's slot, and a conditional Complete after it; one GET that both sniffs and uploads) against the floor's 1 and 1: the claim is the write that makes a second paid call impossible, no order of operations can fold it into the record written after the answer, and the slot is what keeps every instance within the account's rate. Here one DynamoDB Local write takes %.2f ms against a %.2f ms zero-latency service call; with the service's own latency the ratio falls (see below)",
-				float64(o.Usage.Count("DynamoDB.GetItem", "DynamoDB.PutItem", "DynamoDB.UpdateItem", "DynamoDB.Query"))/float64(o.Images),
-				float64(o.Usage.Count("S3.GetObject", "S3.HeadObject"))/float64(o.Images),
-				bench.Ms(o.FloorPut.Median), bench.Ms(o.FloorPost.Median))
-		}
-		rows = append(rows, row{"Overhead ratio: handler / floor, median wall time per image",
+		rows = append(rows, row{"Overhead ratio at zero service latency: handler / floor, median wall time per image",
 			fmt.Sprintf("%.2fx (%.2f ms / %.2f ms)", ratio, bench.Ms(o.HandlerWall.Median), bench.Ms(o.FloorWall.Median)),
-			fmt.Sprintf("<= %.1fx", targetOverheadRatio), verdict(ratio <= targetOverheadRatio), why})
+			"none set (was <= 1.2x; see the latency rows)", "info", ""})
 		cpuRatio := float64(o.HandlerCPU.Median) / float64(max(o.FloorCPU.Median, 1))
 		rows = append(rows, row{"CPU per image: handler / floor, median (whole process)",
 			fmt.Sprintf("%.2fx (%.2f ms / %.2f ms)", cpuRatio, bench.Ms(o.HandlerCPU.Median), bench.Ms(o.FloorCPU.Median)),
@@ -119,6 +117,8 @@ func (r *results) headline() []row {
 	if t := r.Throughput; t != nil {
 		rows = append(rows, throughputRows(t, "")...)
 	}
+	rows = append(rows, r.latencyRows()...)
+	rows = append(rows, r.reuseRows()...)
 	rows = append(rows, r.pacingRows()...)
 	rows = append(rows, r.costRows()...)
 	return rows
@@ -163,6 +163,7 @@ func (r *results) markdown() []byte {
 	r.memorySection(p)
 	r.coldSection(p)
 	r.throughputSection(p)
+	r.reuseSection(p)
 	r.pacingSection(p)
 	r.costSection(p)
 	r.goBenchSection(p)
@@ -185,18 +186,25 @@ func (r *results) overheadSection(p func(string, ...any)) {
 	p("| Per image | min | median | mean | p99 | max |\n|---|---|---|---|---|---|\n")
 	p("%s\n%s\n%s\n%s\n", statsRow("handler wall", o.HandlerWall), statsRow("floor wall", o.FloorWall), statsRow("handler CPU", o.HandlerCPU), statsRow("floor CPU", o.FloorCPU))
 	p("%s\n%s\n%s\n\n", statsRow("floor: S3 GET", o.FloorGet), statsRow("floor: multipart POST", o.FloorPost), statsRow("floor: PutItem", o.FloorPut))
-	p("Handler requests per image: ")
-	var parts []string
-	for _, op := range sortedKeys(o.Usage.Requests) {
-		parts = append(parts, fmt.Sprintf("%s %.2f", op, float64(o.Usage.Requests[op])/float64(o.Images)))
-	}
-	p("%s. Credits charged: %d for %d images (one call each).\n\n", strings.Join(parts, ", "), o.Charged, o.Images)
+	p("Handler requests per image: %s. Credits charged: %d for %d images (one call each).\n\n", perImageRequests(o.Usage, o.Images), o.Charged, o.Images)
 	extra := o.HandlerWall.Median - o.FloorWall.Median
 	for _, l := range []time.Duration{200 * time.Millisecond, 2 * time.Second} {
 		p("- With a service latency of %v added to both sides, the same medians give %.3fx.\n", l,
 			float64(o.HandlerWall.Median+l)/float64(o.FloorWall.Median+l))
 	}
 	p("- The pipeline's own time per image (median handler minus median floor): %.2f ms.\n", bench.Ms(extra))
+	if o.ReuseOffWall.N > 0 {
+		p("- The same handler with `reuseResults=off`, on a copy of each image under another key (it pays again), interleaved: median %.2f ms, so the content identity (digest over the bytes sent, second GET, content ledger's writes) adds %+.2f ms per image. Its requests per image: %s.\n",
+			bench.Ms(o.ReuseOffWall.Median), bench.Ms(o.HandlerWall.Median-o.ReuseOffWall.Median), perImageRequests(o.ReuseOffUsage, o.Images))
+	}
+	if l := r.OverheadAtLatency; l != nil {
+		p("\nMeasured behind the service's latency (issue 38): %d images (after %d of warm-up), the simulator answering after %v on both sides, otherwise as above. Milliseconds:\n\n", l.Images, l.Config.Warmup, l.Config.Latency)
+		p("| Per image | min | median | mean | p99 | max |\n|---|---|---|---|---|---|\n")
+		p("%s\n%s\n\n", statsRow("handler wall", l.HandlerWall), statsRow("floor wall", l.FloorWall))
+		p("Ratio %.3fx (computed from the zero-latency medians above: %.3fx); the pipeline's own time per image %.2f ms (%.2f ms at zero latency).\n",
+			float64(l.HandlerWall.Median)/float64(l.FloorWall.Median), float64(o.HandlerWall.Median+l.Config.Latency)/float64(o.FloorWall.Median+l.Config.Latency),
+			bench.Ms(l.HandlerWall.Median-l.FloorWall.Median), bench.Ms(extra))
+	}
 	p("- Allocations per image, whole process (runtime.MemStats): handler %.0f (%.0f KiB), floor %.0f (%.0f KiB). The handler makes more, smaller allocations (SDK requests, JSON, logs); the floor allocates more bytes because it reads the image whole and copies it into the request body, where the handler streams it. Log and metric output per image: %.0f bytes.\n",
 		o.HandlerAllocs, o.HandlerAllocBytes/1024, o.FloorAllocs, o.FloorAllocBytes/1024, o.LogBytesPerImage)
 }
@@ -262,6 +270,7 @@ func (r *results) throughputSection(p func(string, ...any)) {
 	if r.RealRate != nil {
 		p("\n### At the service's real rate\n\n")
 		throughputSection(p, r.RealRate)
+		p("\nUpload to record is from the S3 PUT's time to the record's `updated_at`. The local queue delivers as Lambda's SQS event source does (`sqsqueue.Poller`): a long poll that returns as soon as a message is available and no batching window (\"For standard queues, Lambda uses long polling to poll a queue until it becomes active\", services-sqs-scaling; \"Long polling lets you consume messages from your Amazon SQS queue as soon as they become available\", SQS best practices; the default batching window for SQS is 0 seconds, and the stack sets none). With uploads no faster than the pacer calls there is no backlog, so the time is the handler's own work, the wait for the upload's call slot and the service's latency.\n")
 	}
 }
 
@@ -324,4 +333,13 @@ func throughputRows(t *throughputResult, variant string) []row {
 	rows = append(rows, row{"Upload to record, p50 / p99" + variant,
 		fmt.Sprintf("%.0f ms / %.0f ms", bench.Ms(t.UploadToRecord.Median), bench.Ms(t.UploadToRecord.P99)), "none set", "info", ""})
 	return rows
+}
+
+// perImageRequests lists u's requests by operation, per image.
+func perImageRequests(u bench.Usage, images int) string {
+	var parts []string
+	for _, op := range sortedKeys(u.Requests) {
+		parts = append(parts, fmt.Sprintf("%s %.2f", op, float64(u.Requests[op])/float64(max(images, 1))))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -41,6 +41,10 @@ type throughputConfig struct {
 	ConfiguredRate float64
 	// Skew spreads the instances' clocks evenly over [-Skew, +Skew].
 	Skew time.Duration
+	// Copies is the share of uploads that are exact copies of an earlier
+	// photo under another key (issue 37): every other copy is uploaded at
+	// the same instant as its original, the rest later.
+	Copies float64
 }
 
 // configuredRate is the rate the pipeline is told.
@@ -99,6 +103,15 @@ type throughputResult struct {
 	Usage             bench.Usage
 	RecordBytes       int // the first succeeded record's size (cost.go)
 	Elapsed           time.Duration
+
+	// With Copies: distinct photos among the uploads, records reused from
+	// another object's answer, and the copies sent at the same instant as
+	// their original: how many, how many a different instance received
+	// first, and the longest gap between the two sends.
+	Distinct, Reused    int
+	SameInstantPairs    int
+	PairsOnTwoInstances int
+	SameInstantGapMax   time.Duration
 }
 
 // measureThroughput uploads images at rate R for the configured duration
@@ -140,6 +153,7 @@ type throughputRig struct {
 	pollers sync.WaitGroup
 
 	mu          sync.Mutex
+	receivedBy  map[string]int // message id -> the instance that first received it
 	invocations int
 	billed      float64 // seconds, each invocation rounded up to 1 ms
 	// visibility counts the messages the handlers delayed (held for a
@@ -155,11 +169,11 @@ func setupThroughput(ctx context.Context, e *localEnv, st stack, tc throughputCo
 	if err != nil {
 		return nil, err
 	}
-	r := &throughputRig{tc: tc, sim: sim, stopSim: stopSim, counter: &bench.RequestCounter{}, logs: &countingWriter{},
+	r := &throughputRig{tc: tc, sim: sim, stopSim: stopSim, counter: newCounter(), logs: &countingWriter{},
 		queue: sqsqueue.New(
 			sqsqueue.WithVisibilityTimeout(6*st.Timeout), // the stack's queue setting
 			sqsqueue.WithMaxReceiveCount(benchMaxReceiveCount)),
-		start: time.Now()}
+		start: time.Now(), receivedBy: map[string]int{}}
 	// A second run must not find the first's records or slots.
 	r.prefix = fmt.Sprintf("throughput-%d/", r.start.UnixNano())
 	s3c, ddbc := e.counted(r.counter)
@@ -188,6 +202,11 @@ func setupThroughput(ctx context.Context, e *localEnv, st stack, tc throughputCo
 			Timeout: st.Timeout, RetryDelay: tc.RetryDelay,
 			OnBatch: func(res sqsqueue.BatchResult) {
 				r.mu.Lock()
+				for _, m := range res.Messages {
+					if _, ok := r.receivedBy[m.MessageId]; !ok {
+						r.receivedBy[m.MessageId] = i
+					}
+				}
 				r.invocations++
 				r.billed += bench.BilledSeconds(res.Duration.Seconds())
 				r.mu.Unlock()
@@ -205,27 +224,73 @@ func (r *throughputRig) close() {
 	r.stopSim()
 }
 
+// upload is one planned upload: the photo it carries (uploads with the same
+// content are exact copies) and whether it is sent at the same instant as
+// the upload before it.
+type upload struct {
+	content     int
+	sameInstant bool
+}
+
+// planUploads lays out total uploads of which a share are copies of an
+// earlier photo: every other copy is of the upload just before it, sent at
+// the same instant (so two instances can receive the two at once), the
+// others of the photo three distinct photos back, uploaded well before.
+func planUploads(total int, copies float64) []upload {
+	plan := make([]upload, 0, total)
+	distinct, nCopies := 0, 0
+	for i := range total {
+		if i > 0 && int(float64(i+1)*copies) > int(float64(i)*copies) {
+			u := upload{content: plan[i-1].content, sameInstant: true}
+			if nCopies%2 == 1 {
+				u = upload{content: max(distinct-3, 0)}
+			}
+			nCopies++
+			plan = append(plan, u)
+			continue
+		}
+		plan = append(plan, upload{content: distinct})
+		distinct++
+	}
+	return plan
+}
+
+// sent is one upload as made: its notification and the queue's message id.
+type sent struct {
+	obj         s3event.ObjectCreated
+	id          string
+	content     int
+	sameInstant bool
+	gap         time.Duration // after the upload before it, for sameInstant
+}
+
 // uploadAtRate puts UploadRate images a minute for the run's duration and
-// notifies the queue of each, as S3 does.
-func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress func(string, ...any)) ([]s3event.ObjectCreated, error) {
+// notifies the queue of each, as S3 does; a copy sent at the same instant
+// as its original goes right after it, not at a slot of its own.
+func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress func(string, ...any)) ([]sent, error) {
 	tc := r.tc
-	total := int(tc.uploadRate() * tc.Duration.Minutes())
+	plan := planUploads(int(tc.uploadRate()*tc.Duration.Minutes()), tc.Copies)
 	interval := time.Duration(float64(time.Minute) / tc.uploadRate())
-	uploads := make([]s3event.ObjectCreated, 0, total)
+	uploads := make([]sent, 0, len(plan))
 	img := fakeJPEG(300<<10, 7)
 	distinctAt := len(img) / 2
 	for img[distinctAt-1] == 0xFF { // not the stuffed byte of an 0xFF
 		distinctAt++
 	}
-	for i := range total {
-		if wait := time.Until(r.start.Add(time.Duration(i) * interval)); wait > 0 {
-			time.Sleep(wait)
+	slot := 0
+	var last time.Time
+	for i, u := range plan {
+		if !u.sameInstant {
+			if wait := time.Until(r.start.Add(time.Duration(slot) * interval)); wait > 0 {
+				time.Sleep(wait)
+			}
+			slot++
 		}
-		// Distinct photos, cheaply: a counter in the entropy-coded data
-		// (metadata would be blanked by uploadMetadata=strip, and copies
-		// are paid for once with reuseResults=content). The run's prefix is
-		// in it too: runs sharing one table must not reuse each other's answers.
-		copy(img[distinctAt:], fmt.Sprintf("%simage-%08d", r.prefix, i))
+		// Distinct photos, cheaply: the run and a counter in the
+		// entropy-coded data (metadata would be blanked by
+		// uploadMetadata=strip). With reuseResults=content a photo of an
+		// earlier run would be reused with no call: every run's are its own.
+		copy(img[distinctAt:], fmt.Sprintf("%s%08d", r.prefix, u.content))
 		obj, err := e.put(ctx, fmt.Sprintf("%s%05d.jpg", r.prefix, i), img)
 		if err != nil {
 			return nil, err
@@ -234,10 +299,22 @@ func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress 
 		if err != nil {
 			return nil, err
 		}
-		r.queue.Send(body)
-		uploads = append(uploads, obj)
-		if (i+1)%(total/4+1) == 0 {
-			progress("throughput: %d/%d uploads, queue depth %d", i+1, total, r.queue.Depth())
+		if u.sameInstant {
+			// Let an instance take the original first, as SQS's pollers
+			// would spread two messages over two receives.
+			for by := time.Now().Add(20 * time.Millisecond); r.queue.Depth() > 0 && time.Now().Before(by); {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		s := sent{obj: obj, id: r.queue.Send(body), content: u.content, sameInstant: u.sameInstant}
+		now := time.Now()
+		if u.sameInstant {
+			s.gap = now.Sub(last)
+		}
+		last = now
+		uploads = append(uploads, s)
+		if (i+1)%(len(plan)/4+1) == 0 {
+			progress("throughput: %d/%d uploads, queue depth %d", i+1, len(plan), r.queue.Depth())
 		}
 	}
 	return uploads, nil
@@ -256,7 +333,7 @@ func (r *throughputRig) drain(ctx context.Context) {
 
 // collect reads what the run did: the records, the calls the simulator
 // saw, the dead letters, the pacers' counters and the AWS usage.
-func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []s3event.ObjectCreated, progress func(string, ...any)) (*throughputResult, error) {
+func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []sent, progress func(string, ...any)) (*throughputResult, error) {
 	tc := r.tc
 	res := &throughputResult{Config: tc, Uploads: len(uploads), Invocations: r.invocations, BilledSeconds: r.billed,
 		VisibilityChanges: int(r.visibility.Load()),
@@ -291,10 +368,25 @@ func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []s3ev
 	res.DeadLetters = len(dead)
 	var latencies []time.Duration
 	var done []time.Time
-	for _, obj := range uploads {
+	distinct := map[int]bool{}
+	for i, u := range uploads {
+		obj := u.obj
+		distinct[u.content] = true
+		if u.sameInstant {
+			res.SameInstantPairs++
+			res.SameInstantGapMax = max(res.SameInstantGapMax, u.gap)
+			a, okA := r.receivedBy[uploads[i-1].id]
+			b, okB := r.receivedBy[u.id]
+			if okA && okB && a != b {
+				res.PairsOnTwoInstances++
+			}
+		}
 		rec, err := e.store.Lookup(ctx, refOf(obj))
 		if err != nil {
 			return nil, err
+		}
+		if rec != nil && rec.ReusedFrom != "" {
+			res.Reused++
 		}
 		switch {
 		case rec != nil && rec.Status == ledger.StatusSucceeded:
@@ -310,6 +402,7 @@ func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []s3ev
 			}
 		}
 	}
+	res.Distinct = len(distinct)
 	res.UploadToRecord = bench.Summarize(latencies)
 	if len(done) > 1 {
 		slices.SortFunc(done, func(a, b time.Time) int { return a.Compare(b) })

@@ -40,23 +40,37 @@ type Usage struct {
 	ReadUnits, WriteUnits float64
 	// FailedWrites counts DynamoDB writes that returned an error.
 	FailedWrites int
-	// Writes splits the write units and failed writes by item family: the
-	// written item's partition key up to its first '#' ("OBJ#", "CONTENT#",
-	// "PACE#"), so a report can say which items the units go to.
-	Writes map[string]ItemWrites
+	// Items splits the DynamoDB item requests (GetItem, PutItem,
+	// UpdateItem, DeleteItem) by item family: the item's partition key up
+	// to its first '#' ("OBJ#", "CONTENT#", "PACE#"), so a report can say
+	// which items the units go to. They are in the totals above too.
+	Items map[string]ItemUsage
 }
 
-// ItemWrites are the DynamoDB writes to one item family.
-type ItemWrites struct {
-	Requests   int     // write requests, failed ones included
-	TableUnits float64 // write units the table's items consumed
-	IndexUnits float64 // write units its global secondary indexes consumed
-	Failed     int     // writes that returned an error (a failed condition)
+// ItemUsage is the DynamoDB usage of one item family.
+type ItemUsage struct {
+	Reads, Writes int     // item read and write requests, failed ones included
+	ReadUnits     float64 // read units the reads consumed
+	TableUnits    float64 // write units the table's items consumed
+	IndexUnits    float64 // write units its global secondary indexes consumed
+	Failed        int     // writes that returned an error (a failed condition)
 }
 
-func (w ItemWrites) sub(b ItemWrites) ItemWrites {
-	return ItemWrites{Requests: w.Requests - b.Requests, TableUnits: w.TableUnits - b.TableUnits,
-		IndexUnits: w.IndexUnits - b.IndexUnits, Failed: w.Failed - b.Failed}
+// Requests is the family's item requests, reads and writes.
+func (a ItemUsage) Requests() int { return a.Reads + a.Writes }
+
+// WriteUnits is the family's write units, table and indexes.
+func (a ItemUsage) WriteUnits() float64 { return a.TableUnits + a.IndexUnits }
+
+// Add returns a plus b.
+func (a ItemUsage) Add(b ItemUsage) ItemUsage {
+	return ItemUsage{Reads: a.Reads + b.Reads, Writes: a.Writes + b.Writes, ReadUnits: a.ReadUnits + b.ReadUnits,
+		TableUnits: a.TableUnits + b.TableUnits, IndexUnits: a.IndexUnits + b.IndexUnits, Failed: a.Failed + b.Failed}
+}
+
+func (a ItemUsage) sub(b ItemUsage) ItemUsage {
+	return a.Add(ItemUsage{Reads: -b.Reads, Writes: -b.Writes, ReadUnits: -b.ReadUnits,
+		TableUnits: -b.TableUnits, IndexUnits: -b.IndexUnits, Failed: -b.Failed})
 }
 
 // Register adds the counter to a client's middleware stack.
@@ -64,7 +78,7 @@ func (c *RequestCounter) Register(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("benchRequestCounter",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			askConsumedCapacity(in.Parameters)
-			family := writtenFamily(in.Parameters)
+			family := itemFamily(in.Parameters)
 			out, md, err := next.HandleInitialize(ctx, in)
 			c.record(awsmiddleware.GetServiceID(ctx)+"."+awsmiddleware.GetOperationName(ctx), family, out.Result, err)
 			return out, md, err
@@ -80,18 +94,11 @@ func (c *RequestCounter) Snapshot() Usage {
 	if u.Requests == nil {
 		u.Requests = map[string]int{}
 	}
-	u.Writes = maps.Clone(c.usage.Writes)
-	if u.Writes == nil {
-		u.Writes = map[string]ItemWrites{}
+	u.Items = maps.Clone(c.usage.Items)
+	if u.Items == nil {
+		u.Items = map[string]ItemUsage{}
 	}
 	return u
-}
-
-// Reset forgets everything counted so far.
-func (c *RequestCounter) Reset() {
-	c.mu.Lock()
-	c.usage = Usage{}
-	c.mu.Unlock()
 }
 
 // Sub returns u minus before, for the usage of a stretch of work.
@@ -107,10 +114,10 @@ func (u Usage) Sub(before Usage) Usage {
 			d.Requests[op] = n
 		}
 	}
-	d.Writes = map[string]ItemWrites{}
-	for f, w := range u.Writes {
-		if w = w.sub(before.Writes[f]); w != (ItemWrites{}) {
-			d.Writes[f] = w
+	d.Items = map[string]ItemUsage{}
+	for f, w := range u.Items {
+		if w = w.sub(before.Items[f]); w != (ItemUsage{}) {
+			d.Items[f] = w
 		}
 	}
 	return d
@@ -125,8 +132,8 @@ func (u Usage) Count(ops ...string) int {
 	return n
 }
 
-// record counts one request of op; family is the item family it wrote
-// (empty for anything but a DynamoDB item write).
+// record counts one request of op; family is the item family it read or
+// wrote (empty for anything but a DynamoDB item request).
 func (c *RequestCounter) record(op, family string, result any, err error) {
 	cc, isWrite := consumedCapacity(result)
 	read, write := 0.0, 0.0
@@ -150,24 +157,31 @@ func (c *RequestCounter) record(op, family string, result any, err error) {
 	if family == "" {
 		return
 	}
-	if c.usage.Writes == nil {
-		c.usage.Writes = map[string]ItemWrites{}
+	if c.usage.Items == nil {
+		c.usage.Items = map[string]ItemUsage{}
 	}
-	w := c.usage.Writes[family]
-	w.Requests++
-	w.TableUnits, w.IndexUnits = w.TableUnits+tableUnits(cc), w.IndexUnits+indexUnits(cc)
+	w := c.usage.Items[family]
+	if isWrite || isDynamoDBWrite(op) {
+		w.Writes++
+		w.TableUnits, w.IndexUnits = w.TableUnits+tableUnits(cc), w.IndexUnits+indexUnits(cc)
+	} else {
+		w.Reads++
+		w.ReadUnits += read
+	}
 	if failed {
 		w.Failed++
 	}
-	c.usage.Writes[family] = w
+	c.usage.Items[family] = w
 }
 
-// writtenFamily is the item family a DynamoDB item write names: its
+// itemFamily is the item family a DynamoDB item request names: its
 // partition key up to and including the first '#', or the whole key when
 // it has none; empty for any other request.
-func writtenFamily(params any) string {
+func itemFamily(params any) string {
 	var key map[string]types.AttributeValue
 	switch in := params.(type) {
+	case *dynamodb.GetItemInput:
+		key = in.Key
 	case *dynamodb.PutItemInput:
 		key = in.Item
 	case *dynamodb.UpdateItemInput:

@@ -49,10 +49,6 @@ func TestRequestCounterCountsS3Operations(t *testing.T) {
 	if got := c.Snapshot().Count("S3.PutObject", "S3.GetObject"); got != 3 {
 		t.Errorf("total PUT+GET = %d, want 3", got)
 	}
-	c.Reset()
-	if n := len(c.Snapshot().Requests); n != 0 {
-		t.Errorf("after Reset %d operations remain", n)
-	}
 }
 
 func TestConsumedCapacity(t *testing.T) {
@@ -77,10 +73,10 @@ func TestConsumedCapacity(t *testing.T) {
 		t.Errorf("usage = %+v", u)
 	}
 	// A TOTAL answer (no split) counts as the table's.
-	if w := u.Writes["OBJ#"]; w != (ItemWrites{Requests: 2, TableUnits: 2}) {
+	if w := u.Items["OBJ#"]; w != (ItemUsage{Writes: 2, TableUnits: 2}) {
 		t.Errorf("OBJ# writes = %+v, want 2 requests, 2 table units", w)
 	}
-	if w := u.Writes["PACE#"]; w != (ItemWrites{Requests: 1, Failed: 1}) {
+	if w := u.Items["PACE#"]; w != (ItemUsage{Writes: 1, Failed: 1}) {
 		t.Errorf("PACE# writes = %+v, want 1 failed request", w)
 	}
 }
@@ -93,14 +89,18 @@ func TestWritesSplitByItemAndIndex(t *testing.T) {
 		"pk": &types.AttributeValueMemberS{Value: "OBJ#bucket#a.jpg"}, "sk": &types.AttributeValueMemberS{Value: "V#1"}}}
 	update := &dynamodb.UpdateItemInput{Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: "CONTENT#ab12"}, "sk": &types.AttributeValueMemberS{Value: "REQ#x"}}}
-	if f := writtenFamily(put); f != "OBJ#" {
+	get := &dynamodb.GetItemInput{Key: update.Key}
+	if f := itemFamily(put); f != "OBJ#" {
 		t.Errorf("family of a record put = %q", f)
 	}
-	if f := writtenFamily(update); f != "CONTENT#" {
+	if f := itemFamily(update); f != "CONTENT#" {
 		t.Errorf("family of a content update = %q", f)
 	}
-	if f := writtenFamily(&dynamodb.GetItemInput{}); f != "" {
-		t.Errorf("family of a read = %q, want none", f)
+	if f := itemFamily(get); f != "CONTENT#" {
+		t.Errorf("family of a content read = %q", f)
+	}
+	if f := itemFamily(&dynamodb.QueryInput{}); f != "" {
+		t.Errorf("family of a query = %q, want none: it names no item", f)
 	}
 	split := func(table, index float64) *types.ConsumedCapacity {
 		return &types.ConsumedCapacity{CapacityUnits: aws.Float64(table + index),
@@ -112,12 +112,13 @@ func TestWritesSplitByItemAndIndex(t *testing.T) {
 	before := c.Snapshot()
 	c.record("DynamoDB.PutItem", "OBJ#", &dynamodb.PutItemOutput{ConsumedCapacity: split(2, 3)}, nil)
 	c.record("DynamoDB.UpdateItem", "CONTENT#", &dynamodb.UpdateItemOutput{ConsumedCapacity: split(1, 0)}, nil)
+	c.record("DynamoDB.GetItem", "CONTENT#", &dynamodb.GetItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(0.5)}}, nil)
 	d := c.Snapshot().Sub(before)
-	if w := d.Writes["OBJ#"]; w != (ItemWrites{Requests: 1, TableUnits: 2, IndexUnits: 3}) {
+	if w := d.Items["OBJ#"]; w != (ItemUsage{Writes: 1, TableUnits: 2, IndexUnits: 3}) {
 		t.Errorf("OBJ# writes after the claim = %+v, want the put's 2 table and 3 index units", w)
 	}
-	if w := d.Writes["CONTENT#"]; w != (ItemWrites{Requests: 1, TableUnits: 1}) {
-		t.Errorf("CONTENT# writes = %+v", w)
+	if w := d.Items["CONTENT#"]; w != (ItemUsage{Reads: 1, Writes: 1, ReadUnits: 0.5, TableUnits: 1}) {
+		t.Errorf("CONTENT# usage = %+v, want one write of 1 unit and one read of 0.5", w)
 	}
 	if d.WriteUnits != 6 {
 		t.Errorf("write units after the claim = %v, want 6", d.WriteUnits)

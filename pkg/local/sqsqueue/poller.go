@@ -29,6 +29,18 @@ const (
 // runtime's own adapter). After an invocation it deletes every message except
 // those listed in batchItemFailures; when the invocation fails, or its
 // response is not a valid batch response, it deletes nothing.
+//
+// Delivery follows SQS's documented long polling, so upload-to-record
+// times measured on it are Lambda's: "For standard queues, Lambda uses long
+// polling to poll a queue until it becomes active"
+// (docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html); "Long
+// polling lets you consume messages from your Amazon SQS queue as soon as
+// they become available" (SQSDeveloperGuide/best-practices-using-appropriate-polling-mode.html);
+// and "For streams and Amazon SQS event sources, the default batching window
+// is 0 seconds" (MaximumBatchingWindowInSeconds, Lambda API reference); the
+// stack's event source sets no window. So Queue.Receive returns as soon as one message is
+// visible, and an instance invokes with what it got, never waiting to fill
+// BatchSize (TestPollerInvokesAsSoonAsAMessageArrives).
 type Poller struct {
 	Queue   *Queue
 	Handler any // any handler signature aws-lambda-go accepts

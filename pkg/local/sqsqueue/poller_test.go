@@ -306,3 +306,31 @@ func TestPollerRunCancelReachesTheInvocation(t *testing.T) {
 		t.Errorf("invocation error = %v, want context.Canceled", res.Err)
 	}
 }
+
+// The event source's delivery as AWS documents it (see Poller): a long poll
+// that returns as soon as a message is available, and no batching window, so
+// one message sent to an idle queue is invoked at once, alone, even with
+// SQS's longest wait and a batch size of 10.
+func TestPollerInvokesAsSoonAsAMessageArrives(t *testing.T) {
+	q := New()
+	invoked := make(chan int, 1)
+	p := &Poller{Queue: q, Concurrency: 1, BatchSize: MaxBatchSize, WaitTime: 20 * time.Second,
+		Handler: func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			invoked <- len(ev.Records)
+			return events.SQSEventResponse{}, nil
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = p.Run(ctx) }()
+	time.Sleep(50 * time.Millisecond) // the instance is waiting in its long poll
+	sent := time.Now()
+	q.Send("only")
+	select {
+	case n := <-invoked:
+		if d := time.Since(sent); n != 1 || d > time.Second {
+			t.Errorf("invoked with %d messages %v after the send", n, d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no invocation 5 s after the send: the poller waited out its long poll")
+	}
+}
