@@ -18,7 +18,6 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/shared/reprocessmsg"
 )
 
-
 // parsedSelection parses selection flags as reprocess does.
 func parsedSelection(t *testing.T, args ...string) selection {
 	t.Helper()
