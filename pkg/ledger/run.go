@@ -213,30 +213,40 @@ func (s *Store) GetRun(ctx context.Context, name string) (*Run, error) {
 
 // ListRuns returns every run, by name.
 func (s *Store) ListRuns(ctx context.Context) ([]Run, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(
-		expression.Key(tableschema.PartitionKey).Equal(expression.Value(RunPartition))).Build()
+	items, err := s.queryAll(ctx, expression.Key(tableschema.PartitionKey).Equal(expression.Value(RunPartition)))
 	if err != nil {
-		return nil, fmt.Errorf("list runs: build expression: %w", err)
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var runs []Run
+	if err := attributevalue.UnmarshalListOfMaps(items, &runs); err != nil {
+		return nil, fmt.Errorf("list runs: decode: %w", err)
+	}
+	return runs, nil
+}
+
+// queryAll reads every item of one key condition on the table,
+// consistently.
+func (s *Store) queryAll(ctx context.Context, key expression.KeyConditionBuilder) ([]map[string]types.AttributeValue, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build expression: %w", err)
 	}
 	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(true),
 	})
-	var runs []Run
+	var items []map[string]types.AttributeValue
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
+			return nil, err
 		}
-		var got []Run
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &got); err != nil {
-			return nil, fmt.Errorf("list runs: decode: %w", err)
-		}
-		runs = append(runs, got...)
+		items = append(items, page.Items...)
 	}
-	return runs, nil
+	return items, nil
 }
 
 // ReserveRunCredits atomically takes credits from the run's remaining cap
@@ -344,34 +354,20 @@ func (s *Store) VersionRecords(ctx context.Context, ref ObjectRef) ([]Record, er
 		return nil, fmt.Errorf("version records: %w", err)
 	}
 	base := ref.VersionSortKey()
-	expr, err := expression.NewBuilder().WithKeyCondition(
-		expression.Key(tableschema.PartitionKey).Equal(expression.Value(ref.PartitionKey())).
-			And(expression.Key(tableschema.SortKey).BeginsWith(base))).Build()
+	items, err := s.queryAll(ctx, expression.Key(tableschema.PartitionKey).Equal(expression.Value(ref.PartitionKey())).
+		And(expression.Key(tableschema.SortKey).BeginsWith(base)))
 	if err != nil {
-		return nil, fmt.Errorf("version records %s: build expression: %w", ref, err)
+		return nil, fmt.Errorf("version records %s: %w", ref, err)
 	}
-	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ConsistentRead:            aws.Bool(true),
-	})
 	var recs []Record
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
+	for _, item := range items {
+		rec, err := unmarshalRecord(item)
 		if err != nil {
-			return nil, fmt.Errorf("version records %s: %w", ref, err)
+			return nil, fmt.Errorf("version records %s: decode: %w", ref, err)
 		}
-		for _, item := range page.Items {
-			rec, err := unmarshalRecord(item)
-			if err != nil {
-				return nil, fmt.Errorf("version records %s: decode: %w", ref, err)
-			}
-			// "V#abc" begins "V#abcd" too: keep this version's own.
-			if rec.SK == base || strings.HasPrefix(rec.SK, base+RunSortKeySeparator) {
-				recs = append(recs, *rec)
-			}
+		// "V#abc" begins "V#abcd" too: keep this version's own.
+		if rec.SK == base || strings.HasPrefix(rec.SK, base+RunSortKeySeparator) {
+			recs = append(recs, *rec)
 		}
 	}
 	slices.SortStableFunc(recs, func(a, b Record) int { return a.UpdatedAt.Compare(b.UpdatedAt) })
