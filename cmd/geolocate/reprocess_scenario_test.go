@@ -23,6 +23,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
@@ -61,12 +62,14 @@ type reprocessRig struct {
 	sim    *geosim.Server
 	h      *predictor.Handler
 	out    io.Writer
+	logs   *syncbuf.Buffer // the predictor's warnings, shown when a message keeps coming back
 }
 
 func newReprocessRig(t *testing.T, out io.Writer) *reprocessRig {
 	ddb, table := awspartstest.DynamoDB(t)
 	s3c, bucket := awspartstest.S3(t)
-	sim := geosim.New(func(c *geosim.Config) { c.DemoKey = testKey; c.RatePerMinute = 0 })
+	// Credits for run 0, the sample and the capped run, whatever the size.
+	sim := geosim.New(func(c *geosim.Config) { c.DemoKey = testKey; c.RatePerMinute = 0; c.Allowance = 3 * scenarioSize(t) })
 	sim.AddModel(geosim.Model{ID: scenarioOlder, Type: geosim.TypeGlobal, Access: geosim.AccessPublic, Status: geosim.StatusReady, TruthPull: 0.5})
 	sim.AddModel(geosim.Model{ID: scenarioNewer, Type: geosim.TypeGlobal, Access: geosim.AccessPublic, Status: geosim.StatusReady, TruthPull: 0.9})
 	srv := httptest.NewServer(sim)
@@ -84,12 +87,13 @@ func newReprocessRig(t *testing.T, out io.Writer) *reprocessRig {
 		t.Fatal(err)
 	}
 	store := ledger.New(ddb, table)
+	logs := &syncbuf.Buffer{}
 	h, err := predictor.New(cfg, predictor.Deps{Objects: s3c, Ledger: store, Service: client, Keys: secretkey.Static(testKey),
-		Logger: slog.New(slog.DiscardHandler), Metrics: io.Discard})
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})), Metrics: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &reprocessRig{t: t, s3: s3c, bucket: bucket, store: store, sim: sim, h: h, out: out}
+	return &reprocessRig{t: t, s3: s3c, bucket: bucket, store: store, sim: sim, h: h, out: out, logs: logs}
 }
 
 // upload puts n photos with EXIF positions (every third one without),
@@ -133,7 +137,8 @@ func (r *reprocessRig) deliver(bodies []string) {
 		batch := bodies[start:min(start+10, len(bodies))]
 		for attempt := 0; len(batch) > 0; attempt++ {
 			if attempt == 5 {
-				r.t.Fatalf("%d message(s) still returned after 5 deliveries", len(batch))
+				lines := strings.Split(strings.TrimSpace(r.logs.String()), "\n")
+				r.t.Fatalf("%d message(s) still returned after 5 deliveries; last warnings:\n%s", len(batch), strings.Join(lines[max(len(lines)-5, 0):], "\n"))
 			}
 			var ev events.SQSEvent
 			for i, b := range batch {
