@@ -50,7 +50,7 @@ func runRuns(ctx context.Context, c *cli, args []string) error {
 		if !p.finished.IsZero() {
 			finished = p.finished.UTC().Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", run.Name, dashIfEmpty(run.ModelID), run.Cap, run.Spent,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", run.Name, modelName(run.ModelID), run.Cap, run.Spent,
 			p.done, max(run.Selected-p.done, 0), run.StartedAt.UTC().Format("2006-01-02 15:04"), finished, run.Selection)
 	}
 	return tw.Flush()
@@ -145,7 +145,7 @@ func runCompare(ctx context.Context, c *cli, args []string) error {
 		return writeIndentedJSON(c.stdout, cmp)
 	}
 	fmt.Fprintf(c.stdout, "run %s: model %s, %d of %d object(s) done, %d of %d credits spent\n",
-		run.Name, dashIfEmpty(run.ModelID), p.done, run.Selected, run.Spent, run.Cap)
+		run.Name, modelName(run.ModelID), p.done, run.Selected, run.Spent, run.Cap)
 	cmp.write(c.stdout)
 	return nil
 }

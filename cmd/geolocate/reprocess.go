@@ -80,7 +80,7 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 	}
 	if existing != nil && (existing.ModelID != *model || existing.Selection != sel.String()) {
 		return usageError{fmt.Errorf("run %s exists with model %q and selection %q: give the same to resume it, or another --run",
-			name, dashIfEmpty(existing.ModelID), existing.Selection)}
+			name, modelName(existing.ModelID), existing.Selection)}
 	}
 	price := *perCall
 	if existing != nil {
@@ -95,9 +95,9 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 		return fmt.Errorf("read table %s: %w", table, err)
 	}
 	plan := planRun(records, sel, name)
-	fmt.Fprintf(c.stdout, "run %s: model %s at %d credit(s) a call\n", name, dashIfEmpty(*model), price)
+	fmt.Fprintf(c.stdout, "run %s: model %s at %d credit(s) a call\n", name, modelName(*model), price)
 	fmt.Fprintf(c.stdout, "selected %d object(s) (%s); %d already done in this run, %d to send\n",
-		plan.selected, sel.describe(), plan.done, len(plan.todo))
+		plan.selected, sel.String(), plan.done, len(plan.todo))
 	need := len(plan.todo) * price
 	minutes := float64(len(plan.todo)) / *rate
 	fmt.Fprintf(c.stdout, "at most %d credit(s); about %s at %.0f calls/min\n", need, (time.Duration(minutes * float64(time.Minute))).Round(time.Second), *rate)
@@ -145,7 +145,8 @@ func defaultRunName(model string) string {
 	return model
 }
 
-func dashIfEmpty(s string) string {
+// modelName names a run's model; empty is the service's default.
+func modelName(s string) string {
 	if s == "" {
 		return "(default model)"
 	}
@@ -233,8 +234,6 @@ func (s *selection) String() string {
 	add("sample", strconv.Itoa(s.sample))
 	return strings.Join(parts, " ")
 }
-
-func (s *selection) describe() string { return s.String() }
 
 // keeps reports whether an object version whose latest result is rec is
 // selected.
