@@ -322,13 +322,14 @@ func planRun(records []ledger.Record, sel selection, run string) runPlan {
 	return plan
 }
 
-// sendRun sends one reprocess message per record through send (a batch
-// of at most sqsBatchMax entries).
+// sendRun sends one reprocess message per record (each object version's
+// latest, whose run the message names as the one it replaces) through
+// send, in batches of at most sqsBatchMax entries.
 func sendRun(ctx context.Context, send func(context.Context, []sqstypes.SendMessageBatchRequestEntry) error, run, model string, price int, todo []ledger.Record) error {
 	var batch []sqstypes.SendMessageBatchRequestEntry
 	for i := range todo {
 		r := &todo[i]
-		body, err := reprocessmsg.Body(reprocessmsg.Object{Run: run, ModelID: model, CreditsPerCall: price,
+		body, err := reprocessmsg.Body(reprocessmsg.Object{Run: run, ModelID: model, CreditsPerCall: price, Replaces: r.Run,
 			Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Size: r.Size})
 		if err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -344,50 +343,6 @@ func (s *Store) SetRunProgress(ctx context.Context, name string, selected int, f
 		return fmt.Errorf("set progress of run %s: %w", name, err)
 	}
 	return nil
-}
-
-// VersionRecords returns every record of ref's object version, run 0's and
-// every run's, oldest update first (a consistent read of the object's
-// partition).
-func (s *Store) VersionRecords(ctx context.Context, ref ObjectRef) ([]Record, error) {
-	if err := ref.validate(); err != nil {
-		return nil, fmt.Errorf("version records: %w", err)
-	}
-	base := ref.VersionSortKey()
-	items, err := s.queryAll(ctx, expression.Key(tableschema.PartitionKey).Equal(expression.Value(ref.PartitionKey())).
-		And(expression.Key(tableschema.SortKey).BeginsWith(base)))
-	if err != nil {
-		return nil, fmt.Errorf("version records %s: %w", ref, err)
-	}
-	var recs []Record
-	for _, item := range items {
-		rec, err := unmarshalRecord(item)
-		if err != nil {
-			return nil, fmt.Errorf("version records %s: decode: %w", ref, err)
-		}
-		// "V#abc" begins "V#abcd" too: keep this version's own.
-		if rec.SK == base || strings.HasPrefix(rec.SK, base+RunSortKeySeparator) {
-			recs = append(recs, *rec)
-		}
-	}
-	slices.SortStableFunc(recs, func(a, b Record) int { return a.UpdatedAt.Compare(b.UpdatedAt) })
-	return recs, nil
-}
-
-// LatestResult is the most recently finished succeeded record of ref's
-// object version in any run but ref's own: the result a run's answer
-// replaces. Nil when there is none.
-func (s *Store) LatestResult(ctx context.Context, ref ObjectRef) (*Record, error) {
-	recs, err := s.VersionRecords(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		if r := &recs[i]; r.Run != ref.Run && r.Status == StatusSucceeded {
-			return r, nil
-		}
-	}
-	return nil, nil
 }
 
 // marshalRecordLike encodes v with the record's time encoding.

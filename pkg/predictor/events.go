@@ -39,6 +39,9 @@ type upload struct {
 	Run   string
 	Model string
 	Price int
+	// Replaces is the run whose result a run's answer replaces ("" for
+	// run 0's).
+	Replaces string
 }
 
 // notification is the content of one SQS message body.
@@ -193,13 +196,18 @@ func decodeReprocess(o *reprocessmsg.Object) (notification, error) {
 	if err := ledger.ValidateRunName(o.Run); err != nil {
 		return notification{}, fmt.Errorf("%w: reprocess message: %v", errMalformed, err)
 	}
+	if o.Replaces != "" {
+		if err := ledger.ValidateRunName(o.Replaces); err != nil {
+			return notification{}, fmt.Errorf("%w: reprocess message: replaces: %v", errMalformed, err)
+		}
+	}
 	if o.CreditsPerCall < 0 {
 		return notification{}, fmt.Errorf("%w: reprocess message: credits_per_call %d is negative", errMalformed, o.CreditsPerCall)
 	}
 	u := upload{
 		Bucket: o.Bucket, Key: o.Key, VersionID: o.VersionID, ETag: strings.Trim(o.ETag, `"`),
 		Size: o.Size, SizeKnown: o.Size > 0,
-		Run: o.Run, Model: o.ModelID, Price: o.CreditsPerCall,
+		Run: o.Run, Model: o.ModelID, Price: o.CreditsPerCall, Replaces: o.Replaces,
 	}
 	return notification{Uploads: []upload{u}}, nil
 }

@@ -5,7 +5,7 @@
 // ledger claim as uploads: exactly once per (object version, run).
 //
 //	{"geolocate_reprocess": {"run": "global-v0.3", "model_id": "global_v0.3",
-//	  "credits_per_call": 1, "bucket": "photos", "key": "a/b.jpg",
+//	  "credits_per_call": 1, "replaces": "", "bucket": "photos", "key": "a/b.jpg",
 //	  "version_id": "3HL4kqtJ...", "etag": "9b2cf535...", "size": 183203}}
 //
 // model_id empty (or absent) asks the service's current default model.
@@ -28,12 +28,17 @@ type Object struct {
 	// CreditsPerCall is the model's price when the run started: what one
 	// call reserves from the run's cap and the daily budget (0: the
 	// predictor's own estimate).
-	CreditsPerCall int    `json:"credits_per_call,omitempty"`
-	Bucket         string `json:"bucket"`
-	Key            string `json:"key"`
-	VersionID      string `json:"version_id,omitempty"`
-	ETag           string `json:"etag,omitempty"`
-	Size           int64  `json:"size"`
+	CreditsPerCall int `json:"credits_per_call,omitempty"`
+	// Replaces is the run whose result this run's answer replaces (the
+	// object version's latest when the run was planned): "" for the
+	// original upload. The predictor reads that record by its key for the
+	// answer's history, with no query.
+	Replaces  string `json:"replaces,omitempty"`
+	Bucket    string `json:"bucket"`
+	Key       string `json:"key"`
+	VersionID string `json:"version_id,omitempty"`
+	ETag      string `json:"etag,omitempty"`
+	Size      int64  `json:"size"`
 }
 
 // Message is the whole body.
