@@ -113,6 +113,20 @@ func TestRunPaysOncePerObjectAndRun(t *testing.T) {
 	if err != nil || got.Spent != ra.CreditsConsumed+rc.CreditsConsumed || got.Remaining != 100-got.Spent {
 		t.Errorf("run after its calls = %+v, %v; want spent %d", got, err, ra.CreditsConsumed+rc.CreditsConsumed)
 	}
+	// A third run replacing this one's result keeps both earlier ones.
+	e.startRun("third", model, 10)
+	body, err := reprocessmsg.Body(reprocessmsg.Object{Run: "third", ModelID: model, CreditsPerCall: 1, Replaces: run,
+		Bucket: c.Bucket, Key: c.Key, VersionID: c.VersionID, ETag: c.ETag, Size: c.Size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed := e.invokeSQS(sqsBatch(sqsMessage{id: "third", body: body})); len(failed) != 0 {
+		t.Fatalf("third run retried: %v", failed)
+	}
+	third := e.runRecord(c, "third")
+	if third.Previous == nil || third.Previous.Run != run || len(third.History) != 2 || third.History[0].Run != "" || third.History[1].Run != run {
+		t.Errorf("third run: previous %+v, history %+v; want run %s's, after run 0's", third.Previous, third.History, run)
+	}
 }
 
 // TestRunCapStopsCalls: a run with a cap of 2 credits at 1 a call calls
