@@ -36,9 +36,12 @@ import (
 const (
 	RunPartition        = "RUN"
 	RunSortKeySeparator = "#R#"
-	// MaxHistory bounds Record.History: each entry is a few hundred bytes,
-	// so the list stays far below DynamoDB's 400 KB item limit whatever
-	// the number of runs.
+	// MaxHistory bounds Record.History: each entry is a few hundred bytes
+	// ("The total size of an item is the sum of the lengths of its
+	// attribute names and values, plus any applicable overhead",
+	// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html),
+	// so 20 add at most a few KB and the record stays far below DynamoDB's
+	// 400 KB item limit whatever the number of runs.
 	MaxHistory = 20
 	// maxRunNameBytes bounds a run's name, which every record of the run
 	// carries in its sort key.
