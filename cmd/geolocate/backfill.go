@@ -208,8 +208,7 @@ func (b *backfill) reopen(ctx context.Context, rec *ledger.Record) bool {
 	return true
 }
 
-// flush sends the pending entries in one SendMessageBatch, retrying the
-// entries SQS failed once (a batch can partly fail).
+// flush sends the pending entries (see send).
 func (b *backfill) flush(ctx context.Context) error {
 	if len(b.pending) == 0 {
 		return nil
@@ -220,6 +219,12 @@ func (b *backfill) flush(ctx context.Context) error {
 		b.sent += len(entries)
 		return nil
 	}
+	return b.send(ctx, entries)
+}
+
+// send sends entries in one SendMessageBatch, retrying the entries SQS
+// failed once (a batch can partly fail).
+func (b *backfill) send(ctx context.Context, entries []sqstypes.SendMessageBatchRequestEntry) error {
 	for attempt := 1; ; attempt++ {
 		out, err := b.clients.queues.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{
 			QueueUrl: aws.String(b.queueURL),

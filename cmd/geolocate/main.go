@@ -37,16 +37,19 @@ const (
 
 // commands is the dispatch table.
 var commands = map[string]command{
-	"predict":  {"predict where images were taken (costs credits)", runPredict, needsService},
-	"models":   {"list the models (the key shows the ones granted to you too)", runModels, needsService},
-	"credits":  {"show the account's remaining credits", runCredits, needsService},
-	"simulate": {"run the service simulator on 127.0.0.1", runSimulate, needsLocal},
-	"local":    {"run the whole pipeline on this machine (make run)", runLocal, needsLocal},
-	"results":  {"list prediction records from the results table", runResults, needsAWS},
-	"backfill": {"send existing objects of a bucket through the pipeline", runBackfill, needsAWS},
-	"status":   {"credits, forecast, models and queue depths of a deployed stack", runStatus, needsAWS},
-	"doctor":   {"check a deployed stack's setup: one pass/fail line per check, with fixes", runDoctor, needsAWS},
-	"version":  {"print the module version and the commit it was built from", runVersion, needsNothing},
+	"predict":   {"predict where images were taken (costs credits)", runPredict, needsService},
+	"models":    {"list the models (the key shows the ones granted to you too)", runModels, needsService},
+	"credits":   {"show the account's remaining credits", runCredits, needsService},
+	"simulate":  {"run the service simulator on 127.0.0.1", runSimulate, needsLocal},
+	"local":     {"run the whole pipeline on this machine (make run)", runLocal, needsLocal},
+	"results":   {"list prediction records from the results table", runResults, needsAWS},
+	"backfill":  {"send existing objects of a bucket through the pipeline", runBackfill, needsAWS},
+	"status":    {"credits, forecast, models and queue depths of a deployed stack", runStatus, needsAWS},
+	"reprocess": {"ask a model again for existing results, as a named run within a credit cap", runReprocess, needsAWS},
+	"runs":      {"list reprocess runs: selection, model, cap, spent, done and remaining", runRuns, needsAWS},
+	"compare":   {"what a reprocess run changed, and its accuracy before and after on photos with EXIF positions", runCompare, needsAWS},
+	"doctor":    {"check a deployed stack's setup: one pass/fail line per check, with fixes", runDoctor, needsAWS},
+	"version":   {"print the module version and the commit it was built from", runVersion, needsNothing},
 }
 
 // commandDetails add to a command's -h, after its summary, what the

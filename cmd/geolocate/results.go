@@ -28,6 +28,7 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 		asJSON    = fs.Bool("json", false, "print the records as a JSON array")
 		asGeoJSON = fs.Bool("geojson", false, "print the succeeded records as a GeoJSON FeatureCollection (opens on a map)")
 		prefix    = fs.String("prefix", "", "only records of objects whose key starts with this prefix")
+		history   = fs.Bool("history", false, "every result of each object version (run 0's and each reprocess run's), not only the latest")
 		asMap     = registerMapFlags(fs)
 		loc       stackLocator
 	)
@@ -67,6 +68,9 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return fmt.Errorf("read table %s: %w", table, err)
 	}
+	if !*history {
+		records = latestPerVersion(records)
+	}
 	switch {
 	case *asMap.path != "":
 		return asMap.write(records, "Predictions in "+table, resultsFilters(*status, from, *prefix, *limit, len(records)), c.stderr)
@@ -95,6 +99,44 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 		}
 		return nil
 	}
+}
+
+// latestPerVersion keeps, of each object version's records (run 0's and
+// each reprocess run's), its latest result: the most recently updated
+// succeeded record, else the most recently updated one (a run's record
+// that waits for its cap does not hide the result it would replace), in
+// the order given.
+func latestPerVersion(records []ledger.Record) []ledger.Record {
+	newer := func(a, b *ledger.Record) bool {
+		if sa, sb := a.Status == ledger.StatusSucceeded, b.Status == ledger.StatusSucceeded; sa != sb {
+			return sa
+		}
+		return a.UpdatedAt.After(b.UpdatedAt)
+	}
+	latest := map[string]int{}
+	for i := range records {
+		r := &records[i]
+		id := ledger.ObjectRef{Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag}.String()
+		if j, ok := latest[id]; !ok || newer(r, &records[j]) {
+			latest[id] = i
+		}
+	}
+	kept := make([]ledger.Record, 0, len(latest))
+	for i := range records {
+		r := &records[i]
+		if latest[ledger.ObjectRef{Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag}.String()] == i {
+			kept = append(kept, *r)
+		}
+	}
+	return kept
+}
+
+// runLabel names a result's run in the table: 0 for the original upload.
+func runLabel(run string) string {
+	if run == "" {
+		return "0"
+	}
+	return run
 }
 
 // resultsFilters describes a results query for the map page.
@@ -172,6 +214,11 @@ type resultRow struct {
 	// photo and request: no call, 0 credits).
 	ReusedFrom string `json:"reused_from,omitempty"`
 
+	// Run is the reprocess run of the result (empty: the original
+	// upload); Previous the result it replaced.
+	Run      string               `json:"run,omitempty"`
+	Previous *ledger.HistoryEntry `json:"previous,omitempty"`
+
 	Source        string   `json:"source,omitempty"` // "service" or "exif" (recorded from EXIF, no call)
 	ExifLatitude  *float64 `json:"exif_latitude,omitempty"`
 	ExifLongitude *float64 `json:"exif_longitude,omitempty"`
@@ -224,6 +271,8 @@ func rowFromRecord(r *ledger.Record) resultRow {
 		Fallback:   r.Fallback,
 		UpdatedAt:  r.UpdatedAt,
 		ReusedFrom: r.ReusedFrom,
+		Run:        r.Run,
+		Previous:   r.Previous,
 
 		Source:        r.Source,
 		ExifLatitude:  r.ExifLatitude,
@@ -304,6 +353,10 @@ func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 		header = "VERSION\t" + header
 	}
 	header = "OBJECT\t" + header
+	withRun := slices.ContainsFunc(rows, func(r resultRow) bool { return r.Run != "" })
+	if withRun {
+		header = "RUN\t" + header
+	}
 	if withTime {
 		header = "UPDATED\t" + header
 	}
@@ -315,6 +368,9 @@ func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 			line = dash(versions[i]) + "\t" + line
 		}
 		line = r.Key + "\t" + line
+		if withRun {
+			line = runLabel(r.Run) + "\t" + line
+		}
 		if withTime {
 			line = r.UpdatedAt.UTC().Format("2006-01-02 15:04:05") + "\t" + line
 		}

@@ -21,6 +21,9 @@ type Point struct {
 	Exif *LatLon
 	// ErrorKm is the distance from the prediction to Exif, as recorded.
 	ErrorKm *float64
+	// Previous is the position of the result a reprocess run's answer
+	// replaced (ledger.Record.Previous): the map draws the move from it.
+	Previous *LatLon
 	// Category names the point's legend entry and colour (see Categories).
 	Category string
 	// Label and Place describe the point in its tooltip and the page's table.
@@ -78,6 +81,9 @@ func FromRecords(records []ledger.Record, by ColorBy) (points []Point, skipped i
 		}
 		if r.Source != ledger.SourceEXIF && r.ExifLatitude != nil && r.ExifLongitude != nil && validLatLon(*r.ExifLatitude, *r.ExifLongitude) {
 			p.Exif = &LatLon{Lat: *r.ExifLatitude, Lon: *r.ExifLongitude}
+		}
+		if prev := r.Previous; prev != nil && prev.Latitude != nil && prev.Longitude != nil && validLatLon(*prev.Latitude, *prev.Longitude) {
+			p.Previous = &LatLon{Lat: *prev.Latitude, Lon: *prev.Longitude}
 		}
 		p.Category = category(r, by)
 		points = append(points, p)

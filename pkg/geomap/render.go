@@ -80,6 +80,7 @@ const (
 	landEdgeColor  = "#B5AC95"
 	exifColor      = "#222222"
 	errorColor     = "#222222"
+	moveColor      = "#7B3FBF" // a reprocess run's move, old -> new
 )
 
 // Render writes points as an SVG world map: the land, each point drawn one
@@ -146,6 +147,7 @@ func Render(w io.Writer, points []Point, optFns ...func(*Options)) (Result, erro
 	b.WriteString(`</g>`)
 	fmt.Fprintf(b, `<path class="sphere-edge" d="%s" fill="none" stroke="%s"/>`, outline, outlineColor)
 	r.writeErrors()
+	r.writeMoves()
 	r.writeExif()
 	r.writePoints()
 	r.writeClusters()
@@ -359,6 +361,32 @@ func (r *renderer) writeErrors() {
 		if p.ErrorKm != nil {
 			title += ", prediction off by " + km(*p.ErrorKm)
 		}
+		fmt.Fprintf(&r.b, `<path d="%s"><title>%s</title></path>`, d, html.EscapeString(title))
+	}
+	if started {
+		r.b.WriteString(`</g>`)
+	}
+}
+
+// writeMoves draws, for each point drawn one by one that a reprocess run
+// moved, the great circle from the result it replaced to it.
+func (r *renderer) writeMoves() {
+	started := false
+	for _, i := range r.res.Individual {
+		p := r.points[i]
+		if p.Previous == nil {
+			continue
+		}
+		if !started {
+			fmt.Fprintf(&r.b, `<g class="moves" fill="none" stroke="%s" stroke-width="1.2">`, moveColor)
+			started = true
+		}
+		var d []byte
+		for _, line := range r.greatCircle(p.Previous.Lat, p.Previous.Lon, p.Lat, p.Lon) {
+			d = r.appendRing(d, line, false)
+		}
+		title := fmt.Sprintf("%s: moved from %s by %s", p.Label, latLon(p.Previous.Lat, p.Previous.Lon),
+			km(geodist.Km(p.Previous.Lat, p.Previous.Lon, p.Lat, p.Lon)))
 		fmt.Fprintf(&r.b, `<path d="%s"><title>%s</title></path>`, d, html.EscapeString(title))
 	}
 	if started {

@@ -468,3 +468,32 @@ func TestFocusZoomsWhereMostPointsAre(t *testing.T) {
 		t.Errorf("the page has no closer map of Europe")
 	}
 }
+
+// A reprocess run's answer is drawn with the move from the result it
+// replaced: one great circle from the old position to the new, titled with
+// the distance; points without a previous result have none.
+func TestRenderDrawsTheMove(t *testing.T) {
+	records := []ledger.Record{
+		{Key: "moved.jpg", Run: "newer", Status: ledger.StatusSucceeded, Latitude: f64(46.2044), Longitude: f64(6.1432),
+			Previous: &ledger.HistoryEntry{Latitude: f64(45.764), Longitude: f64(4.8357)}},
+		{Key: "still.jpg", Status: ledger.StatusSucceeded, Latitude: f64(-1.29), Longitude: f64(36.82)},
+	}
+	points, _ := FromRecords(records, ByStatus)
+	if points[0].Previous == nil || points[0].Previous.Lat != 45.764 || points[1].Previous != nil {
+		t.Fatalf("previous positions %+v, %+v", points[0].Previous, points[1].Previous)
+	}
+	var buf bytes.Buffer
+	if _, err := Render(&buf, points, func(o *Options) { o.Width = 800 }); err != nil {
+		t.Fatal(err)
+	}
+	_, els := parseSVG(t, buf.String())
+	moves := in(els, "moves", "path")
+	if len(moves) != 1 || !strings.Contains(moves[0].text, "moved.jpg: moved from") || !strings.Contains(moves[0].text, "112 km") {
+		t.Fatalf("moves %+v, want one from Lyon to Geneva, 112 km", moves)
+	}
+	f := newFrame(800, margin)
+	x, y := f.pixel(4.8357, 45.764)
+	if d := moves[0].attr["d"]; !strings.HasPrefix(d, fmt.Sprintf("M%.1f,%.1f", x, y)) && !strings.HasPrefix(d, fmt.Sprintf("M%.2f,%.2f", x, y)) {
+		t.Errorf("the move starts at %.30s, want the old position %.1f,%.1f", d, x, y)
+	}
+}

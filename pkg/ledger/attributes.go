@@ -25,4 +25,5 @@ const (
 	attrContentSHA   = "content_sha256"
 	attrContentReq   = "content_request"
 	attrReusedFrom   = "reused_from"
+	attrRun          = "run"
 )

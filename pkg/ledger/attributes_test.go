@@ -16,6 +16,7 @@ func TestAttributeNamesMatchRecordTags(t *testing.T) {
 		attrDeadLetter: "DeadLetter", attrAttempts: "Attempts", attrErrorCode: "ErrorCode",
 		attrErrorMessage: "ErrorMessage", attrCreatedAt: "CreatedAt", attrSlotAt: "SlotAt",
 		attrContentSHA: "ContentSHA256", attrContentReq: "ContentRequest", attrReusedFrom: "ReusedFrom",
+		attrRun: "Run",
 	}
 	rt := reflect.TypeFor[Record]()
 	for attr, name := range fields {

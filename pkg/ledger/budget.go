@@ -140,6 +140,11 @@ func parseDay(day string) (time.Time, error) {
 // UpdateItem would count them twice. It reports whether cond (none when
 // nil) failed.
 func (s *Store) updateCounter(ctx context.Context, day string, cond *expression.ConditionBuilder, update expression.UpdateBuilder) (bool, error) {
+	return s.updateOnce(ctx, itemKey(budgetPrefix+day, budgetSortKey), cond, update)
+}
+
+// updateOnce is updateCounter on any item (a run's counter too).
+func (s *Store) updateOnce(ctx context.Context, key map[string]types.AttributeValue, cond *expression.ConditionBuilder, update expression.UpdateBuilder) (bool, error) {
 	b := expression.NewBuilder().WithUpdate(update)
 	if cond != nil {
 		b = b.WithCondition(*cond)
@@ -152,7 +157,7 @@ func (s *Store) updateCounter(ctx context.Context, day string, cond *expression.
 		ClientRequestToken: aws.String(rand.Text()),
 		TransactItems: []types.TransactWriteItem{{Update: &types.Update{
 			TableName:                 aws.String(s.table),
-			Key:                       itemKey(budgetPrefix+day, budgetSortKey),
+			Key:                       key,
 			ConditionExpression:       expr.Condition(),
 			UpdateExpression:          expr.Update(),
 			ExpressionAttributeNames:  expr.Names(),

@@ -209,7 +209,7 @@ func (s *Store) ClaimContent(ctx context.Context, c ContentRef, ref ObjectRef, l
 		return nil, 0, fmt.Errorf("claim content %s: read the paying record: %w", c.SHA256, err)
 	}
 	if reusable(paid, c, now, maxAge) {
-		paidRef := ObjectRef{Bucket: paid.Bucket, Key: paid.Key, VersionID: paid.VersionID, ETag: paid.ETag}
+		paidRef := ObjectRef{Bucket: paid.Bucket, Key: paid.Key, VersionID: paid.VersionID, ETag: paid.ETag, Run: paid.Run}
 		return &ContentClaim{Ref: c, Paid: paid, PaidRef: paidRef}, ContentReusable, nil
 	}
 	ownEarlier := existing.PaidPK == ref.PartitionKey() && existing.PaidSK == ref.SortKey()
@@ -333,6 +333,7 @@ func ReusedResult(paid *Record, paidRef ObjectRef) Record {
 	rec.SentBytes, rec.SentWidth, rec.SentHeight = 0, 0, 0
 	rec.UploadMetadata, rec.MetadataRemoved, rec.PositionSent = "", nil, false
 	rec.CreatedAt, rec.UpdatedAt, rec.StatusDay, rec.ExpiresAt = time.Time{}, time.Time{}, "", time.Time{}
+	rec.Run, rec.Previous, rec.History = "", nil, nil
 	rec.ReusedFrom = paidRef.String()
 	return rec
 }

@@ -56,6 +56,7 @@ func (s *Store) finishCall(ctx context.Context, claim *Claim, result Record, sta
 	rec.PK, rec.SK = claim.Ref.PartitionKey(), claim.Ref.SortKey()
 	rec.Bucket, rec.Key = claim.Ref.Bucket, claim.Ref.Key
 	rec.VersionID, rec.ETag = claim.Ref.VersionID, claim.Ref.ETag
+	rec.Run = claim.Ref.Run
 	if rec.Size == 0 && claim.Record != nil {
 		rec.Size = claim.Record.Size
 	}
@@ -127,7 +128,7 @@ func (s *Store) putOwned(ctx context.Context, claim *Claim, rec *Record) error {
 // and a short excerpt of the raw result say what was lost.
 func reduced(rec *Record, why string) *Record {
 	r := &Record{
-		PK: rec.PK, SK: rec.SK, Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag,
+		PK: rec.PK, SK: rec.SK, Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag, Run: rec.Run,
 		Size: rec.Size, ContentType: rec.ContentType,
 		Status: StatusFailed, EventType: resultevents.DetailType(StatusFailed),
 		Owner: rec.Owner, Attempts: rec.Attempts,
@@ -254,6 +255,9 @@ func setIdentity(u expression.UpdateBuilder, ref ObjectRef) expression.UpdateBui
 	if ref.ETag != "" {
 		u = u.Set(expression.Name(attrETag), expression.Value(ref.ETag))
 	}
+	if ref.Run != "" {
+		u = u.Set(expression.Name(attrRun), expression.Value(ref.Run))
+	}
 	return u
 }
 
@@ -274,7 +278,7 @@ func (s *Store) MarkOutcomeUnknown(ctx context.Context, rec *Record) error {
 	if rec == nil || rec.Owner == "" || rec.Status != StatusInProgress {
 		return errors.New("mark outcome unknown: need the in-progress record returned by an expired claim")
 	}
-	ref := ObjectRef{Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag}
+	ref := ObjectRef{Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag, Run: rec.Run}
 	now := s.now()
 	cond := ownedBy(rec.Owner).
 		And(expression.Name(attrStatus).Equal(expression.Value(StatusInProgress))).

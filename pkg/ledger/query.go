@@ -52,6 +52,9 @@ type QueryInput struct {
 	// means every key. DynamoDB filters after reading, so a prefix saves
 	// transfer, not read capacity.
 	KeyPrefix string
+	// Run keeps only the records of that reprocess run; empty means the
+	// records of every run, run 0's included.
+	Run string
 	// Limit caps the number of records; 0 means no cap.
 	Limit int
 }
@@ -82,7 +85,7 @@ func (s *Store) Query(ctx context.Context, in QueryInput) ([]Record, error) {
 	if until.Sub(firstDay) > MaxQueryDays*24*time.Hour {
 		return nil, fmt.Errorf("query: since %s is more than %d days before until %s", since.Format(time.RFC3339), MaxQueryDays, until.Format(time.RFC3339))
 	}
-	r := dayRange{since: since, until: until, keyPrefix: in.KeyPrefix}
+	r := dayRange{since: since, until: until, keyPrefix: in.KeyPrefix, run: in.Run}
 
 	var records []Record
 	for day := until.Truncate(24 * time.Hour); !day.Before(firstDay); day = day.Add(-24 * time.Hour) {
@@ -116,6 +119,7 @@ func remaining(limit, have int) int {
 type dayRange struct {
 	since, until time.Time
 	keyPrefix    string
+	run          string
 }
 
 // queryDay reads one index partition newest first, at most limit records
@@ -125,8 +129,18 @@ func (s *Store) queryDay(ctx context.Context, partition string, r dayRange, limi
 	keyCond := expression.Key(tableschema.StatusIndexPartitionKey).Equal(expression.Value(partition)).
 		And(expression.Key(tableschema.StatusIndexSortKey).Between(expression.Value(formatTimestamp(r.since)), expression.Value(formatTimestamp(r.until))))
 	builder := expression.NewBuilder().WithKeyCondition(keyCond)
+	var filters []expression.ConditionBuilder
 	if r.keyPrefix != "" {
-		builder = builder.WithFilter(expression.Name("key").BeginsWith(r.keyPrefix))
+		filters = append(filters, expression.Name(attrKey).BeginsWith(r.keyPrefix))
+	}
+	if r.run != "" {
+		filters = append(filters, expression.Name(attrRun).Equal(expression.Value(r.run)))
+	}
+	switch len(filters) {
+	case 1:
+		builder = builder.WithFilter(filters[0])
+	case 2:
+		builder = builder.WithFilter(filters[0].And(filters[1]))
 	}
 	expr, err := builder.Build()
 	if err != nil {

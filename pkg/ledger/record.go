@@ -198,6 +198,14 @@ type Record struct {
 	ContentRequest string `dynamodbav:"content_request,omitempty"`
 	ReusedFrom     string `dynamodbav:"reused_from,omitempty"`
 
+	// Run is the reprocess run of the record (ObjectRef.Run); empty for
+	// run 0, the original upload. Previous is the result this run's
+	// replaced as the object version's latest, and History every earlier
+	// result, oldest first, at most MaxHistory of them (see run.go).
+	Run      string         `dynamodbav:"run,omitempty"`
+	Previous *HistoryEntry  `dynamodbav:"previous,omitempty"`
+	History  []HistoryEntry `dynamodbav:"history,omitempty"`
+
 	// ErrorCode and ErrorMessage explain a failed record, or the reason and
 	// detail of a rejected one.
 	ErrorCode    string `dynamodbav:"error_code,omitempty"`

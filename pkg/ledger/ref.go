@@ -12,6 +12,9 @@ type ObjectRef struct {
 	Key       string
 	VersionID string
 	ETag      string
+	// Run names the reprocess run the record belongs to (see run.go); empty
+	// for run 0, the original upload, whose keys are unchanged.
+	Run string
 }
 
 // ObjectInfo is what is known about an object without calling the service.
@@ -35,7 +38,16 @@ func (r ObjectRef) PartitionKey() string {
 // objects written while versioning is off or suspended) does not identify a
 // version, so the ETag is preferred over it: an overwritten object gets a
 // record of its own.
+//
+// A run other than run 0 appends RunSortKeySeparator and the run's name, so
+// each (object version, run) is a record of its own in the object's
+// partition, claimed and finished by the same code as run 0's.
 func (r ObjectRef) SortKey() string {
+	return r.VersionSortKey() + runSuffix(r.Run)
+}
+
+// VersionSortKey is the sort key of the object version's run 0 record.
+func (r ObjectRef) VersionSortKey() string {
 	if r.Versioned() {
 		return "V#" + r.VersionID
 	}
@@ -52,10 +64,17 @@ func (r ObjectRef) validate() error {
 	if r.Key == "" {
 		return errors.New("object ref has no key")
 	}
+	if r.Run != "" {
+		return ValidateRunName(r.Run)
+	}
 	return nil
 }
 
 // String names the object for logs and errors.
 func (r ObjectRef) String() string {
-	return "s3://" + r.Bucket + "/" + r.Key + " (" + strings.TrimPrefix(r.SortKey(), "V#") + ")"
+	s := "s3://" + r.Bucket + "/" + r.Key + " (" + strings.TrimPrefix(r.VersionSortKey(), "V#") + ")"
+	if r.Run != "" {
+		s += " run " + r.Run
+	}
+	return s
 }

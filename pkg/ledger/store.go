@@ -119,12 +119,7 @@ func refKey(ref ObjectRef) map[string]types.AttributeValue {
 // marshalRecord encodes a record with sortable timestamps and without empty
 // times.
 func marshalRecord(rec *Record) (map[string]types.AttributeValue, error) {
-	return attributevalue.MarshalMapWithOptions(rec, func(o *attributevalue.EncoderOptions) {
-		o.OmitEmptyTime = true
-		o.EncodeTime = func(t time.Time) (types.AttributeValue, error) {
-			return &types.AttributeValueMemberS{Value: formatTimestamp(t)}, nil
-		}
-	})
+	return marshalRecordLike(rec)
 }
 
 // unmarshalRecord decodes an item; nil for an empty item.

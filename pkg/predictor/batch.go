@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/geolocate-aws/geolocate/pkg/ledger"
 )
 
 // handleSQS processes a batch and reports the messages to retry. A message
@@ -117,7 +115,7 @@ func (inv *invocation) lastReceive(msg *events.SQSMessage) bool {
 // dead-letter queue, so the record says the object waits for a redrive
 // rather than for its cause to clear by itself.
 func (inv *invocation) markDeadLetter(ctx context.Context, logger *slog.Logger, u upload, o outcome) {
-	ref := ledger.ObjectRef{Bucket: u.Bucket, Key: u.Key, VersionID: u.VersionID, ETag: u.ETag}
+	ref := u.ref()
 	detail := fmt.Sprintf("the message was returned on its last receive (%d) because of %s: it is in the dead-letter queue; redrive it once the cause is fixed",
 		inv.h.cfg.MaxReceiveCount, o.reason)
 	fctx, cancel := finishContext(ctx)

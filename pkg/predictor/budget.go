@@ -2,50 +2,93 @@ package predictor
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 )
 
-// reservation is credits reserved against the daily budget for one call;
-// nil when no budget is configured.
+// reservation is credits reserved for one call against the daily budget
+// and, for a reprocess run's object, the run's cap; nil when neither
+// applies.
 type reservation struct {
 	inv     *invocation
 	obj     *object
-	day     string
+	day     string // the daily counter reserved on; empty without a daily budget
+	run     string // the run whose cap was reserved from; empty for an upload
 	credits int
 }
 
-// reserveBudget reserves the call's expected cost. Past the budget the
-// message waits until the budget's day ends.
+// ReasonRunCapReached is the code of a run's object whose run has spent its
+// cap (--max-credits): its record waits and its message is deleted, since
+// only the operator can raise the cap (geolocate reprocess again with the
+// same run and a larger --max-credits, which sends it again).
+const ReasonRunCapReached = "run_cap_reached"
+
+// expectedCost is what a call for obj reserves: a run's price as the run
+// stated it, else the configured model's estimate.
+func (inv *invocation) expectedCost(obj *object) int {
+	cfg := inv.h.cfg
+	switch {
+	case obj.Run != "" && obj.Price > 0:
+		return obj.Price
+	case obj.Run != "":
+		return Config{ModelID: obj.Model}.ExpectedCost()
+	case cfg.ModelFallback && inv.h.modelRetired.Load():
+		return 1 // the default model will run
+	}
+	return cfg.ExpectedCost()
+}
+
+// reserveBudget reserves the call's expected cost from the daily budget,
+// then from the run's cap. Past the budget the message waits until the
+// budget's day ends; past the cap the object waits for the operator.
 func (inv *invocation) reserveBudget(ctx context.Context, obj *object) (*reservation, outcome, bool) {
 	cfg := inv.h.cfg
-	if cfg.DailyBudget <= 0 {
+	r := &reservation{inv: inv, obj: obj, credits: inv.expectedCost(obj)}
+	if cfg.DailyBudget > 0 {
+		now := inv.now()
+		day := ledger.Day(now)
+		ok, err := inv.h.deps.Ledger.ReserveCredits(ctx, day, r.credits, cfg.DailyBudget)
+		if err != nil {
+			obj.logger.Error("budget reservation failed: message returned for retry", "error", err)
+			return nil, retryLater(retryLedger), false
+		}
+		if !ok {
+			inv.metrics.count(metricBudgetDeferred)
+			obj.logger.Warn("daily credit budget reached: message waits", "budget", cfg.DailyBudget, "day", day)
+			return nil, retryLater(retryBudget).after(untilNextDay(now)), false
+		}
+		r.day = day
+	}
+	if obj.Run != "" {
+		ok, err := inv.h.deps.Ledger.ReserveRunCredits(ctx, obj.Run, r.credits)
+		if err != nil || !ok {
+			r.settle(ctx, 0) // gives the day's reservation back
+		}
+		if err != nil {
+			obj.logger.Error("run cap reservation failed: message returned for retry", "run", obj.Run, "error", err)
+			return nil, retryLater(retryLedger), false
+		}
+		if !ok {
+			obj.logger.Warn("the run's credit cap is reached: the object waits, its message is deleted", "run", obj.Run)
+			return nil, outcome{kind: outcomeIgnored, reason: ReasonRunCapReached}, false
+		}
+		r.run = obj.Run
+	}
+	if r.day == "" && r.run == "" {
 		return nil, outcome{}, true
 	}
-	credits := cfg.ExpectedCost()
-	if cfg.ModelFallback && inv.h.modelRetired.Load() {
-		credits = 1 // the default model will run
-	}
-	now := inv.now()
-	day := ledger.Day(now)
-	ok, err := inv.h.deps.Ledger.ReserveCredits(ctx, day, credits, cfg.DailyBudget)
-	if err != nil {
-		obj.logger.Error("budget reservation failed: message returned for retry", "error", err)
-		return nil, retryLater(retryLedger), false
-	}
-	if !ok {
-		inv.metrics.count(metricBudgetDeferred)
-		obj.logger.Warn("daily credit budget reached: message waits", "budget", cfg.DailyBudget, "day", day)
-		return nil, retryLater(retryBudget).after(untilNextDay(now)), false
-	}
-	return &reservation{inv: inv, obj: obj, day: day, credits: credits}, outcome{}, true
+	return r, outcome{}, true
 }
 
 // budgetDetail is the record's message for an object the budget stopped.
 func budgetDetail(o outcome) string {
-	if o.reason == retryBudget {
+	switch o.reason {
+	case retryBudget:
 		return "the daily credit budget is reached"
+	case ReasonRunCapReached:
+		return "the run's credit cap (--max-credits) is reached: run geolocate reprocess again with the same --run and a larger --max-credits to go on"
 	}
 	return "reserving the daily credit budget failed"
 }
@@ -61,15 +104,20 @@ func (r *reservation) settle(ctx context.Context, charged int) {
 	ctx, cancel := finishContext(ctx)
 	defer cancel()
 	ledgerAPI := r.inv.h.deps.Ledger
-	var err error
-	switch diff := r.credits - charged; {
-	case diff > 0:
-		err = ledgerAPI.ReleaseCredits(ctx, r.day, diff)
-	case diff < 0:
-		err = ledgerAPI.RecordOverspend(ctx, r.day, -diff)
+	var errs []error
+	diff := r.credits - charged
+	if r.day != "" && diff > 0 {
+		errs = append(errs, ledgerAPI.ReleaseCredits(ctx, r.day, diff))
+	} else if r.day != "" && diff < 0 {
+		errs = append(errs, ledgerAPI.RecordOverspend(ctx, r.day, -diff))
 	}
-	if err != nil {
-		r.obj.logger.Error("settle daily budget failed", "reserved", r.credits, "charged", charged, "error", err)
+	if r.run != "" && diff > 0 {
+		errs = append(errs, ledgerAPI.ReleaseRunCredits(ctx, r.run, diff))
+	} else if r.run != "" && diff < 0 {
+		errs = append(errs, ledgerAPI.RecordRunOverspend(ctx, r.run, -diff))
+	}
+	if err := errors.Join(errs...); err != nil {
+		r.obj.logger.Error("settle credit reservation failed", "reserved", r.credits, "charged", charged, "run", r.run, "error", err)
 	}
 }
 

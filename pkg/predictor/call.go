@@ -35,18 +35,22 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 	} else {
 		in.Image = inv.uploadSource(obj, in.Image)
 	}
-	res := callResult{requestedModelID: cfg.ModelID}
-	if cfg.ModelID != "" {
-		if cfg.ModelFallback && inv.h.modelRetired.Load() {
+	model, fallback := inv.modelFor(obj)
+	res := callResult{requestedModelID: model}
+	if model != "" {
+		if fallback && inv.h.modelRetired.Load() {
 			res.fallback = true
 		} else {
-			in.ModelID = cfg.ModelID
+			in.ModelID = model
 		}
 	}
 	res.out, res.err = inv.predictRefreshingKey(ctx, obj, in)
 	if in.ModelID != "" && retiredModel(res.err, in.ModelID) {
+		if obj.Run != "" {
+			return res // a run's own model, not the configured one
+		}
 		inv.h.modelRetired.Store(true)
-		if !cfg.ModelFallback {
+		if !fallback {
 			return res
 		}
 		obj.logger.Warn("configured model is retired: falling back to the default model",
@@ -63,6 +67,17 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 		inv.metrics.count(metricModelFallbacks)
 	}
 	return res
+}
+
+// modelFor is the model asked for obj, and whether the default model may
+// run instead when it is retired: a reprocess run asks exactly its own
+// model (its comparison would mean nothing otherwise), an upload the
+// configured one, with the configured fallback.
+func (inv *invocation) modelFor(obj *object) (string, bool) {
+	if obj.Run != "" {
+		return obj.Model, false
+	}
+	return inv.h.cfg.ModelID, inv.h.cfg.ModelFallback
 }
 
 // predictRefreshingKey calls the service; on a 401 it fetches the current

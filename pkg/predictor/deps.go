@@ -39,6 +39,12 @@ type Ledger interface {
 	RecordOverspend(ctx context.Context, day string, credits int) error
 	ClaimContent(ctx context.Context, c ledger.ContentRef, ref ledger.ObjectRef, lease time.Duration, maxAge ledger.MaxAge) (*ledger.ContentClaim, ledger.ContentOutcome, error)
 	EndContent(ctx context.Context, claim *ledger.ContentClaim) error
+	// A reprocess run's cap, and the result its answer replaces (read by
+	// its key: the predictor's role has no Query on the table).
+	ReserveRunCredits(ctx context.Context, run string, credits int) (bool, error)
+	ReleaseRunCredits(ctx context.Context, run string, credits int) error
+	RecordRunOverspend(ctx context.Context, run string, credits int) error
+	Lookup(ctx context.Context, ref ledger.ObjectRef) (*ledger.Record, error)
 }
 
 // Service is the paid geolocation service (*geoapi.Client).

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/shared/reprocessmsg"
 )
 
 // Event sources of the records a Lambda invocation can carry.
@@ -29,6 +32,16 @@ type upload struct {
 	ETag      string // without quotes
 	Size      int64
 	SizeKnown bool // the notification stated the size (0 included)
+
+	// A reprocess run's object (reprocessmsg): Run names the run, Model
+	// the model it asks (empty: the default model) and Price the credits
+	// a call reserves (0: Config.ExpectedCost). Run is empty for an upload.
+	Run   string
+	Model string
+	Price int
+	// Replaces is the run whose result a run's answer replaces ("" for
+	// run 0's).
+	Replaces string
 }
 
 // notification is the content of one SQS message body.
@@ -53,6 +66,8 @@ type notificationProbe struct {
 	DetailType string          `json:"detail-type"` // EventBridge
 	Source     string          `json:"source"`      // EventBridge
 	Detail     json.RawMessage `json:"detail"`
+	// Reprocess is geolocate reprocess's message (reprocessmsg).
+	Reprocess *reprocessmsg.Object `json:"geolocate_reprocess"`
 }
 
 // decodeNotification parses an S3 event notification (Records), an
@@ -70,6 +85,8 @@ func decodeNotification(body []byte) (notification, error) {
 		return notification{TestEvent: true}, nil
 	case probe.Source == "aws.s3" && probe.DetailType != "":
 		return decodeEventBridge(probe.DetailType, probe.Detail)
+	case probe.Reprocess != nil:
+		return decodeReprocess(probe.Reprocess)
 	}
 	return notification{Ignored: []string{"not an S3 notification"}}, nil
 }
@@ -165,6 +182,32 @@ func decodeEventBridge(detailType string, raw json.RawMessage) (notification, er
 	// valid encoding was not encoded.
 	if decoded, err := url.QueryUnescape(d.Object.Key); err == nil && decoded != d.Object.Key {
 		u.OtherKey = decoded
+	}
+	return notification{Uploads: []upload{u}}, nil
+}
+
+// decodeReprocess reads a reprocess run's message: the object version as
+// geolocate reprocess listed it from its record (decoded key, version id,
+// ETag and size), and the run.
+func decodeReprocess(o *reprocessmsg.Object) (notification, error) {
+	if o.Bucket == "" || o.Key == "" {
+		return notification{}, fmt.Errorf("%w: reprocess message has no bucket or key", errMalformed)
+	}
+	if err := ledger.ValidateRunName(o.Run); err != nil {
+		return notification{}, fmt.Errorf("%w: reprocess message: %v", errMalformed, err)
+	}
+	if o.Replaces != "" {
+		if err := ledger.ValidateRunName(o.Replaces); err != nil {
+			return notification{}, fmt.Errorf("%w: reprocess message: replaces: %v", errMalformed, err)
+		}
+	}
+	if o.CreditsPerCall < 0 {
+		return notification{}, fmt.Errorf("%w: reprocess message: credits_per_call %d is negative", errMalformed, o.CreditsPerCall)
+	}
+	u := upload{
+		Bucket: o.Bucket, Key: o.Key, VersionID: o.VersionID, ETag: strings.Trim(o.ETag, `"`),
+		Size: o.Size, SizeKnown: o.Size > 0,
+		Run: o.Run, Model: o.ModelID, Price: o.CreditsPerCall, Replaces: o.Replaces,
 	}
 	return notification{Uploads: []upload{u}}, nil
 }

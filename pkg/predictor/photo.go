@@ -104,8 +104,11 @@ func (inv *invocation) readEXIF(obj *object, head []byte, meta photoexif.Meta, e
 
 // knownPosition reports whether the photo is recorded from its EXIF position
 // instead of calling the service (exifGps=skip and a valid position).
+//
+// Never for a reprocess run: it asks the service deliberately, and judging
+// a model on photos with a known position is its very purpose.
 func (inv *invocation) knownPosition(obj *object) bool {
-	return inv.h.cfg.ExifGPS == ExifGPSSkip && obj.photo.exif.GPS != nil
+	return inv.h.cfg.ExifGPS == ExifGPSSkip && obj.photo.exif.GPS != nil && obj.Run == ""
 }
 
 // applyPhoto adds what the photo itself says to a record: EXIF position,

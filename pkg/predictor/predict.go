@@ -273,6 +273,7 @@ func (inv *invocation) retryOf(obj *object, err error, code string) (outcome, ti
 // unrecorded, failed.
 func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.Claim, res callResult) outcome {
 	rec := resultRecord(obj, res)
+	inv.addHistory(ctx, obj, &rec)
 	inv.logStripped(obj)
 	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
 	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)

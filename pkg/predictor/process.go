@@ -37,7 +37,11 @@ type object struct {
 }
 
 func (o *object) ref() ledger.ObjectRef {
-	return ledger.ObjectRef{Bucket: o.Bucket, Key: o.Key, VersionID: o.VersionID, ETag: o.ETag}
+	return o.upload.ref()
+}
+
+func (u upload) ref() ledger.ObjectRef {
+	return ledger.ObjectRef{Bucket: u.Bucket, Key: u.Key, VersionID: u.VersionID, ETag: u.ETag, Run: u.Run}
 }
 
 func (o *object) info() ledger.ObjectInfo {
@@ -51,6 +55,9 @@ func (o *object) info() ledger.ObjectInfo {
 func (inv *invocation) processObject(ctx context.Context, u upload, msg *events.SQSMessage) (o outcome) {
 	logger := inv.logger.With("message_id", msg.MessageId)
 	obj := &object{upload: u, msg: msg, logger: logger.With("bucket", u.Bucket, "key", u.Key)}
+	if u.Run != "" {
+		obj.logger = obj.logger.With("run", u.Run, "run_model", u.Model)
+	}
 	start := inv.now()
 	defer func() {
 		if r := recover(); r != nil {

@@ -48,6 +48,14 @@ func (c Config) contentRequest() string {
 	return "model=" + model + ";top_n=" + topN
 }
 
+// runContentRequest is the content request of a reprocess run's object: its
+// run and model lead, so copies within one run are paid once, and a run
+// never receives an answer paid by run 0 or by another run (or model).
+// Run 0's requests (contentRequest) are unchanged.
+func runContentRequest(run, model string, topN int) string {
+	return "run=" + run + ";" + Config{ModelID: model, TopN: topN}.contentRequest()
+}
+
 // contentDigest is the SHA-256 of exactly the bytes the service would
 // receive for obj: the downscaled JPEG; else the object's stream through
 // the stripping reader the upload uses (uploadMetadata=strip), whose output
@@ -114,6 +122,9 @@ func (inv *invocation) claimContent(ctx context.Context, obj *object, claim *led
 		return nil, inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, "read object to hash it: "+err.Error()), false
 	}
 	c := ledger.ContentRef{SHA256: sum, Request: cfg.contentRequest()}
+	if obj.Run != "" {
+		c.Request = runContentRequest(obj.Run, obj.Model, cfg.TopN)
+	}
 	obj.content = &c
 	obj.logger = obj.logger.With("content_sha256", sum)
 	obj.logger.Debug("content identified", "elapsed_ms", inv.now().Sub(start).Milliseconds())
@@ -198,6 +209,7 @@ func (inv *invocation) completeReused(ctx context.Context, obj *object, claim *l
 	// position, so would this one's, and its error says nothing.
 	rec.PositionSent = paid.PositionSent
 	applyPhoto(&rec, obj.photo)
+	inv.addHistory(fctx, obj, &rec)
 	err := inv.persist(fctx, obj, "record reused result", func(ctx context.Context) error {
 		return inv.h.deps.Ledger.Complete(ctx, claim, rec)
 	})

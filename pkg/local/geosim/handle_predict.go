@@ -113,7 +113,7 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 	}
 
 	env := successEnvelope{MessageCode: CodeSuccess, Data: predictData{
-		Prediction:      predictionFor(model.Type, up.sha256, topN, backend),
+		Prediction:      predictionFor(model.Type, up.sha256, topN, backend, s.truthPull(up.sha256, model)),
 		PredictionID:    uuid.NewString(),
 		ModelID:         model.ID,
 		CreditsConsumed: model.Type.Cost(),

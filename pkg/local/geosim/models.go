@@ -52,6 +52,10 @@ type Model struct {
 	Access  Access
 	Status  string // StatusReady, StatusDown or StatusUnknown
 	Retired bool   // absent from the list; predict answers 422 naming it
+	// TruthPull, 0 to 1, is how far towards a file's true position
+	// (SetTruth) the model moves its top answer: 0 answers from the file's
+	// hash alone, 1 answers the true position (truth.go).
+	TruthPull float64
 }
 
 // Ids of the default catalogue, dotted as the public backend's are.

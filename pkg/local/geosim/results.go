@@ -155,8 +155,12 @@ func (g guess) location(withAdmin2 bool) location {
 // predictionFor builds the data.prediction object of a model type. topN
 // is the number of clusters (coordinates) or predictions (accuracy) asked
 // for; the backend profile ignores it and clusters backendClusters points.
-func predictionFor(t ModelType, sha string, topN int, backend bool) any {
+//
+// p, when not nil, moves the top answer towards the file's true position
+// (truth.go).
+func predictionFor(t ModelType, sha string, topN int, backend bool, p *pull) any {
 	all, ms := guesses(sha)
+	p.apply(&all[0])
 	top := all[:topN]
 	switch t {
 	case TypeHighAccuracy:

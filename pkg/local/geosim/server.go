@@ -30,7 +30,8 @@ type Server struct {
 	// SetKeysOnlyOnPredict.
 	keysOnlyOnPredict atomic.Bool
 
-	mu            sync.Mutex // guards everything below
+	mu            sync.Mutex        // guards everything below
+	truth         map[string]center // true positions by received SHA-256 (SetTruth)
 	accounts      map[string]*account
 	keys          map[string]*apiKey // by key value
 	keySeq        int

@@ -1,7 +1,11 @@
 package resultevents
 
 import (
+	"strconv"
+
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/geolocate-aws/geolocate/pkg/geodist"
 )
 
 // The detail is built in Go by the pipe's enrichment function
@@ -40,6 +44,25 @@ type Detail struct {
 	PositionSource string      `json:"position_source"`
 	Place          DetailPlace `json:"place"`
 	Exif           DetailExif  `json:"exif"`
+	// Run is the reprocess run whose answer this is ("" for the original
+	// upload); Previous the result it replaced (every field "" when none)
+	// and MovedKM the great-circle distance from that result's position to
+	// this one's. Additions to schema version 1.
+	Run      string         `json:"run"`
+	Previous DetailPrevious `json:"previous"`
+	MovedKM  string         `json:"moved_km"`
+}
+
+// DetailPrevious is the result a reprocess run replaced.
+type DetailPrevious struct {
+	Run         string `json:"run"`
+	ModelID     string `json:"model_id"`
+	Name        string `json:"name"`
+	CountryCode string `json:"country_code"`
+	Latitude    string `json:"latitude"`
+	Longitude   string `json:"longitude"`
+	RadiusKM    string `json:"radius_km"`
+	RecordedAt  string `json:"recorded_at"`
 }
 
 // DetailPlace is where the service (or the EXIF position) put the photo.
@@ -123,7 +146,39 @@ func BuildDetail(eventID string, img map[string]events.DynamoDBAttributeValue) D
 			ErrorKM:      num(img, "error_km"),
 			PositionSent: boolean(img, "position_sent"),
 		},
+		Run:      str(img, "run"),
+		Previous: previous(img),
+		MovedKM:  movedKM(img),
 	}
+}
+
+// previous reads the record's previous result (ledger.HistoryEntry).
+func previous(img map[string]events.DynamoDBAttributeValue) DetailPrevious {
+	v, ok := img["previous"]
+	if !ok || v.DataType() != events.DataTypeMap {
+		return DetailPrevious{}
+	}
+	p := v.Map()
+	return DetailPrevious{
+		Run: str(p, "run"), ModelID: str(p, "model_id"), Name: str(p, "place"), CountryCode: str(p, "country_code"),
+		Latitude: num(p, "latitude"), Longitude: num(p, "longitude"), RadiusKM: num(p, "radius_km"), RecordedAt: str(p, "at"),
+	}
+}
+
+// movedKM is the distance from the previous result's position to the
+// record's, in km to 3 decimals; "" unless both are known.
+func movedKM(img map[string]events.DynamoDBAttributeValue) string {
+	p := previous(img)
+	vals := []string{p.Latitude, p.Longitude, num(img, "latitude"), num(img, "longitude")}
+	var f [4]float64
+	for i, v := range vals {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return ""
+		}
+		f[i] = x
+	}
+	return strconv.FormatFloat(geodist.Km(f[0], f[1], f[2], f[3]), 'f', 3, 64)
 }
 
 // creditsCharged is the record's credits; a copy that reused another

@@ -74,3 +74,29 @@ func TestDetailOfAReusedAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A reprocess run's result carries its run, the result it replaced and how
+// far it moved; the original upload's carries "" for all three.
+func TestDetailOfARun(t *testing.T) {
+	img := map[string]events.DynamoDBAttributeValue{
+		"run":       events.NewStringAttribute("newer"),
+		"latitude":  events.NewNumberAttribute("46.2044"),
+		"longitude": events.NewNumberAttribute("6.1432"),
+		"previous": events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{
+			"place": events.NewStringAttribute("Lyon"), "country_code": events.NewStringAttribute("FR"),
+			"model_id": events.NewStringAttribute("global_v0.1"), "at": events.NewStringAttribute("2026-11-20T10:00:00.000000000Z"),
+			"latitude": events.NewNumberAttribute("45.7640"), "longitude": events.NewNumberAttribute("4.8357"),
+		}),
+	}
+	d := BuildDetail("e", img)
+	if d.Run != "newer" || d.Previous.Name != "Lyon" || d.Previous.Run != "" || d.Previous.ModelID != "global_v0.1" || d.Previous.Latitude != "45.7640" {
+		t.Errorf("detail %+v", d)
+	}
+	// Lyon to Geneva is about 112 km.
+	if d.MovedKM < "111" || d.MovedKM > "113" || !strings.Contains(d.MovedKM, ".") {
+		t.Errorf("moved_km %q, want about 112", d.MovedKM)
+	}
+	if zero := BuildDetail("e", map[string]events.DynamoDBAttributeValue{"latitude": events.NewNumberAttribute("1")}); zero.Run != "" || zero.MovedKM != "" || zero.Previous != (DetailPrevious{}) {
+		t.Errorf("run 0 detail %+v", zero)
+	}
+}
