@@ -11,6 +11,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsmetrics"
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 
@@ -253,7 +254,7 @@ func TestResultEventsUndeliveredAlarm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue := alarmeval.Reference{Kind: "GetAtt", LogicalID: s.resultEventsDeadLetterQueueID(t), Attribute: "QueueName"}.String()
+	queue := cfntemplate.GetAtt(s.resultEventsDeadLetterQueueID(t), "QueueName").String()
 	publisher := &awsmetrics.Publisher{Store: store, Names: awsmetrics.Names{DeadLetterQueue: queue}}
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	const gaveUpAt, handledAt = 30, 90 // minutes
