@@ -305,7 +305,7 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 			"latitude", rec.Latitude, "longitude", rec.Longitude, "credits", rec.CreditsConsumed)
 		return retryLater(retryLedger)
 	}
-	inv.metrics.count(metricImagesSucceeded)
+	inv.metrics.succeeded(rec.ModelID)
 	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
 	return outcome{kind: outcomeSucceeded}
 }
