@@ -134,16 +134,6 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 		graph6("Dead-lettered images by reason", search(metricnames.ImagesDeadLettered, metricnames.DimReason, "Sum", flow)),
 		graph6("Model ready (1) by model", search(metricnames.ModelReady, metricnames.DimModelID, "Minimum", monitorPeriod)),
 	)
-	// The models in use: results recorded by the model that ran (the
-	// predictor's ImagesSucceeded by ModelId), an hour a point, so a new
-	// default model or a reprocess shows as one line giving way to another.
-	dashboard.AddWidgets(
-		graph("Results recorded by model (per hour)", []awscloudwatch.IMetric{
-			search(metricnames.ImagesSucceeded, metricnames.DimModelID, "Sum", minutes(60)),
-		}, []awscloudwatch.IMetric{
-			m.labelled(metricnames.NewModelsAvailable, "Sum", "New models available", minutes(60)),
-		}),
-	)
 	// Accuracy against the photos' own EXIF positions, over an hour: a
 	// handful of photos per five minutes would make the percentiles jump.
 	// Only uploads that did not carry the position count (the predictor
@@ -172,6 +162,16 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	if p.events != nil {
 		dashboard.AddWidgets(resultEventsGraph(p, flow))
 	}
+	// The models in use (below the alarms, which stay in the first screen): results recorded by the model that ran (the
+	// predictor's ImagesSucceeded by ModelId), an hour a point, so a new
+	// default model or a reprocess shows as one line giving way to another.
+	dashboard.AddWidgets(
+		graph("Results recorded by model (per hour)", []awscloudwatch.IMetric{
+			search(metricnames.ImagesSucceeded, metricnames.DimModelID, "Sum", minutes(60)),
+		}, []awscloudwatch.IMetric{
+			m.labelled(metricnames.NewModelsAvailable, "Sum", "New models available", minutes(60)),
+		}),
+	)
 	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget)...)
 	dashboard.AddWidgets(awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
 		Title:         jsii.String("Latest predictions"),
