@@ -27,6 +27,9 @@ const DetailTypeModelAvailable = "Model Available"
 
 // ModelAvailable is that event's detail.
 type ModelAvailable struct {
+	// Pipeline is the stack (the metrics' Pipeline dimension): tells this
+	// stack's events from another's on a shared bus.
+	Pipeline string `json:"pipeline"`
 	// ModelID is the new model.
 	ModelID string `json:"model_id"`
 	// Default is true when ModelID became the default model.
@@ -171,6 +174,7 @@ func (m *Monitor) announce(ctx context.Context, models []ModelAvailable, now tim
 	}
 	entries := make([]ebtypes.PutEventsRequestEntry, 0, len(models))
 	for _, a := range models {
+		a.Pipeline = m.cfg.PipelineName
 		detail, err := json.Marshal(a)
 		if err != nil {
 			return fmt.Errorf("marshal %s event: %w", DetailTypeModelAvailable, err)

@@ -1,8 +1,10 @@
 package monitor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
@@ -43,9 +46,17 @@ func (b *fakeBus) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _
 	return out, nil
 }
 
-// take returns the details put since the last take, checking the envelope.
+// modelAvailableSchema is the published JSON Schema of the detail.
+const modelAvailableSchema = "../../events/schema/model-available.json"
+
+// take returns the details put since the last take, checking the envelope
+// and the detail against its schema.
 func (b *fakeBus) take(t *testing.T) []ModelAvailable {
 	t.Helper()
+	schema, err := jsonschema.NewCompiler().Compile(modelAvailableSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []ModelAvailable
@@ -53,10 +64,21 @@ func (b *fakeBus) take(t *testing.T) []ModelAvailable {
 		if aws.ToString(e.EventBusName) != "geo-bus" || aws.ToString(e.Source) != resultevents.Source || aws.ToString(e.DetailType) != DetailTypeModelAvailable {
 			t.Errorf("event envelope bus=%q source=%q detail-type=%q", aws.ToString(e.EventBusName), aws.ToString(e.Source), aws.ToString(e.DetailType))
 		}
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(aws.ToString(e.Detail)))
+		if err != nil {
+			t.Fatalf("detail %s: %v", aws.ToString(e.Detail), err)
+		}
+		if err := schema.Validate(inst); err != nil {
+			t.Errorf("detail %s does not validate against %s: %v", aws.ToString(e.Detail), modelAvailableSchema, err)
+		}
 		var d ModelAvailable
 		if err := json.Unmarshal([]byte(aws.ToString(e.Detail)), &d); err != nil {
 			t.Fatalf("detail %s: %v", aws.ToString(e.Detail), err)
 		}
+		if d.Pipeline != testConfig().PipelineName {
+			t.Errorf("detail pipeline %q, want the stack's %q", d.Pipeline, testConfig().PipelineName)
+		}
+		d.Pipeline = ""
 		out = append(out, d)
 	}
 	b.entries = nil
@@ -151,5 +173,43 @@ func TestModelWatchNeedsTheTable(t *testing.T) {
 	}
 	if _, err := New(testConfig(), Options{Service: h.mon.service, Keys: h.keys, Events: bus}); err == nil {
 		t.Error("Events without an EventBus accepted")
+	}
+}
+
+// TestModelAvailableSample: the sample event in events/ is what the
+// monitor puts, and its detail validates against the schema.
+func TestModelAvailableSample(t *testing.T) {
+	raw, err := os.ReadFile("../../events/model-available.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		DetailType string          `json:"detail-type"`
+		Source     string          `json:"source"`
+		Detail     json.RawMessage `json:"detail"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	var d ModelAvailable
+	if err := json.Unmarshal(ev.Detail, &d); err != nil || d.ModelID == "" || !d.Default || d.PreviousDefault == "" {
+		t.Fatalf("sample detail %s: %+v, %v", ev.Detail, d, err)
+	}
+	if d.Pipeline == testConfig().PipelineName {
+		t.Fatal("the sample names the test pipeline")
+	}
+	schema, err := jsonschema.NewCompiler().Compile(modelAvailableSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(ev.Detail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(inst); err != nil {
+		t.Errorf("the sample's detail: %v", err)
+	}
+	if ev.Source != resultevents.Source || ev.DetailType != DetailTypeModelAvailable {
+		t.Errorf("sample envelope source %q detail-type %q", ev.Source, ev.DetailType)
 	}
 }
