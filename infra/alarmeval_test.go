@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 )
 
 // TestAlarmEvaluatorUnderstandsEveryAlarm reads the synthesized template of
@@ -87,7 +88,7 @@ func TestAlarmEvaluatorUnderstandsEveryAlarm(t *testing.T) {
 						t.Errorf("%s: %s: statistic %q, period %s (alarm %s)", a.Name, st.Metric, st.Stat, st.Period, a.Period)
 					}
 					for _, d := range st.Metric.Dimensions {
-						if ref, ok := alarmeval.ParseReference(d.Value); ok && all[ref.LogicalID] == nil {
+						if ref, ok := cfntemplate.ParseReference(d.Value); ok && all[ref.LogicalID] == nil {
 							t.Errorf("%s: dimension %s refers to %s, not a resource of the template", a.Name, d.Name, ref.LogicalID)
 						}
 					}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/local/dashpage"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
@@ -476,22 +477,32 @@ func TestAlarmScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var results []scenarioResult
-	exercised := map[string]bool{}
-	for _, sc := range alarmScenarios() {
-		t.Run(strings.ReplaceAll(sc.name, " ", "_"), func(t *testing.T) {
-			res := runAlarmScenario(t, s.cfg.StackName, template, sc)
-			for id := range res.Fired {
-				exercised[id] = true
-			}
-			results = append(results, res)
-		})
-	}
+	// The scenarios run in parallel: each has its own rig, clock, bucket
+	// and table, and most of a scenario's time is DynamoDB Local's, so two
+	// overlap well. The group returns once every scenario has finished;
+	// results keeps the scenarios' order for ALARM_SCENARIOS_OUT.
+	scenarios := alarmScenarios()
+	results := make([]*scenarioResult, len(scenarios))
+	t.Run("scenario", func(t *testing.T) {
+		for i, sc := range scenarios {
+			t.Run(strings.ReplaceAll(sc.name, " ", "_"), func(t *testing.T) {
+				t.Parallel()
+				res := runAlarmScenario(t, s.cfg.StackName, template, sc)
+				results[i] = &res
+			})
+		}
+	})
 	// Every alarm of the template fires in some scenario: an alarm no
 	// scenario can fire is either dead or untested. (Only when all ran:
 	// -run may pick one.)
-	if len(results) < len(alarmScenarios()) {
-		return
+	exercised := map[string]bool{}
+	for _, res := range results {
+		if res == nil {
+			return
+		}
+		for id := range res.Fired {
+			exercised[id] = true
+		}
 	}
 	for id, res := range s.resources("AWS::CloudWatch::Alarm") {
 		props, _ := res["Properties"].(map[string]any)
@@ -511,7 +522,11 @@ func TestAlarmScenarios(t *testing.T) {
 
 func runAlarmScenario(t *testing.T, stackName string, template []byte, sc alarmScenario) scenarioResult {
 	s3c, bucket := awspartstest.S3Unversioned(t)
-	ddb, table := awspartstest.DynamoDB(t)
+	// The rig never reads the table's stream (it publishes the result
+	// events itself, see scenario.Rig.PublishResultEvents), and DynamoDB
+	// Local's writes slow down with every stream record it keeps, for the
+	// whole package's run (see awsparts.TableOptions.Stream).
+	ddb, table := awspartstest.DynamoDB(t, awsparts.WithoutStream)
 	start := scenarioStart.Add(sc.startAt)
 	credits := sc.credits
 	if credits == 0 {

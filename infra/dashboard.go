@@ -162,6 +162,16 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	if p.events != nil {
 		dashboard.AddWidgets(resultEventsGraph(p, flow))
 	}
+	// The models in use (below the alarms, which stay in the first screen): results recorded by the model that ran (the
+	// predictor's ImagesSucceeded by ModelId), an hour a point, so a new
+	// default model or a reprocess shows as one line giving way to another.
+	dashboard.AddWidgets(
+		graph("Results recorded by model (per hour)", []awscloudwatch.IMetric{
+			search(metricnames.ImagesSucceeded, metricnames.DimModelID, "Sum", minutes(60)),
+		}, []awscloudwatch.IMetric{
+			m.labelled(metricnames.NewModelsAvailable, "Sum", "New models available", minutes(60)),
+		}),
+	)
 	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget)...)
 	dashboard.AddWidgets(awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
 		Title:         jsii.String("Latest predictions"),

@@ -86,6 +86,13 @@ func newResultEvents(stack awscdk.Stack, p *pipeline, assets functionAssets) *re
 		busName = defaultEventBusName
 	}
 	e.bus = awsevents.EventBus_FromEventBusName(stack, jsii.String("ResultEventsBus"), jsii.String(busName))
+	// The monitor puts its Model Available events on the same bus
+	// (pkg/monitor/modelwatch.go), and on no other.
+	p.monitor.AddEnvironment(jsii.String(envvars.EventBusName), jsii.String(busName), nil)
+	p.monitor.Role().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("events:PutEvents"),
+		Resources: &[]*string{e.bus.EventBusArn()},
+	}))
 
 	e.deadLetters = awssqs.NewQueue(stack, jsii.String("ResultEventsDeadLetterQueue"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,

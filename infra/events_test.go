@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"os"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsmetrics"
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
@@ -68,6 +71,21 @@ func TestResultEvents(t *testing.T) {
 			}
 			alarm := alarmName(s.cfg.StackName, "ResultEventsUndelivered")
 			hasAlarm := strings.Contains(asJSON(s.resources("AWS::CloudWatch::Alarm")), alarm)
+			// The monitor's Model Available events go to the same bus, and
+			// only with events on.
+			var monitorBus any
+			for _, fn := range s.resources("AWS::Lambda::Function") {
+				if p, _ := fn["Properties"].(map[string]any); isMonitor(p) {
+					monitorBus = environment(p)[envvars.EventBusName]
+				}
+			}
+			wantBus := any(nil)
+			if s.cfg.Events {
+				wantBus = cmp.Or(s.cfg.EventBusName, defaultEventBusName)
+			}
+			if monitorBus != wantBus {
+				t.Errorf("monitor %s = %v, want %v", envvars.EventBusName, monitorBus, wantBus)
+			}
 			if !s.cfg.Events {
 				if len(pipes) != 0 || rules != 0 || hasAlarm || len(s.resources("AWS::SQS::Queue")) != 3 {
 					t.Fatalf("events=false, yet %d pipes, %d counting rules, alarm %t, %d queues", len(pipes), rules, hasAlarm, len(s.resources("AWS::SQS::Queue")))
@@ -253,7 +271,7 @@ func TestResultEventsUndeliveredAlarm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue := alarmeval.Reference{Kind: "GetAtt", LogicalID: s.resultEventsDeadLetterQueueID(t), Attribute: "QueueName"}.String()
+	queue := cfntemplate.GetAtt(s.resultEventsDeadLetterQueueID(t), "QueueName").String()
 	publisher := &awsmetrics.Publisher{Store: store, Names: awsmetrics.Names{DeadLetterQueue: queue}}
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	const gaveUpAt, handledAt = 30, 90 // minutes

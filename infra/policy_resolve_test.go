@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 )
 
 // The policy check evaluates a synthesized template as it would be deployed
@@ -20,13 +22,15 @@ const (
 	otherAccount = "444455556666"
 )
 
-// cfnResolver resolves Ref, Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select,
-// Fn::Split and the pseudo parameters of one template. Resources without an
-// explicit physical name get the name CloudFormation would generate, made
-// deterministic: <stack>-<logical id>-<hash>.
+// cfnResolver gives Ref and Fn::GetAtt the values CloudFormation would
+// give them in the fake account (the intrinsic functions around them are
+// resolved by pkg/local/cfntemplate, as for every local template reader).
+// Resources without an explicit physical name get the name CloudFormation
+// would generate, made deterministic: <stack>-<logical id>-<hash>.
 type cfnResolver struct {
-	stackName string
-	resources map[string]map[string]any
+	stackName  string
+	resources  map[string]map[string]any
+	intrinsics *cfntemplate.Resolver
 }
 
 func newCFNResolver(stackName string, doc map[string]any) *cfnResolver {
@@ -37,196 +41,17 @@ func newCFNResolver(stackName string, doc map[string]any) *cfnResolver {
 			r.resources[id] = m
 		}
 	}
+	r.intrinsics = cfntemplate.NewResolver(r)
 	return r
 }
 
 // resolve returns v with every intrinsic replaced by its value.
-func (r *cfnResolver) resolve(v any) (any, error) {
-	switch v := v.(type) {
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			rv, err := r.resolve(e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = rv
-		}
-		return out, nil
-	case map[string]any:
-		if len(v) == 1 {
-			for fn, arg := range v {
-				if fn == "Ref" || strings.HasPrefix(fn, "Fn::") {
-					return r.intrinsic(fn, arg)
-				}
-			}
-		}
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			rv, err := r.resolve(e)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = rv
-		}
-		return out, nil
-	default:
-		return v, nil
-	}
-}
+func (r *cfnResolver) resolve(v any) (any, error) { return r.intrinsics.Resolve(v) }
 
 // resolveString resolves v and requires a string.
 func (r *cfnResolver) resolveString(v any) (string, error) {
-	rv, err := r.resolve(v)
-	if err != nil {
-		return "", err
-	}
-	s, ok := rv.(string)
-	if !ok {
-		return "", fmt.Errorf("%s resolves to %s, not a string", asJSON(v), asJSON(rv))
-	}
-	return s, nil
-}
-
-func (r *cfnResolver) intrinsic(fn string, arg any) (any, error) {
-	switch fn {
-	case "Ref":
-		name, ok := arg.(string)
-		if !ok {
-			return nil, fmt.Errorf("Ref of %s", asJSON(arg))
-		}
-		return r.ref(name)
-	case "Fn::GetAtt":
-		var id, attr string
-		switch a := arg.(type) {
-		case []any:
-			if len(a) == 2 {
-				id, _ = a[0].(string)
-				attr, _ = a[1].(string)
-			}
-		case string:
-			id, attr, _ = strings.Cut(a, ".")
-		}
-		if id == "" || attr == "" {
-			return nil, fmt.Errorf("Fn::GetAtt of %s", asJSON(arg))
-		}
-		return r.getAtt(id, attr)
-	case "Fn::Join":
-		a, ok := arg.([]any)
-		if !ok || len(a) != 2 {
-			return nil, fmt.Errorf("Fn::Join of %s", asJSON(arg))
-		}
-		sep, _ := a[0].(string)
-		items, err := r.resolve(a[1])
-		if err != nil {
-			return nil, err
-		}
-		list, ok := items.([]any)
-		if !ok {
-			return nil, fmt.Errorf("Fn::Join list %s", asJSON(items))
-		}
-		parts := make([]string, len(list))
-		for i, e := range list {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("Fn::Join item %s is not a string", asJSON(e))
-			}
-			parts[i] = s
-		}
-		return strings.Join(parts, sep), nil
-	case "Fn::Select":
-		a, ok := arg.([]any)
-		if !ok || len(a) != 2 {
-			return nil, fmt.Errorf("Fn::Select of %s", asJSON(arg))
-		}
-		idx, err := r.resolve(a[0])
-		if err != nil {
-			return nil, err
-		}
-		var i int
-		switch n := idx.(type) {
-		case float64:
-			i = int(n)
-		case string:
-			if _, err := fmt.Sscan(n, &i); err != nil {
-				return nil, fmt.Errorf("Fn::Select index %q", n)
-			}
-		}
-		items, err := r.resolve(a[1])
-		if err != nil {
-			return nil, err
-		}
-		list, ok := items.([]any)
-		if !ok || i < 0 || i >= len(list) {
-			return nil, fmt.Errorf("Fn::Select %d of %s", i, asJSON(items))
-		}
-		return list[i], nil
-	case "Fn::Split":
-		a, ok := arg.([]any)
-		if !ok || len(a) != 2 {
-			return nil, fmt.Errorf("Fn::Split of %s", asJSON(arg))
-		}
-		sep, _ := a[0].(string)
-		s, err := r.resolveString(a[1])
-		if err != nil {
-			return nil, err
-		}
-		var out []any
-		for _, p := range strings.Split(s, sep) {
-			out = append(out, p)
-		}
-		return out, nil
-	case "Fn::Sub":
-		var tmpl string
-		vars := map[string]any{}
-		switch a := arg.(type) {
-		case string:
-			tmpl = a
-		case []any:
-			if len(a) != 2 {
-				return nil, fmt.Errorf("Fn::Sub of %s", asJSON(arg))
-			}
-			tmpl, _ = a[0].(string)
-			m, _ := a[1].(map[string]any)
-			for k, e := range m {
-				vars[k] = e
-			}
-		}
-		return r.sub(tmpl, vars)
-	}
-	return nil, fmt.Errorf("the policy check cannot resolve %s (%s)", fn, asJSON(arg))
-}
-
-var subVariable = regexp.MustCompile(`\$\{([^}]*)\}`)
-
-func (r *cfnResolver) sub(tmpl string, vars map[string]any) (string, error) {
-	var firstErr error
-	out := subVariable.ReplaceAllStringFunc(tmpl, func(m string) string {
-		name := m[2 : len(m)-1]
-		if strings.HasPrefix(name, "!") {
-			return "${" + name[1:] + "}"
-		}
-		var v any
-		var err error
-		if e, ok := vars[name]; ok {
-			v, err = r.resolve(e)
-		} else if id, attr, ok := strings.Cut(name, "."); ok {
-			v, err = r.getAtt(id, attr)
-		} else {
-			v, err = r.ref(name)
-		}
-		if err == nil {
-			if s, ok := v.(string); ok {
-				return s
-			}
-			err = fmt.Errorf("Fn::Sub variable %s is %s", name, asJSON(v))
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-		return m
-	})
-	return out, firstErr
+	s, _, err := r.intrinsics.String(v)
+	return s, err
 }
 
 // physicalName is a resource's name: its explicit name property if set,
@@ -299,8 +124,8 @@ func (r *cfnResolver) pseudo(name string) (string, bool) {
 	return "", false
 }
 
-// ref returns what Ref gives for a pseudo parameter or a resource.
-func (r *cfnResolver) ref(id string) (any, error) {
+// Ref returns what Ref gives for a pseudo parameter or a resource.
+func (r *cfnResolver) Ref(id string) (any, error) {
 	if v, ok := r.pseudo(id); ok {
 		return v, nil
 	}
@@ -311,13 +136,13 @@ func (r *cfnResolver) ref(id string) (any, error) {
 	typ, _ := res["Type"].(string)
 	switch typ {
 	case "AWS::SQS::Queue":
-		return r.getAtt(id, "QueueUrl")
+		return r.GetAtt(id, "QueueUrl")
 	case "AWS::SNS::Topic":
-		return r.getAtt(id, "TopicArn")
+		return r.GetAtt(id, "TopicArn")
 	case "AWS::KMS::Key":
-		return r.getAtt(id, "KeyId")
+		return r.GetAtt(id, "KeyId")
 	case "AWS::SecretsManager::Secret":
-		return r.getAtt(id, "Id")
+		return r.GetAtt(id, "Id")
 	case "AWS::S3::Bucket", "AWS::DynamoDB::Table", "AWS::Lambda::Function", "AWS::IAM::Role",
 		"AWS::Logs::LogGroup", "AWS::CloudWatch::Alarm", "AWS::Events::Rule", "AWS::Pipes::Pipe":
 		return r.physicalName(id)
@@ -325,9 +150,9 @@ func (r *cfnResolver) ref(id string) (any, error) {
 	return nil, fmt.Errorf("the policy check does not know what Ref gives for %s (%s)", id, typ)
 }
 
-// getAtt returns the attributes the policies of this stack use, in the
+// GetAtt returns the attributes the policies of this stack use, in the
 // formats CloudFormation documents for each resource type.
-func (r *cfnResolver) getAtt(id, attr string) (any, error) {
+func (r *cfnResolver) GetAtt(id, attr string) (any, error) {
 	res, ok := r.resources[id]
 	if !ok {
 		return nil, fmt.Errorf("Fn::GetAtt of %q, which is not a resource", id)
@@ -404,12 +229,12 @@ func TestPolicyResolver(t *testing.T) {
 		{obj{"Fn::GetAtt": []any{"Named", "Arn"}}, "arn:aws:s3:::my-bucket"},
 		{obj{"Fn::Join": []any{"", []any{obj{"Fn::GetAtt": []any{"Named", "Arn"}}, "/in/*"}}}, "arn:aws:s3:::my-bucket/in/*"},
 		{obj{"Fn::Join": []any{"", []any{"arn:", obj{"Ref": "AWS::Partition"}, ":s3:::x"}}}, "arn:aws:s3:::x"},
-		{obj{"Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${Queue.QueueName}"}, asString(r.getAtt("Queue", "Arn"))},
+		{obj{"Fn::Sub": "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${Queue.QueueName}"}, asString(r.GetAtt("Queue", "Arn"))},
 		{obj{"Fn::Sub": []any{"${X}-${!Literal}", obj{"X": obj{"Ref": "Named"}}}}, "my-bucket-${Literal}"},
 		{obj{"Fn::GetAtt": "Logs.Arn"}, "arn:aws:logs:us-east-1:111122223333:log-group:/app/Geo:*"},
 		{obj{"Ref": "Secret"}, "arn:aws:secretsmanager:us-east-1:111122223333:secret:geo/key" + secretSuffix},
 		{obj{"Fn::Select": []any{1.0, obj{"Fn::Split": []any{"/", "a/b/c"}}}}, "b"},
-		{obj{"Ref": "Queue"}, "https://sqs.us-east-1.amazonaws.com/111122223333/" + asString(r.getAtt("Queue", "QueueName"))},
+		{obj{"Ref": "Queue"}, "https://sqs.us-east-1.amazonaws.com/111122223333/" + asString(r.GetAtt("Queue", "QueueName"))},
 	} {
 		got, err := r.resolveString(c.in)
 		if err != nil || got != c.want {

@@ -699,6 +699,17 @@ var requiredAccesses = []policyAccess{
 		resultsPipe, []string{"dynamodb:ListStreams"}, func(s *policySystem) []policyTarget { return one("*") }, "Allowed"},
 	{"EventBridge Pipes puts the result events on the bus",
 		resultsPipe, []string{"events:PutEvents"}, func(s *policySystem) []policyTarget { return one(s.bus) }, "Allowed"},
+	{"pkg/monitor/modelwatch.go announce: the monitor puts its Model Available events on the result events' bus",
+		monitor, []string{"events:PutEvents"}, func(s *policySystem) []policyTarget {
+			if s.bus == "" { // events=false: no bus, no event
+				return none()
+			}
+			return one(s.bus)
+		}, "Allowed"},
+	{"least privilege: the monitor puts on no other bus",
+		monitor, []string{"events:PutEvents"}, func(s *policySystem) []policyTarget {
+			return one(fmt.Sprintf("arn:aws:events:%s:%s:event-bus/other", fakeRegion, fakeAccount))
+		}, "Denied"},
 	{"EventBridge Pipes sends a batch it could not deliver to the pipe's dead-letter queue",
 		resultsPipe, []string{"sqs:SendMessage"}, func(s *policySystem) []policyTarget { return one(s.resultEventsQueue) }, "Allowed"},
 	{"least privilege: the pipe's role reads no other stream",

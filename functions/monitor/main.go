@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
@@ -56,6 +57,13 @@ func build(ctx context.Context, getenv func(string) string, logs, metrics io.Wri
 				return nil, err
 			}
 			return secretsmanager.NewFromConfig(c), nil
+		},
+		EventBridge: func() (monitor.EventsAPI, error) {
+			c, err := loadAWS()
+			if err != nil {
+				return nil, err
+			}
+			return eventbridge.NewFromConfig(c), nil
 		},
 	}, logger, metrics)
 }

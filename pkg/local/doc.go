@@ -24,6 +24,9 @@
 //   - alarmeval, awsmetrics: CloudWatch's metrics and alarm rules, evaluated
 //     locally over the functions' EMF output and AWS's own metrics.
 //   - dashpage: the stack's dashboard drawn as one HTML page from a local run.
+//   - cfntemplate: the one reader of a synthesized template and resolver of
+//     its intrinsic functions, behind scenario, alarmeval, pipes, dashpage
+//     and infra's policy tests.
 //   - soak, bench: the fault soak and the measuring tools behind `make bench`.
 //   - awscalls, simclock, syncbuf: small test helpers (the AWS calls a client
 //     makes, a clock moved by hand, a buffer safe for concurrent writers).

@@ -27,6 +27,9 @@ type AWSClients struct {
 	DynamoDB func() (DynamoDBAPI, error)
 	// SecretsManager is called only when the key comes from a secret.
 	SecretsManager func() (secretkey.SecretsManagerAPI, error)
+	// EventBridge puts the Model Available events; called only when
+	// Config.EventBus is set.
+	EventBridge func() (EventsAPI, error)
 }
 
 // Assemble builds the Monitor from its configuration and AWS clients: the
@@ -57,6 +60,12 @@ func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Wr
 	} else {
 		logger.Warn("credit history disabled: no burn rate or days remaining", "variable", envvars.TableName)
 	}
+	var events EventsAPI
+	if cfg.EventBus != "" && clients.EventBridge != nil {
+		if events, err = clients.EventBridge(); err != nil {
+			return nil, err
+		}
+	}
 	logger.Info("monitor configured", "config", cfg.String())
-	return New(cfg, Options{Service: client, Keys: keys, History: history, Metrics: metrics, Logger: logger})
+	return New(cfg, Options{Service: client, Keys: keys, History: history, Metrics: metrics, Logger: logger, Events: events, EventBus: cfg.EventBus})
 }

@@ -57,6 +57,9 @@ type Config struct {
 	PipelineName string
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// EventBus is the bus the Model Available events go to (the stack's
+	// result events bus); empty publishes none.
+	EventBus string
 }
 
 // String describes the configuration without the key, so it is safe to log.
@@ -92,6 +95,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Namespace:     p.StrDefault(envvars.MetricNamespace, metricnames.DefaultNamespace),
 		PipelineName:  p.StrDefault(envvars.PipelineName, DefaultPipelineName),
 		LogLevel:      p.LogLevel(envvars.LogLevel),
+		EventBus:      p.Str(envvars.EventBusName),
 	}
 	if err := p.Err(); err != nil {
 		return Config{}, fmt.Errorf("monitor configuration: %w", err)

@@ -10,4 +10,9 @@
 // succeeded; otherwise it is 0 and the reasons are logged and returned in the
 // Report. Service problems never fail the invocation and never produce a
 // made-up number: a figure that could not be read is simply not emitted.
+//
+// It also tells when a model becomes available (modelwatch.go): a new id in
+// the list or a new default model, compared with what the previous run saw,
+// counted in NewModelsAvailable and put on the bus as a Model Available
+// event (docs/models.md).
 package monitor

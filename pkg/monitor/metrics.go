@@ -57,6 +57,9 @@ func metricsFor(rep Report) []metric {
 		if !mr.ConfiguredUnknown {
 			out = append(out, metric{Name: metricnames.ConfiguredModelAvailable, Value: boolValue(mr.ConfiguredAvailable)})
 		}
+		if mr.Watched {
+			out = append(out, metric{Name: metricnames.NewModelsAvailable, Count: true, Value: float64(len(mr.New))})
+		}
 		for _, model := range mr.Models {
 			out = append(out, metric{Name: metricnames.ModelReady, Value: boolValue(model.Status == "ready"), ModelID: model.ID})
 		}

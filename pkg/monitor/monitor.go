@@ -46,6 +46,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Clock returns the current time; tests replace it. Default time.Now.
 	Clock func() time.Time
+	// Events, with EventBus, receives a Model Available event per model
+	// that became available since the last run (see watchModels); nil
+	// publishes none, the metric NewModelsAvailable still tells.
+	Events   EventsAPI
+	EventBus string
 }
 
 // Monitor is the scheduled function's handler. It is safe to reuse across
@@ -58,6 +63,9 @@ type Monitor struct {
 	metrics io.Writer
 	logger  *slog.Logger
 	clock   func() time.Time
+
+	events   EventsAPI
+	eventBus string
 
 	// creditState is the credit source last explained in the log: a
 	// state that lasts (the summary refusing keys) is explained once, when
@@ -79,6 +87,10 @@ func New(cfg Config, opts Options) (*Monitor, error) {
 	m := &Monitor{
 		cfg: cfg, service: opts.Service, keys: opts.Keys, history: opts.History,
 		metrics: opts.Metrics, logger: opts.Logger, clock: opts.Clock,
+		events: opts.Events, eventBus: opts.EventBus,
+	}
+	if m.events != nil && m.eventBus == "" {
+		return nil, errors.New("monitor: Events needs an EventBus")
 	}
 	if m.metrics == nil {
 		m.metrics = os.Stdout
@@ -112,7 +124,7 @@ func (m *Monitor) Handle(ctx context.Context, ev events.EventBridgeEvent) (Repor
 	} else {
 		var wg sync.WaitGroup
 		wg.Go(func() { m.checkCredits(ctx, run, key, now) })
-		wg.Go(func() { m.checkModels(ctx, run, key) })
+		wg.Go(func() { m.checkModels(ctx, run, key, now) })
 		wg.Wait()
 	}
 
@@ -199,15 +211,36 @@ func (m *Monitor) explainCredits(run *runState, state, note string) {
 	}
 }
 
-func (m *Monitor) checkModels(ctx context.Context, run *runState, key string) {
+func (m *Monitor) checkModels(ctx context.Context, run *runState, key string, now time.Time) {
 	reading, note, err := m.readModels(ctx, key)
 	if err != nil {
 		run.fail("models", err)
 		return
 	}
-	run.setModels(reading)
 	if note != "" {
 		run.warn("models", note)
+	}
+	if m.history != nil {
+		m.watchModels(ctx, run, reading, now)
+	}
+	run.setModels(reading)
+}
+
+// watchModels tells of the models that became available since the last
+// run: in the report (and so the NewModelsAvailable metric), the log, and
+// a Model Available event each.
+func (m *Monitor) watchModels(ctx context.Context, run *runState, reading *ModelsReading, now time.Time) {
+	available, err := m.history.watchModels(ctx, reading, now)
+	if err != nil {
+		run.fail("model_watch", err)
+		return
+	}
+	reading.Watched, reading.New = true, available
+	for _, a := range available {
+		run.log.Info("model available", "model_id", a.ModelID, "default", a.Default, "previous_default", a.PreviousDefault, "listed", a.Listed)
+	}
+	if err := m.announce(ctx, available, now); err != nil {
+		run.fail("model_watch", err)
 	}
 }
 

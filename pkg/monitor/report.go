@@ -67,6 +67,11 @@ type ModelsReading struct {
 	// list, so whether it is available is not known; the metric is not
 	// published.
 	ConfiguredUnknown bool `json:"configured_unknown,omitempty"`
+	// Watched: the list was compared with the last run's (the results
+	// table is configured and was read); New holds the models that became
+	// available since, in the list or as the default.
+	Watched bool             `json:"watched,omitempty"`
+	New     []ModelAvailable `json:"new,omitempty"`
 }
 
 // ModelState is one listed model.

@@ -49,6 +49,11 @@ func TestSQSUploadProducesFullRecord(t *testing.T) {
 	if e.metricSum(metricImagesSucceeded) != 1 || e.metricSum(metricCreditsConsumed) != 1 {
 		t.Errorf("metrics: succeeded %v credits %v", e.metricSum(metricImagesSucceeded), e.metricSum(metricCreditsConsumed))
 	}
+	// The same result counted by the model that ran: the dashboard's
+	// models in use.
+	if got := e.metricModel(metricImagesSucceeded, geosim.ModelGlobalDefault); got != 1 {
+		t.Errorf("ImagesSucceeded by ModelId %s = %v, want 1", geosim.ModelGlobalDefault, got)
+	}
 
 	lines := e.logLines("prediction recorded")
 	if len(lines) != 1 {

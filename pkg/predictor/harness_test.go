@@ -266,15 +266,22 @@ func (e *testEnv) predictCalls() []geosim.Call {
 // metricSum adds up a metric over the invocations so far, counting only the
 // documents without a Reason dimension (the totals).
 func (e *testEnv) metricSum(name string) float64 {
-	return sumMetric(e.t, e.metrics.String(), name, "")
+	return sumMetric(e.t, e.metrics.String(), name, "", "")
 }
 
 // metricReason adds up a metric's values for one Reason.
 func (e *testEnv) metricReason(name, reason string) float64 {
-	return sumMetric(e.t, e.metrics.String(), name, reason)
+	return sumMetric(e.t, e.metrics.String(), name, reason, "")
 }
 
-func sumMetric(t testing.TB, out, name, reason string) float64 {
+// metricModel adds up a metric's values published with ModelId = model.
+func (e *testEnv) metricModel(name, model string) float64 {
+	return sumMetric(e.t, e.metrics.String(), name, "", model)
+}
+
+// sumMetric adds up name's values of the lines with exactly this Reason
+// and ModelId ("" for none): a total, or one breakdown.
+func sumMetric(t testing.TB, out, name, reason, model string) float64 {
 	t.Helper()
 	var sum float64
 	sc := bufio.NewScanner(strings.NewReader(out))
@@ -285,6 +292,9 @@ func sumMetric(t testing.TB, out, name, reason string) float64 {
 			t.Fatalf("metrics line is not JSON: %q", sc.Text())
 		}
 		if got, _ := doc[metricnames.DimReason].(string); got != reason {
+			continue
+		}
+		if got, _ := doc[metricnames.DimModelID].(string); got != model {
 			continue
 		}
 		switch v := doc[name].(type) {

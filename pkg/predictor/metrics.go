@@ -47,6 +47,16 @@ func (m *metrics) countReason(name, reason string) {
 	m.rec.Add(name, emf.Count, 1, emf.Dim{Name: metricnames.DimReason, Value: reason})
 }
 
+// succeeded counts a recorded result in total and by the model that ran
+// (ModelId, "default" when the service did not say): the dashboard's
+// models in use over time. The model ids are the service's list, a
+// handful, so the dimension's cardinality (and its cost: one custom
+// metric per id) stays small.
+func (m *metrics) succeeded(modelID string) {
+	m.rec.Add(metricImagesSucceeded, emf.Count, 1)
+	m.rec.Add(metricImagesSucceeded, emf.Count, 1, emf.Dim{Name: metricnames.DimModelID, Value: modelOrDefault(modelID)})
+}
+
 func (m *metrics) millis(name string, d time.Duration) {
 	m.rec.Add(name, emf.Milliseconds, float64(d.Microseconds())/1000)
 }

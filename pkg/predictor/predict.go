@@ -307,7 +307,7 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 		return retryLater(retryLedger)
 	}
 	obj.answerRecorded = obj.content != nil
-	inv.metrics.count(metricImagesSucceeded)
+	inv.metrics.succeeded(rec.ModelID)
 	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
 	return outcome{kind: outcomeSucceeded}
 }

@@ -218,7 +218,7 @@ func (inv *invocation) completeReused(ctx context.Context, obj *object, claim *l
 	}
 	inv.metrics.count(metricnames.ImagesReused)
 	inv.metrics.add(metricnames.CreditsSaved, float64(paid.CreditsConsumed))
-	inv.metrics.count(metricImagesSucceeded)
+	inv.metrics.succeeded(rec.ModelID)
 	obj.logger.Info("result reused from a copy, no call", "reused_from", from, "credits_saved", paid.CreditsConsumed)
 	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
 	return outcome{kind: outcomeSucceeded, reason: "reused"}

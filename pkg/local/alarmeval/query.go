@@ -3,6 +3,8 @@ package alarmeval
 import (
 	"fmt"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 )
 
 // compiled is an alarm ready to evaluate: its metrics resolved to store
@@ -115,7 +117,7 @@ func newSelector(s *MetricStat, opts Options) selector {
 				continue
 			}
 		}
-		if _, ref := ParseReference(v); ref && opts.MatchUnresolvedByKey {
+		if _, ref := cfntemplate.ParseReference(v); ref && opts.MatchUnresolvedByKey {
 			if sel.anyValue == nil {
 				sel.anyValue = map[string]bool{}
 			}

@@ -1,12 +1,13 @@
 package alarmeval
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 )
 
 // ComparisonOperator compares an alarm's datapoint with its threshold.
@@ -56,7 +57,7 @@ const (
 )
 
 // Dimension is one dimension of a metric. Value may be an opaque reference
-// ("Ref:<id>", "GetAtt:<id>.<attr>"; see ParseReference).
+// ("Ref:<id>", "GetAtt:<id>.<attr>"; see cfntemplate.ParseReference).
 type Dimension struct {
 	Name  string
 	Value string
@@ -174,26 +175,17 @@ func ParseTemplate(data []byte, optFns ...func(*ParseOptions)) ([]*Alarm, error)
 	for _, fn := range optFns {
 		fn(&opts)
 	}
-	var doc struct {
-		Resources map[string]json.RawMessage
+	tmpl, err := cfntemplate.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("alarmeval: %w", err)
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("alarmeval: parse template: %w", err)
-	}
+	resolver := cfntemplate.Keeping(opts.Refs)
 	var alarms []*Alarm
 	var errs []error
-	for id, raw := range doc.Resources {
-		var res struct {
-			Type       string
-			Properties map[string]any
-		}
-		if err := json.Unmarshal(raw, &res); err != nil {
-			errs = append(errs, fmt.Errorf("resource %s: %w", id, err))
-			continue
-		}
+	for id, res := range tmpl.Resources {
 		switch res.Type {
 		case "AWS::CloudWatch::Alarm":
-			a, err := parseAlarm(id, res.Properties, opts)
+			a, err := parseAlarm(id, res.Properties, resolver)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -215,23 +207,25 @@ func ParseTemplate(data []byte, optFns ...func(*ParseOptions)) ([]*Alarm, error)
 type alarmParser struct {
 	alarm string
 	props map[string]any
-	opts  ParseOptions
-	errs  []error
+	// res resolves the template's intrinsic functions, keeping references
+	// to resources opaque.
+	res  *cfntemplate.Resolver
+	errs []error
 }
 
 func (p *alarmParser) fail(field string, err error) {
 	p.errs = append(p.errs, fmt.Errorf("alarm %s: %s: %w", p.alarm, field, err))
 }
 
-func parseAlarm(id string, props map[string]any, opts ParseOptions) (*Alarm, error) {
+func parseAlarm(id string, props map[string]any, res *cfntemplate.Resolver) (*Alarm, error) {
 	if props == nil {
 		return nil, fmt.Errorf("alarm %s: no Properties", id)
 	}
 	a := &Alarm{LogicalID: id, Name: id, ActionsEnabled: true, TreatMissingData: TreatMissing}
-	p := &alarmParser{alarm: id, props: props, opts: opts}
+	p := &alarmParser{alarm: id, props: props, res: res}
 
 	if v, ok := props["AlarmName"]; ok {
-		name, resolved, err := resolveString(v, opts.Refs)
+		name, resolved, err := res.String(v)
 		switch {
 		case err != nil:
 			p.fail("AlarmName", err)
@@ -241,7 +235,7 @@ func parseAlarm(id string, props map[string]any, opts ParseOptions) (*Alarm, err
 		}
 	}
 	if v, ok := props["AlarmDescription"]; ok {
-		a.Description, _, _ = resolveString(v, opts.Refs)
+		a.Description, _, _ = res.String(v)
 	}
 
 	for field, dst := range map[string]*int{"EvaluationPeriods": &a.EvaluationPeriods, "DatapointsToAlarm": &a.DatapointsToAlarm} {
@@ -249,7 +243,7 @@ func parseAlarm(id string, props map[string]any, opts ParseOptions) (*Alarm, err
 		if !ok {
 			continue
 		}
-		n, err := integer(v)
+		n, err := cfntemplate.PositiveInt(v)
 		if err != nil {
 			p.fail(field, err)
 		}
@@ -294,7 +288,7 @@ func parseAlarm(id string, props map[string]any, opts ParseOptions) (*Alarm, err
 	}
 
 	if v, ok := props["ActionsEnabled"]; ok {
-		b, err := boolean(v)
+		b, err := cfntemplate.Bool(v)
 		if err != nil {
 			p.fail("ActionsEnabled", err)
 		}
@@ -326,7 +320,7 @@ func parseAlarm(id string, props map[string]any, opts ParseOptions) (*Alarm, err
 // number reads a number that may be given through a Ref to a parameter.
 func (p *alarmParser) number(field string, v any) float64 {
 	if m, ok := v.(map[string]any); ok {
-		s, resolved, err := resolveString(m, p.opts.Refs)
+		s, resolved, err := p.res.String(m)
 		switch {
 		case err != nil:
 			p.fail(field, err)
@@ -337,7 +331,7 @@ func (p *alarmParser) number(field string, v any) float64 {
 		}
 		v = s
 	}
-	f, err := number(v)
+	f, err := cfntemplate.Number(v)
 	if err != nil {
 		p.fail(field, err)
 	}
@@ -361,7 +355,7 @@ func (p *alarmParser) actions(field string) []string {
 	}
 	out := make([]string, 0, len(list))
 	for i, item := range list {
-		s, _, err := resolveString(item, p.opts.Refs)
+		s, _, err := p.res.String(item)
 		if err != nil {
 			p.fail(fmt.Sprintf("%s[%d]", field, i), err)
 			continue
@@ -405,7 +399,7 @@ func (p *alarmParser) period(field string, v any) time.Duration {
 		p.fail(field, errors.New("missing"))
 		return 0
 	}
-	n, err := integer(v)
+	n, err := cfntemplate.PositiveInt(v)
 	if err != nil {
 		p.fail(field, err)
 		return 0
@@ -422,7 +416,7 @@ func (p *alarmParser) period(field string, v any) time.Duration {
 func (p *alarmParser) metric(prefix string, m map[string]any) Metric {
 	var out Metric
 	for field, dst := range map[string]*string{"MetricName": &out.MetricName, "Namespace": &out.Namespace} {
-		s, resolved, err := resolveString(m[field], p.opts.Refs)
+		s, resolved, err := p.res.String(m[field])
 		switch {
 		case m[field] == nil:
 			p.fail(prefix+field, errors.New("missing"))
@@ -454,7 +448,7 @@ func (p *alarmParser) metric(prefix string, m map[string]any) Metric {
 			p.fail(field+".Name", fmt.Errorf("%v is not a name", dm["Name"]))
 			continue
 		}
-		val, _, err := resolveString(dm["Value"], p.opts.Refs)
+		val, _, err := p.res.String(dm["Value"])
 		if err != nil {
 			p.fail(field+".Value", err)
 			continue
@@ -496,7 +490,7 @@ func (p *alarmParser) metricMath(a *Alarm) {
 			continue
 		}
 		if v, ok := m["ReturnData"]; ok {
-			b, err := boolean(v)
+			b, err := cfntemplate.Bool(v)
 			if err != nil {
 				p.fail(field+".ReturnData", err)
 			}

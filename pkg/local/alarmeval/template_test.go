@@ -116,23 +116,6 @@ func TestAlarmNameFallsBackToLogicalID(t *testing.T) {
 	}
 }
 
-func TestParseReference(t *testing.T) {
-	for in, want := range map[string]Reference{
-		"Ref:Fn9CBB3B5A":                 {Kind: "Ref", LogicalID: "Fn9CBB3B5A"},
-		"GetAtt:QueueA4421744.QueueName": {Kind: "GetAtt", LogicalID: "QueueA4421744", Attribute: "QueueName"},
-	} {
-		got, ok := ParseReference(in)
-		if !ok || got != want || got.String() != in {
-			t.Errorf("ParseReference(%q) = %+v, %v", in, got, ok)
-		}
-	}
-	for _, in := range []string{"Geolocation", "Ref:", "GetAtt:Queue", "GetAtt:.Name"} {
-		if _, ok := ParseReference(in); ok {
-			t.Errorf("ParseReference(%q) accepted a plain value", in)
-		}
-	}
-}
-
 // A template shape the evaluator does not understand is an error naming
 // the alarm and the field, never a panic or a silently skipped alarm.
 func TestParseTemplateErrors(t *testing.T) {
@@ -157,7 +140,7 @@ func TestParseTemplateErrors(t *testing.T) {
 		{alarm(`{` + base + `, "Statistic": "Sum", "DatapointsToAlarm": 2}`), []string{"DatapointsToAlarm", "more than EvaluationPeriods"}},
 		{alarm(`{` + strings.Replace(base, `"GreaterThanThreshold"`, `"LessThanLowerOrGreaterThanUpperThreshold"`, 1) + `, "Statistic": "Sum", "ThresholdMetricId": "ad1"}`), []string{"ThresholdMetricId", "anomaly detection", "ComparisonOperator"}},
 		{alarm(`{` + base + `, "Statistic": "Sum", "Dimensions": "Pipeline"}`), []string{"Dimensions", "not a list"}},
-		{alarm(`{` + base + `, "Statistic": "Sum", "Dimensions": [{"Name": "A", "Value": {"Fn::Sub": "x"}}]}`), []string{"Dimensions[0].Value", "Fn::Sub is not supported"}},
+		{alarm(`{` + base + `, "Statistic": "Sum", "Dimensions": [{"Name": "A", "Value": {"Fn::ImportValue": "x"}}]}`), []string{"Dimensions[0].Value", "Fn::ImportValue is not supported"}},
 		{alarm(`{` + base + `, "Statistic": "Sum", "AlarmActions": {"Ref": "T"}}`), []string{"AlarmActions", "not a list"}},
 		{alarm(`{"EvaluationPeriods": 1, "Threshold": 1, "ComparisonOperator": "GreaterThanThreshold", "Metrics": [
 			{"Id": "e1", "Expression": "SEARCH('{AWS/SQS} x', 'Sum', 300)"}]}`), []string{"Metrics[e1].Expression", "SEARCH is not supported"}},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 )
 
 // stateColors are the console's colours for alarm states.
@@ -106,7 +107,7 @@ func (b *builder) alarmsOn(rows []row, annotated []string) (related []*alarmeval
 	}
 	named := map[string]bool{}
 	for _, arn := range annotated {
-		if ref, ok := alarmeval.ParseReference(arn); ok {
+		if ref, ok := cfntemplate.ParseReference(arn); ok {
 			named[ref.LogicalID] = true
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 )
 
 // Source is what a page is drawn from.
@@ -273,7 +274,7 @@ func (b *builder) chart(v *widgetView, option string) {
 // alarm finds the evaluated alarm an alarm widget or annotation names by
 // ARN, which a synthesized template gives as Fn::GetAtt <id>.Arn.
 func (b *builder) alarm(arn string) *alarmeval.Alarm {
-	ref, isRef := alarmeval.ParseReference(arn)
+	ref, isRef := cfntemplate.ParseReference(arn)
 	for _, a := range b.alarms {
 		if (isRef && a.LogicalID == ref.LogicalID) || strings.HasSuffix(arn, ":alarm:"+a.Name) {
 			return a

@@ -3,10 +3,8 @@ package dashpage
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 
-	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 )
 
 // dashboard is one AWS::CloudWatch::Dashboard of a template.
@@ -30,23 +28,17 @@ type widget struct {
 // parseDashboards reads every dashboard of a synthesized template, sorted
 // by logical id. refs resolves Refs (AWS::StackName, AWS::Region); other
 // references stay opaque ("Ref:<id>", "GetAtt:<id>.<attr>", see
-// alarmeval.ParseReference).
+// cfntemplate.ParseReference).
 func parseDashboards(template []byte, refs map[string]string) ([]dashboard, error) {
-	var t struct {
-		Resources map[string]struct {
-			Type       string         `json:"Type"`
-			Properties map[string]any `json:"Properties"`
-		} `json:"Resources"`
+	t, err := cfntemplate.Parse(template)
+	if err != nil {
+		return nil, fmt.Errorf("dashpage: %w", err)
 	}
-	if err := json.Unmarshal(template, &t); err != nil {
-		return nil, fmt.Errorf("dashpage: read template: %w", err)
-	}
+	resolver := cfntemplate.Keeping(refs)
 	var out []dashboard
-	for id, r := range t.Resources {
-		if r.Type != "AWS::CloudWatch::Dashboard" {
-			continue
-		}
-		body, err := resolveBody(r.Properties["DashboardBody"], refs)
+	for _, id := range t.IDs("AWS::CloudWatch::Dashboard") {
+		r := t.Resources[id]
+		body, err := resolveBody(r.Properties["DashboardBody"], resolver)
 		if err != nil {
 			return nil, fmt.Errorf("dashpage: dashboard %s: DashboardBody: %w", id, err)
 		}
@@ -58,7 +50,7 @@ func parseDashboards(template []byte, refs map[string]string) ([]dashboard, erro
 		}
 		d := dashboard{LogicalID: id, Name: id, Widgets: parsed.Widgets}
 		if v, ok := r.Properties["DashboardName"]; ok {
-			if name, _, err := alarmeval.ResolveString(v, refs); err == nil {
+			if name, _, err := resolver.String(v); err == nil {
 				d.Name = name
 			}
 		}
@@ -76,42 +68,39 @@ func parseDashboards(template []byte, refs map[string]string) ([]dashboard, erro
 	if len(out) == 0 {
 		return nil, fmt.Errorf("dashpage: the template has no AWS::CloudWatch::Dashboard")
 	}
-	slices.SortFunc(out, func(a, b dashboard) int { return strings.Compare(a.LogicalID, b.LogicalID) })
 	return out, nil
 }
 
 // resolveBody turns a DashboardBody (a string, or the Fn::Join CDK writes
 // around the references in it) into the body's JSON text. A reference
 // always sits inside a JSON string of the body, so its value is inserted
-// JSON-escaped.
-func resolveBody(v any, refs map[string]string) (string, error) {
+// JSON-escaped, while the Join's literal parts are the body's own JSON.
+func resolveBody(v any, resolver *cfntemplate.Resolver) (string, error) {
 	if s, ok := v.(string); ok {
 		return s, nil
 	}
-	join, ok := v.(map[string]any)["Fn::Join"].([]any)
+	m, _ := v.(map[string]any)
+	join, ok := m["Fn::Join"].([]any)
 	if !ok || len(join) != 2 {
 		return "", fmt.Errorf("want a string or Fn::Join, got %v", v)
 	}
-	sep, ok := join[0].(string)
-	parts, ok2 := join[1].([]any)
-	if !ok || !ok2 {
+	parts, ok := join[1].([]any)
+	if !ok {
 		return "", fmt.Errorf("Fn::Join of %v, want [separator, [values]]", join)
 	}
-	var b strings.Builder
+	escaped := make([]any, 0, len(parts))
 	for i, p := range parts {
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		if s, ok := p.(string); ok {
-			b.WriteString(s)
+		if _, literal := p.(string); literal {
+			escaped = append(escaped, p)
 			continue
 		}
-		s, _, err := alarmeval.ResolveString(p, refs)
+		s, _, err := resolver.String(p)
 		if err != nil {
 			return "", fmt.Errorf("Fn::Join part %d: %w", i, err)
 		}
 		quoted, _ := json.Marshal(s)
-		b.Write(quoted[1 : len(quoted)-1])
+		escaped = append(escaped, string(quoted[1:len(quoted)-1]))
 	}
-	return b.String(), nil
+	body, _, err := resolver.String(map[string]any{"Fn::Join": []any{join[0], escaped}})
+	return body, err
 }

@@ -16,12 +16,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/cfntemplate"
 	"github.com/geolocate-aws/geolocate/pkg/local/eventpattern"
 )
 
@@ -62,30 +62,17 @@ type Event = events.EventBridgeEvent
 // Read finds the pipes of a synthesized template whose source is a
 // DynamoDB table's stream. An error names what the rig cannot play.
 func Read(template []byte) ([]*Pipe, error) {
-	var doc struct {
-		Resources map[string]struct {
-			Type       string         `json:"Type"`
-			Properties map[string]any `json:"Properties"`
-		} `json:"Resources"`
+	doc, err := cfntemplate.Parse(template)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(template, &doc); err != nil {
-		return nil, fmt.Errorf("read template: %w", err)
-	}
-	ids := make([]string, 0, len(doc.Resources))
-	for id := range doc.Resources {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
 	var out []*Pipe
 	var errs []error
-	for _, id := range ids {
+	for _, id := range doc.IDs("AWS::Pipes::Pipe") {
 		r := doc.Resources[id]
-		if r.Type != "AWS::Pipes::Pipe" {
-			continue
-		}
 		tableID, attr := getAtt(r.Properties["Source"])
-		table, ok := doc.Resources[tableID]
-		if attr != "StreamArn" || !ok || table.Type != "AWS::DynamoDB::Table" {
+		table, ok := doc.Lookup(tableID, "AWS::DynamoDB::Table")
+		if attr != "StreamArn" || !ok {
 			continue
 		}
 		p, err := readPipe(id, r.Properties)
@@ -121,7 +108,7 @@ func readPipe(id string, props map[string]any) (*Pipe, error) {
 		p.Filters = append(p.Filters, compiled)
 	}
 	if e, ok := props["Enrichment"]; ok {
-		p.Enrichment = opaque(e)
+		p.Enrichment = cfntemplate.Opaque(e)
 	}
 	target, _ := props["TargetParameters"].(map[string]any)
 	if text, ok := target["InputTemplate"].(string); ok && text != "" {
@@ -136,39 +123,18 @@ func readPipe(id string, props map[string]any) (*Pipe, error) {
 	p.Source, _ = bus["Source"].(string)
 	resources, _ := bus["Resources"].([]any)
 	for _, r := range resources {
-		p.Resources = append(p.Resources, opaque(r))
+		p.Resources = append(p.Resources, cfntemplate.Opaque(r))
 	}
 	return p, nil
 }
 
 // getAtt returns the logical id and attribute of an Fn::GetAtt.
 func getAtt(v any) (id, attr string) {
-	m, _ := v.(map[string]any)
-	att, _ := m["Fn::GetAtt"].([]any)
-	if len(att) != 2 {
+	ref, ok := cfntemplate.ParseReference(cfntemplate.Opaque(v))
+	if !ok || ref.Kind != "GetAtt" {
 		return "", ""
 	}
-	id, _ = att[0].(string)
-	attr, _ = att[1].(string)
-	return id, attr
-}
-
-// opaque renders a string as itself and a reference as "Ref:<id>" or
-// "GetAtt:<id>.<attr>", as pkg/local/alarmeval does.
-func opaque(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	if id, attr := getAtt(v); id != "" {
-		return "GetAtt:" + id + "." + attr
-	}
-	if m, ok := v.(map[string]any); ok {
-		if ref, ok := m["Ref"].(string); ok {
-			return "Ref:" + ref
-		}
-	}
-	raw, _ := json.Marshal(v)
-	return string(raw)
+	return ref.LogicalID, ref.Attribute
 }
 
 // Apply runs one stream record (the JSON Pipes receives) through the

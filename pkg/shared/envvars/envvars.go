@@ -30,6 +30,7 @@ const (
 	ReuseMaxAgeDays  = "GEO_REUSE_MAX_AGE_DAYS"  // oldest answer reused, in days; 0 or unset: no limit
 	CreditsPath      = "GEO_CREDITS_PATH"        // monitor: optional JSON path of "remaining credits"
 	HistoryTTLDays   = "HISTORY_TTL_DAYS"        // monitor: how long credit readings are kept
+	EventBusName     = "EVENT_BUS_NAME"          // monitor: the bus of its Model Available events; unset: none published
 	MapMaxRecords    = "MAP_MAX_RECORDS"         // map widget: most records read per drawing, newest first; default 10,000
 	MetricNamespace  = "METRIC_NAMESPACE"
 	PipelineName     = "PIPELINE_NAME" // value of the Pipeline metric dimension

@@ -70,5 +70,10 @@ const (
 	ModelsUnknown            = "ModelsUnknown"            // Count
 	ModelReady               = "ModelReady"               // 1 or 0, with DimModelID
 	ConfiguredModelAvailable = "ConfiguredModelAvailable" // 1 when the configured model (or the default path) is listed and ready
-	MonitorHealthy           = "MonitorHealthy"           // 1 on a full success, 0 otherwise
+	// NewModelsAvailable counts the models that became available since the
+	// monitor's last run: a new id in the model list, or a new default
+	// model (one Model Available event each). 0 on other runs; absent
+	// without the results table, which keeps the last run's list.
+	NewModelsAvailable = "NewModelsAvailable" // Count
+	MonitorHealthy     = "MonitorHealthy"     // 1 on a full success, 0 otherwise
 )
