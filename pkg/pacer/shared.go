@@ -113,6 +113,15 @@ type Options struct {
 	// Logger receives a line per widening, capped delay and repair.
 	// Default: discards.
 	Logger *slog.Logger
+	// IgnoreServiceClock stops the pacer learning the service's clock from
+	// its answers (Answered): the window margin then stays. For a service
+	// whose limiter does not count whole seconds of its clock (a token
+	// bucket), where aiming at the middle of its seconds would only bunch
+	// calls up.
+	IgnoreServiceClock bool
+	// PhaseTolerance is the widest estimate of the service's clock the
+	// pacer aims with (see phase.go). Zero means DefaultPhaseTolerance.
+	PhaseTolerance time.Duration
 }
 
 // Stats are a Shared pacer's counters since it was created.
@@ -123,6 +132,15 @@ type Stats struct {
 	Throttles int64 // 429s reported
 	Widenings int64 // 429s that widened the spacing (at most one per schedule horizon)
 	Repairs   int64 // schedules found impossibly far ahead and reset
+	// AimedSlots are the slots granted aimed at the middle of a second of
+	// the service's clock, without the window margin; FirstAimed is when
+	// the first was taken (zero: none).
+	AimedSlots int64
+	FirstAimed time.Time
+	// PhaseResets counts answers that contradicted the estimate of the
+	// service's clock (it jumped); BadDates the answers whose Date could
+	// not be read.
+	PhaseResets, BadDates int64
 }
 
 // Shared paces every instance of a pipeline through one schedule item in
@@ -134,8 +152,9 @@ type Shared struct {
 	key   map[string]types.AttributeValue
 	opts  Options
 	// floor and ceiling bound the spacing, in microseconds: the configured
-	// rate and the slowest rate.
-	floor, ceiling int64
+	// rate and the slowest rate. aimedFloor is the floor while the phase is
+	// known: the configured rate spread over exactly a minute.
+	floor, ceiling, aimedFloor int64
 
 	mu    sync.Mutex
 	state schedule // the last state seen; a hint, the table decides
@@ -144,6 +163,15 @@ type Shared struct {
 	reserving sync.Mutex
 
 	slots, writes, conflicts, throttles, widenings, repairs atomic.Int64
+	aimed, badDates, phaseResets                            atomic.Int64
+
+	// Guarded by mu: the instance's estimate of the service's clock (its
+	// own answers and the item's), the running mean of the round trip in
+	// microseconds, answers seen, and when the first aimed slot was taken.
+	local      phase
+	rtt        int64
+	answers    int64
+	firstAimed time.Time
 }
 
 // schedule is the item's content, in Unix microseconds.
@@ -153,6 +181,9 @@ type schedule struct {
 	interval    int64 // the spacing between slots
 	widenUntil  int64 // no further widening before this time
 	pausedUntil int64 // the end of the last pause a 429 asked for; 0: none
+	phase       phase // the estimate of the service's clock; see phase.go
+	phaseReset  int64 // when a 429 last removed it; 0: never
+	serviceNext int64 // on the service's clock; 0: none
 }
 
 // Attribute names of the schedule item.
@@ -198,6 +229,9 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 	if o.Horizon <= 0 {
 		o.Horizon = DefaultHorizon
 	}
+	if o.PhaseTolerance <= 0 {
+		o.PhaseTolerance = DefaultPhaseTolerance
+	}
 	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
 	// The guard is capped at a small share of the spacing: at high rates
 	// (a service with a burst, or tests) it must not change the rate.
@@ -218,13 +252,20 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 		opts:    o,
 		floor:   floor,
 		ceiling: int64(float64(floor) / o.Slowest),
+		// Aimed calls fall in the seconds aimed at whatever their spread:
+		// neither the guard nor the margin is needed (see phase.go).
+		aimedFloor: spacing,
 	}, nil
 }
 
 // Stats returns the pacer's counters.
 func (p *Shared) Stats() Stats {
+	p.mu.Lock()
+	first := p.firstAimed
+	p.mu.Unlock()
 	return Stats{Slots: p.slots.Load(), Writes: p.writes.Load(), Conflicts: p.conflicts.Load(),
-		Throttles: p.throttles.Load(), Widenings: p.widenings.Load(), Repairs: p.repairs.Load()}
+		Throttles: p.throttles.Load(), Widenings: p.widenings.Load(), Repairs: p.repairs.Load(),
+		AimedSlots: p.aimed.Load(), FirstAimed: first, PhaseResets: p.phaseResets.Load(), BadDates: p.badDates.Load()}
 }
 
 // Interval returns the spacing last seen in the table (the configured one
@@ -298,7 +339,16 @@ func decodeSchedule(item map[string]types.AttributeValue) schedule {
 	}
 	until, _ := number(item[attrWidenUntil])
 	paused, _ := number(item[attrPausedUntil])
-	return schedule{known: true, next: next, interval: interval, widenUntil: until, pausedUntil: paused}
+	st := schedule{known: true, next: next, interval: interval, widenUntil: until, pausedUntil: paused}
+	st.phaseReset, _ = number(item[attrPhaseReset])
+	st.serviceNext, _ = number(item[attrServiceNext])
+	lo, okLo := number(item[attrPhaseLow])
+	hi, okHi := number(item[attrPhaseHigh])
+	if okLo && okHi && lo <= hi {
+		// What the item holds was learnt after its last reset.
+		st.phase = phase{known: true, lo: lo, hi: hi, since: st.phaseReset}
+	}
+	return st
 }
 
 func number(v types.AttributeValue) (int64, bool) {
