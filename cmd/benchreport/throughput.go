@@ -41,6 +41,9 @@ type throughputConfig struct {
 	ConfiguredRate float64
 	// Skew spreads the instances' clocks evenly over [-Skew, +Skew].
 	Skew time.Duration
+	// ServiceOffset sets the simulator's clock this far from the
+	// instances' (see pacing.go).
+	ServiceOffset time.Duration
 }
 
 // configuredRate is the rate the pipeline is told.
@@ -88,9 +91,11 @@ type throughputResult struct {
 	AchievedPerMinute float64
 	UploadToRecord    bench.Stats
 	Invocations       int
-	PacerWrites       int64 // UpdateItem requests of the shared pacers
-	PacerConflicts    int64 // of which conditional failures
-	Widenings         int64 // 429s that widened the shared spacing
+	PacerWrites       int64         // UpdateItem requests of the shared pacers
+	PacerConflicts    int64         // of which conditional failures
+	Widenings         int64         // 429s that widened the shared spacing
+	Pacers            []pacer.Stats // each shared pacer's counters
+	Started           time.Time     // the run's first upload
 	FinalSpacing      time.Duration
 	Settled           settling
 	BilledSeconds     float64 // sum over invocations, each rounded up to 1 ms
@@ -164,7 +169,7 @@ func setupThroughput(ctx context.Context, e *localEnv, st stack, tc throughputCo
 		env[envvars.Pacing] = tc.Pacing
 		env[envvars.PipelineName] = strings.TrimSuffix(r.prefix, "/")
 		skew := tc.skewOf(i)
-		pace, err := newPacer(env, ddbc, func() time.Time { return time.Now().Add(skew) })
+		pace, err := newPacer(env, ddbc, func() time.Time { return time.Now().Add(skew) }, tc.pacerOptions()...)
 		if err != nil {
 			r.close()
 			return nil, err
@@ -215,10 +220,11 @@ func (r *throughputRig) uploadAtRate(ctx context.Context, e *localEnv, progress 
 		if wait := time.Until(r.start.Add(time.Duration(i) * interval)); wait > 0 {
 			time.Sleep(wait)
 		}
-		// Distinct photos, cheaply: a counter in the entropy-coded data
-		// (metadata would be blanked by uploadMetadata=strip, and copies
+		// Distinct photos, cheaply: the run and a counter in the
+		// entropy-coded data (metadata would be blanked by
+		// uploadMetadata=strip, and copies, of another run's images too,
 		// are paid for once with reuseResults=content).
-		copy(img[distinctAt:], fmt.Sprintf("image-%08d", i))
+		copy(img[distinctAt:], fmt.Sprintf("%s%08d", r.prefix, i))
 		obj, err := e.put(ctx, fmt.Sprintf("%s%05d.jpg", r.prefix, i), img)
 		if err != nil {
 			return nil, err
@@ -260,7 +266,9 @@ func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []s3ev
 		res.PacerConflicts += st.Conflicts
 		res.Widenings += st.Widenings
 		res.FinalSpacing = max(res.FinalSpacing, s.Interval())
+		res.Pacers = append(res.Pacers, st)
 	}
+	res.Started = r.start
 	if len(r.shared) > 0 {
 		progress("throughput: pacer writes %d (%d conflicts), %d widenings, spacing at the end %v (1/R = %v)",
 			res.PacerWrites, res.PacerConflicts, res.Widenings, res.FinalSpacing, time.Duration(float64(time.Minute)/tc.configuredRate()))
