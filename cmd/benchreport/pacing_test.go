@@ -23,7 +23,9 @@ func pacedRun(n int, pacing string, achieved float64, cfg func(*throughputConfig
 }
 
 func TestPacingSectionPutsEachRunInItsKindsTable(t *testing.T) {
-	sliding := func(c *throughputConfig) { c.SlidingLog, c.RatePerMinute, c.ServiceOffset = true, 30, -1234*time.Millisecond }
+	sliding := func(c *throughputConfig) {
+		c.SlidingLog, c.RatePerMinute, c.ServiceOffset = true, 30, -1234*time.Millisecond
+	}
 	skew := func(c *throughputConfig) { c.Skew = lambdaSkew }
 	wideSkew := func(c *throughputConfig) { c.Skew = 100 * time.Millisecond }
 	shared, instance := predictor.PacingShared, predictor.PacingInstance
