@@ -42,10 +42,10 @@ const (
 	// attrPhaseReset is when the estimate was last removed (a 429):
 	// knowledge an instance gathered before it is dropped, not written back.
 	attrPhaseReset = "svc_off_reset_us"
-	// attrServiceNext is, on the service's clock, the earliest instant the
-	// next aimed call may be counted: aimed calls follow each other by the
-	// spacing on the service's clock, whatever the estimate's changes.
-	attrServiceNext = "svc_next_us"
+	// attrAim is the offset every instance aims with (see aim.offset): one
+	// value for all, so that aimed slots, spaced by the schedule on the
+	// instances' clocks, are spaced alike on the service's.
+	attrAim = "svc_aim_us"
 )
 
 // Defaults of the phase estimate.
@@ -63,6 +63,10 @@ const (
 	second        = int64(time.Second / time.Microsecond)
 	// rttWeight is the weight of a new round trip in the running mean.
 	rttWeight = 0.2
+	// aimSlack is how far the shared aim may be from an instance's own
+	// before it writes its own: a call aimed at the middle of a second has
+	// far more room than this, and rewriting costs a conditional write.
+	aimSlack = int64(50 * time.Millisecond / time.Microsecond)
 )
 
 // phase is an estimate of the service's clock minus the instance's, in
@@ -166,10 +170,15 @@ func (p *Shared) aimFor(st schedule) aim {
 	return a
 }
 
-// counted is where, on the service's clock, a call sent at local time t is
-// expected to be counted: the estimate's middle, plus half a round trip
-// (the service reads the clock somewhere within it).
-func (a aim) counted(t int64) int64 { return t + a.phase.mid() + a.rtt/2 }
+// offset is the instance's own aim: a call sent at local time t is
+// expected to be counted at t + offset on the service's clock, the
+// estimate's middle plus half a round trip (the service reads its clock
+// somewhere within it).
+func (a aim) offset() int64 { return a.phase.mid() + a.rtt/2 }
+
+// aimed is the local time to send a call due at x so that it is counted
+// at the middle of a second of the service's clock, with offset.
+func aimed(x, offset int64) int64 { return midSecond(x+offset) - offset }
 
 // midSecond is the first middle of a service second at or after service
 // time s: a call counted there can arrive up to half a second early or

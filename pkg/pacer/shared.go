@@ -183,7 +183,8 @@ type schedule struct {
 	pausedUntil int64 // the end of the last pause a 429 asked for; 0: none
 	phase       phase // the estimate of the service's clock; see phase.go
 	phaseReset  int64 // when a 429 last removed it; 0: never
-	serviceNext int64 // on the service's clock; 0: none
+	aim         int64 // the shared aim (attrAim)
+	hasAim      bool
 }
 
 // Attribute names of the schedule item.
@@ -341,7 +342,7 @@ func decodeSchedule(item map[string]types.AttributeValue) schedule {
 	paused, _ := number(item[attrPausedUntil])
 	st := schedule{known: true, next: next, interval: interval, widenUntil: until, pausedUntil: paused}
 	st.phaseReset, _ = number(item[attrPhaseReset])
-	st.serviceNext, _ = number(item[attrServiceNext])
+	st.aim, st.hasAim = number(item[attrAim])
 	lo, okLo := number(item[attrPhaseLow])
 	hi, okHi := number(item[attrPhaseHigh])
 	if okLo && okHi && lo <= hi {

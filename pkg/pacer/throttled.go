@@ -57,7 +57,7 @@ func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
 		moved.pausedUntil = max(seen.pausedUntil, resume)
 	}
 	if !p.opts.IgnoreServiceClock {
-		moved.phase, moved.phaseReset, moved.serviceNext = phase{}, now, 0
+		moved.phase, moved.phaseReset, moved.hasAim = phase{}, now, false
 	}
 	p.remember(moved)
 	if moved.widenUntil >= now {
@@ -105,6 +105,6 @@ func (p *Shared) forgetPhase(now int64) func(expression.UpdateBuilder) expressio
 	p.mu.Unlock()
 	return func(u expression.UpdateBuilder) expression.UpdateBuilder {
 		return u.Set(expression.Name(attrPhaseReset), expression.Value(now)).Remove(expression.Name(attrPhaseLow)).
-			Remove(expression.Name(attrPhaseHigh)).Remove(expression.Name(attrServiceNext))
+			Remove(expression.Name(attrPhaseHigh)).Remove(expression.Name(attrAim))
 	}
 }

@@ -37,9 +37,6 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 		a := p.aimFor(st)
 		ahead := st.known && st.next > now
 		in := p.takeInput(st, a, ahead, now, last)
-		if in.tooLate {
-			return 0, ErrNoSlot
-		}
 		old, conflict, err := p.update(ctx, in.update, in.cond)
 		if err != nil {
 			return 0, fmt.Errorf("pacer: take a call slot: %w", err)
@@ -65,13 +62,14 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 				slot = seen.next
 			}
 		}
+		slot += in.shift
 		next := schedule{known: true, next: slot + interval, interval: interval - in.step, widenUntil: seen.widenUntil,
-			pausedUntil: seen.pausedUntil, phase: seen.phase, phaseReset: seen.phaseReset, serviceNext: seen.serviceNext}
+			pausedUntil: seen.pausedUntil, phase: seen.phase, phaseReset: seen.phaseReset, aim: in.aim, hasAim: in.aimed}
 		if in.phaseWritten {
 			next.phase = a.phase
 		}
 		if in.aimed {
-			slot, next.next, next.serviceNext = in.slot, in.next, in.serviceNext
+			slot = aimed(slot, in.aim)
 			p.countAimed(start)
 		} else {
 			slot += a.probeDelay(slot)
@@ -111,81 +109,79 @@ type take struct {
 	update expression.UpdateBuilder
 	cond   expression.ConditionBuilder
 	step   int64 // the narrowing of the spacing it writes
-	// aimed: the slot is aimed at a second of the service's clock; slot is
-	// then the local time to send, and serviceNext the item's new value.
-	aimed                   bool
-	slot, serviceNext, next int64
-	tooLate                 bool // aimed beyond the caller's time: nothing to write
-	phaseWritten            bool // the write shares the instance's estimate
+	// aimed: the slot is aimed at a second of the service's clock with
+	// the shared offset aim, shift later than the schedule's slot.
+	aimed        bool
+	aim, shift   int64
+	phaseWritten bool // the write shares the instance's estimate
 }
 
 // takeInput builds the slot-taking write. A probe step is applied only when
 // the last seen spacing leaves room for it above the floor; the condition
 // re-checks that room, so a stale hint costs a retry, never a spacing below
-// the configured rate. With the phase known the slot is aimed (aimedInput).
+// the configured rate. With the phase known the slot is aimed (aimInput).
 func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take {
-	if a.exact {
-		return p.aimedInput(st, a, ahead, now, last)
-	}
 	next, interval := expression.Name(attrNext), expression.Name(attrInterval)
 	var t take
+	var slotCond expression.ConditionBuilder
 	if ahead {
+		t = p.aimInput(st, a)
 		t.update = expression.Set(next, next.Plus(interval))
-		t.cond = next.GreaterThan(expression.Value(now)).And(next.LessThanEqual(expression.Value(last)))
+		slotCond = next.GreaterThan(expression.Value(now)).And(next.LessThanEqual(expression.Value(last)))
+		if t.shift > 0 {
+			// Rare (the shared aim moved earlier): written as absolute
+			// values, on the schedule as last seen.
+			t.update = expression.Set(next, expression.Value(st.next+t.shift).Plus(interval))
+			slotCond = slotCond.And(next.Equal(expression.Value(st.next)))
+		}
 	} else {
+		t = p.aimInput(st, a)
 		// An idle schedule grants now, and the caller prepares its call
 		// (up to Lead) before sending it: the next slot leaves room for
 		// that, up to one spacing, so the call sent late is still a whole
 		// spacing before the next. At high rates the spacing bounds it.
-		after := now + min(max(p.opts.Lead, 0).Microseconds(), p.floor)
+		after := now + t.shift + min(max(p.opts.Lead, 0).Microseconds(), p.floor)
 		t.update = expression.Set(next, expression.Value(after).Plus(expression.IfNotExists(interval, expression.Value(p.floor))))
-		t.cond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
+		slotCond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
 	}
-	p.narrow(&t, st, p.floor, !ahead)
+	if t.aimed {
+		t.cond = t.cond.And(slotCond)
+		if t.aim != st.aim || !st.hasAim {
+			t.update = t.update.Set(expression.Name(attrAim), expression.Value(t.aim))
+		}
+	} else {
+		t.cond = slotCond
+	}
+	p.narrow(&t, st, p.floorFor(t.aimed), !ahead)
 	p.sharePhase(&t, st, a)
 	return t
 }
 
-// aimedInput builds the write of an aimed slot. Everything is written as
-// absolute values, checked against the item as last seen: the slot x is
-// the schedule's next (or now, idle), the call is counted no earlier than
-// the item's serviceNext nor than x on the service's clock, at the middle
-// of a second; serviceNext then moves on by the spacing. Aimed calls thus
-// follow each other by at least the spacing on the service's clock, and
-// R+1 of them span at least 60 of its whole seconds, however the estimate
-// moves between them.
-func (p *Shared) aimedInput(st schedule, a aim, ahead bool, now, last int64) take {
-	next, svcNext := expression.Name(attrNext), expression.Name(attrServiceNext)
-	x, spacing := now, p.floorFor(true)
-	if st.known {
-		spacing = st.interval
+// aimInput chooses the offset an aimed slot is aimed with (none while the
+// phase is not known well enough): the item's, the same for every
+// instance, unless the instance's own is more than aimSlack away, and then
+// its own, written for all. Slots follow each other by the spacing on the
+// instances' clocks; with one offset they do on the service's too, and R+1
+// calls span at least 60 of its whole seconds. An offset moved earlier
+// would bring the next call closer to the last: the schedule's slot is
+// shifted later by as much. The write is conditional on the item's aim
+// being the one seen.
+func (p *Shared) aimInput(st schedule, a aim) take {
+	if !a.exact {
+		return take{}
 	}
-	var t take
-	if ahead {
-		x = st.next
-		t.cond = next.Equal(expression.Value(x))
-	} else {
-		t.cond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
+	t := take{aimed: true, aim: st.aim, cond: expression.Name(attrAim).AttributeNotExists()}
+	if st.hasAim {
+		t.cond = expression.Name(attrAim).Equal(expression.Value(st.aim))
 	}
-	counted := a.counted(x)
-	// A serviceNext beyond one spacing and a second after x's own is left
-	// from before the service's clock moved: not a bound any more.
-	if st.serviceNext > counted && st.serviceNext <= counted+spacing+second {
-		counted = st.serviceNext
+	own := a.offset()
+	if st.hasAim && abs(own-st.aim) <= aimSlack {
+		return t
 	}
-	aimAt := midSecond(counted)
-	t.aimed, t.slot, t.serviceNext, t.next = true, x+(aimAt-a.counted(x)), counted+spacing, x+spacing
-	if t.slot > last {
-		return take{tooLate: true}
+	t.aim = own
+	if st.hasAim && own < st.aim {
+		t.shift = st.aim - own
 	}
-	if st.serviceNext != 0 {
-		t.cond = t.cond.And(svcNext.Equal(expression.Value(st.serviceNext)))
-	} else {
-		t.cond = t.cond.And(svcNext.AttributeNotExists())
-	}
-	t.update = expression.Set(next, expression.Value(x+spacing)).Set(svcNext, expression.Value(t.serviceNext))
-	p.narrow(&t, st, p.aimedFloor, !ahead)
-	p.sharePhase(&t, st, a)
 	return t
 }
 
