@@ -125,7 +125,6 @@ func (p *Shared) Answered(date string, roundTrip time.Duration) {
 	obs := observation(d, received-roundTrip.Microseconds(), received)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.answers++
 	var contradicted bool
 	p.local, contradicted = p.local.merge(obs)
 	if contradicted {

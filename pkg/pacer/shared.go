@@ -172,10 +172,9 @@ type Shared struct {
 
 	// Guarded by mu: the instance's estimate of the service's clock (its
 	// own answers and the item's), the running mean of the round trip in
-	// microseconds, answers seen, and when the first aimed slot was taken.
+	// microseconds, and when the first aimed slot was taken.
 	local      phase
 	rtt        int64
-	answers    int64
 	firstAimed time.Time
 }
 
