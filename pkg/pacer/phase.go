@@ -160,7 +160,14 @@ type aim struct {
 	rtt   int64
 }
 
+// aimFor is the view for a slot taken with the item st last seen. At more
+// than 60 calls a minute several calls share each of the service's
+// seconds, and aiming them all at its middle would send them at once: the
+// pacer then neither probes nor aims, and keeps the margin.
 func (p *Shared) aimFor(st schedule) aim {
+	if p.aimedFloor < second {
+		return aim{}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.learnLocked(st)

@@ -192,3 +192,21 @@ func TestIgnoreServiceClockKeepsTheMargin(t *testing.T) {
 		t.Errorf("%d refused, first aimed slot %d, want none of either", refused, first)
 	}
 }
+
+// At more than 60 calls a minute several calls share a second: aiming them
+// all at its middle would send them at once, so the margin stays.
+func TestAboveOneCallASecondNothingIsAimed(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 1, 120, clk.Now, withMargin)
+	svc := newClockedService(700 * time.Millisecond)
+	svc.log.limit = 120
+	refused, slots, first := svc.run(t, ps, clk, 40, nil)
+	if refused != 0 || first != -1 {
+		t.Errorf("%d refused, first aimed slot %d, want none of either", refused, first)
+	}
+	for i := 1; i < len(slots); i++ {
+		if gap := slots[i].Sub(slots[i-1]); gap < 500*time.Millisecond {
+			t.Fatalf("slots %d and %d %v apart, want at least 1/R", i-1, i, gap)
+		}
+	}
+}
