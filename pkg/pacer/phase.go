@@ -61,6 +61,9 @@ const (
 	// margin still absorbs the rest of the spread.
 	maxProbeDelay = 400 * time.Millisecond
 	second        = int64(time.Second / time.Microsecond)
+	// maxRoundTrip bounds the round trip of an answer that is used: a
+	// longer one, or a negative one, is a caller's mistake.
+	maxRoundTrip = time.Minute
 	// rttWeight is the weight of a new round trip in the running mean.
 	rttWeight = 0.2
 	// aimSlack is how far the shared aim may be from an instance's own
@@ -111,13 +114,14 @@ func observation(date time.Time, sent, received int64) phase {
 // from sending the request to receiving the answer's headers, which ended
 // now. It narrows the instance's estimate of the service's clock; the next
 // slot taken shares it through the schedule item. Safe for concurrent use;
-// never blocks on the table. A missing or unreadable Date is ignored.
+// never blocks on the table. A missing or unreadable Date, or a round trip
+// outside [0, maxRoundTrip], is ignored (and counted: Stats.BadDates).
 func (p *Shared) Answered(date string, roundTrip time.Duration) {
 	if p.opts.IgnoreServiceClock {
 		return
 	}
 	d, err := http.ParseTime(date)
-	if err != nil || roundTrip < 0 || roundTrip > time.Minute {
+	if err != nil || roundTrip < 0 || roundTrip > maxRoundTrip {
 		p.badDates.Add(1)
 		return
 	}
@@ -137,7 +141,7 @@ func (p *Shared) Answered(date string, roundTrip time.Duration) {
 	}
 }
 
-// learn merges the estimate an item holds into the instance's, dropping
+// learnLocked merges the estimate an item holds into the instance's, dropping
 // the instance's when the item was reset after it began. Holds p.mu.
 func (p *Shared) learnLocked(st schedule) {
 	if p.local.known && st.phaseReset > p.local.since {
