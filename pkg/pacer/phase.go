@@ -56,6 +56,10 @@ const (
 	// arrival times. An estimate narrows to about one round trip, so a
 	// service answering slower than this keeps the margin.
 	DefaultPhaseTolerance = 400 * time.Millisecond
+	// DefaultAimHoldOff is how long after a 429 calls are not aimed: the
+	// margin's 1.6% of the rate for 10 minutes costs less than a 429's
+	// window.
+	DefaultAimHoldOff = 10 * time.Minute
 	// maxProbeDelay bounds how much a slot is delayed to probe the phase,
 	// while it is unknown: less than half of the margin's second, so the
 	// margin still absorbs the rest of the spread.
@@ -168,7 +172,12 @@ type aim struct {
 // than 60 calls a minute several calls share each of the service's
 // seconds, and aiming them all at its middle would send them at once: the
 // pacer then neither probes nor aims, and keeps the margin.
-func (p *Shared) aimFor(st schedule) aim {
+//
+// After a 429 removed the estimate, calls are not aimed again before
+// AimHoldOff has passed: a service whose Date misleads (stale, or another
+// machine's clock) would otherwise draw a 429, each costing a window, every
+// few calls.
+func (p *Shared) aimFor(st schedule, now int64) aim {
 	if p.aimedFloor < second {
 		return aim{}
 	}
@@ -176,7 +185,8 @@ func (p *Shared) aimFor(st schedule) aim {
 	defer p.mu.Unlock()
 	p.learnLocked(st)
 	a := aim{phase: p.local, rtt: p.rtt}
-	a.exact = !p.opts.IgnoreServiceClock && a.phase.known && a.phase.width() <= p.opts.PhaseTolerance.Microseconds()
+	a.exact = !p.opts.IgnoreServiceClock && a.phase.known && a.phase.width() <= p.opts.PhaseTolerance.Microseconds() &&
+		(st.phaseReset == 0 || now-st.phaseReset >= p.opts.AimHoldOff.Microseconds())
 	return a
 }
 

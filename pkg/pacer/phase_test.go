@@ -6,8 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
 // clockedService is the service's limiter on a clock of its own: offset
@@ -123,10 +128,12 @@ func TestAJumpOfTheServicesClockBringsTheMarginBack(t *testing.T) {
 		{"1.5s", 1500 * time.Millisecond, true},
 		{"-0.9s", -900 * time.Millisecond, true},
 		{"0.3s", 300 * time.Millisecond, false},
+		{"-0.45s", -450 * time.Millisecond, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := simclock.New(epoch)
-			ps, _, _ := newPacers(t, 2, 30, clk.Now, withMargin)
+			// Aimed again a minute after a 429 (30 calls), not 10.
+			ps, _, _ := newPacers(t, 2, 30, clk.Now, withMargin, func(o *pacer.Options) { o.AimHoldOff = time.Minute })
 			svc := newClockedService(-700 * time.Millisecond)
 			if refused, _, first := svc.run(t, ps, clk, 40, nil); refused != 0 || first < 0 {
 				t.Fatalf("before the jump: %d refused, first aimed slot %d", refused, first)
@@ -144,8 +151,8 @@ func TestAJumpOfTheServicesClockBringsTheMarginBack(t *testing.T) {
 				t.Errorf("%d calls refused after the jump, want at most one", refused)
 			}
 			aimedAfter := ps[0].Stats().AimedSlots + ps[1].Stats().AimedSlots - aimedBefore
-			if aimedAfter < 100 {
-				t.Errorf("%d of 120 slots aimed after the jump, want the estimate learnt again within 20", aimedAfter)
+			if want := int64(100 - 30*refused); aimedAfter < want {
+				t.Errorf("%d of 120 slots aimed after the jump, want the estimate learnt again within 20 slots (and the hold-off's 30 after a 429): at least %d", aimedAfter, want)
 			}
 			t.Logf("jump %v: %d refused, %d answers contradicted the estimate, %d of 120 slots aimed after", tc.jump, refused, resets, aimedAfter)
 		})
@@ -208,5 +215,43 @@ func TestAboveOneCallASecondNothingIsAimed(t *testing.T) {
 		if gap := slots[i].Sub(slots[i-1]); gap < 500*time.Millisecond {
 			t.Fatalf("slots %d and %d %v apart, want at least 1/R", i-1, i, gap)
 		}
+	}
+}
+
+// A 429 removes the shared estimate, for every instance: the next slots
+// keep the margin, and the one that had learnt it does not write it back.
+func TestA429RemovesTheSharedEstimate(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, client, table := newPacers(t, 2, 30, clk.Now, withMargin)
+	svc := newClockedService(1100 * time.Millisecond)
+	if refused, _, first := svc.run(t, ps, clk, 20, nil); refused != 0 || first < 0 {
+		t.Fatalf("learning: %d refused, first aimed slot %d", refused, first)
+	}
+	item := func() map[string]types.AttributeValue {
+		out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{
+				tableschema.PartitionKey: &types.AttributeValueMemberS{Value: "PACE#" + pacer.DefaultName},
+				tableschema.SortKey:      &types.AttributeValueMemberS{Value: "SCHEDULE"},
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
+	}
+	if _, ok := item()["svc_off_lo_us"]; !ok {
+		t.Fatalf("no estimate in the schedule item after learning: %v", item())
+	}
+	ps[0].Throttled(context.Background(), 2*time.Second)
+	for _, attr := range []string{"svc_off_lo_us", "svc_off_hi_us", "svc_aim_us"} {
+		if v, ok := item()[attr]; ok {
+			t.Errorf("%s = %v after a 429, want it removed", attr, v)
+		}
+	}
+	aimed := ps[0].Stats().AimedSlots + ps[1].Stats().AimedSlots
+	if refused, _, _ := svc.run(t, ps, clk, 10, nil); refused != 0 {
+		t.Errorf("%d refused after the 429", refused)
+	}
+	if after := ps[0].Stats().AimedSlots + ps[1].Stats().AimedSlots - aimed; after != 0 {
+		t.Errorf("%d slots aimed within the hold-off after a 429, want none", after)
 	}
 }

@@ -127,6 +127,9 @@ type Options struct {
 	// PhaseTolerance is the widest estimate of the service's clock the
 	// pacer aims with (see phase.go). Zero means DefaultPhaseTolerance.
 	PhaseTolerance time.Duration
+	// AimHoldOff is how long after a 429 calls are not aimed (see
+	// phase.go). Zero means DefaultAimHoldOff.
+	AimHoldOff time.Duration
 }
 
 // Stats are a Shared pacer's counters since it was created.
@@ -236,6 +239,9 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 	}
 	if o.PhaseTolerance <= 0 {
 		o.PhaseTolerance = DefaultPhaseTolerance
+	}
+	if o.AimHoldOff <= 0 {
+		o.AimHoldOff = DefaultAimHoldOff
 	}
 	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
 	// The guard is capped at a small share of the spacing: at high rates

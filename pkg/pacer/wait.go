@@ -34,7 +34,7 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 		now := micros(start)
 		last := now + within.Microseconds()
 		st := p.snapshot()
-		a := p.aimFor(st)
+		a := p.aimFor(st, now)
 		ahead := st.known && st.next > now
 		in := p.takeInput(st, a, ahead, now, last)
 		old, conflict, err := p.update(ctx, in.update, in.cond)
