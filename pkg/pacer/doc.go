@@ -20,7 +20,7 @@
 // schedule spreads R slots over a minute and a margin (DefaultWindowMargin)
 // while it does not know where those seconds begin. It learns that from the
 // Date of the service's answers (Answered), shares the estimate in the same
-// item, and once it is narrow enough aims every call at the middle of one
+// item, and once it is narrow enough aims every call well inside one
 // of the service's seconds, with no margin (see phase.go). A 429, or an
 // answer contradicting the estimate, drops it and brings the margin back.
 //

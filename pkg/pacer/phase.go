@@ -8,7 +8,7 @@ import (
 // The service counts each call in the whole second of its own clock in
 // which the call reaches it (see DefaultWindowMargin). Where those seconds
 // begin on the instances' clocks is the phase: its clock's offset from
-// theirs, modulo a second. Known, a call can be aimed at the middle of one
+// theirs, modulo a second. Known, a call can be aimed well inside one
 // of its seconds, so that the spread of arrival times no longer moves it
 // into the next one, and R slots fit in a window of exactly 60 seconds.
 //
@@ -51,9 +51,9 @@ const (
 // Defaults of the phase estimate.
 const (
 	// DefaultPhaseTolerance is the widest estimate aimed with: its middle
-	// is then at most 200 ms from the truth, and a call aimed at the middle
-	// of a second still lands in it with 300 ms to spare for the spread of
-	// arrival times. An estimate narrows to about one round trip, so a
+	// is then at most 200 ms from the truth, and a call aimed 350 ms into
+	// a second (aimInSecond) still lands in it if no more than 150 ms
+	// early or 450 ms late. An estimate narrows to about one round trip, so a
 	// service answering slower than this keeps the margin.
 	DefaultPhaseTolerance = 400 * time.Millisecond
 	// DefaultAimHoldOff is how long after a 429 calls are not aimed: the
@@ -71,7 +71,7 @@ const (
 	// rttWeight is the weight of a new round trip in the running mean.
 	rttWeight = 0.2
 	// aimSlack is how far the shared aim may be from an instance's own
-	// before it writes its own: a call aimed at the middle of a second has
+	// before it writes its own: a call aimed inside a second has
 	// far more room than this, and rewriting costs a conditional write.
 	aimSlack = int64(50 * time.Millisecond / time.Microsecond)
 )
@@ -197,14 +197,20 @@ func (p *Shared) aimFor(st schedule, now int64) aim {
 func (a aim) offset() int64 { return a.phase.mid() + a.rtt/2 }
 
 // aimed is the local time to send a call due at x so that it is counted
-// at the middle of a second of the service's clock, with offset.
-func aimed(x, offset int64) int64 { return midSecond(x+offset) - offset }
+// at the aim point of a second of the service's clock, with offset.
+func aimed(x, offset int64) int64 { return aimPoint(x+offset) - offset }
 
-// midSecond is the first middle of a service second at or after service
-// time s: a call counted there can arrive up to half a second early or
-// late and still fall in the same whole second.
-func midSecond(s int64) int64 {
-	return ceilDiv(s-second/2, second)*second + second/2
+// aimInSecond is where in a second of the service's clock calls are aimed.
+// Before its middle: a call is early only by the estimate's error (at most
+// half of PhaseTolerance), but late by that, the timers' overshoot, its
+// upload and, for a slot held across deliveries, up to the predictor's
+// HeldSlotLateness (250 ms); 350 ms leaves 150 ms early and 450 ms late.
+const aimInSecond = 350 * int64(time.Millisecond/time.Microsecond)
+
+// aimPoint is the first aim point of a service second at or after service
+// time s.
+func aimPoint(s int64) int64 {
+	return ceilDiv(s-aimInSecond, second)*second + aimInSecond
 }
 
 // probeDelay is how much to delay a slot at local time t while the phase

@@ -140,7 +140,7 @@ type Stats struct {
 	Throttles int64 // 429s reported
 	Widenings int64 // 429s that widened the spacing (at most one per schedule horizon)
 	Repairs   int64 // schedules found impossibly far ahead and reset
-	// AimedSlots are the slots granted aimed at the middle of a second of
+	// AimedSlots are the slots granted aimed inside a second of
 	// the service's clock, without the window margin; FirstAimed is when
 	// the first was taken (zero: none).
 	AimedSlots int64
