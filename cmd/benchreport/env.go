@@ -228,13 +228,13 @@ func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client
 }
 
 // newPacer builds the pacer GEO_PACING names with predictor.NewPacer, on
-// the instance's clock.
-func newPacer(vars map[string]string, ddb *dynamodb.Client, clock func() time.Time) (predictor.Pacer, error) {
+// the instance's clock; optFns tune a shared one further.
+func newPacer(vars map[string]string, ddb *dynamodb.Client, clock func() time.Time, optFns ...func(*pacer.Options)) (predictor.Pacer, error) {
 	cfg, err := predictor.LoadConfig(func(k string) string { return vars[k] })
 	if err != nil {
 		return nil, err
 	}
-	return predictor.NewPacer(cfg, ddb, slog.New(slog.DiscardHandler), func(o *pacer.Options) { o.Clock = clock })
+	return predictor.NewPacer(cfg, ddb, slog.New(slog.DiscardHandler), append([]func(*pacer.Options){func(o *pacer.Options) { o.Clock = clock }}, optFns...)...)
 }
 
 // put uploads body and returns the object as its notification describes it.

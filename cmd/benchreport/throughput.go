@@ -45,6 +45,9 @@ type throughputConfig struct {
 	// photo under another key (issue 37): every other copy is uploaded at
 	// the same instant as its original, the rest later.
 	Copies float64
+	// ServiceOffset sets the simulator's clock this far from the
+	// instances' (see pacing.go).
+	ServiceOffset time.Duration
 }
 
 // configuredRate is the rate the pipeline is told.
@@ -92,9 +95,11 @@ type throughputResult struct {
 	AchievedPerMinute float64
 	UploadToRecord    bench.Stats
 	Invocations       int
-	PacerWrites       int64 // UpdateItem requests of the shared pacers
-	PacerConflicts    int64 // of which conditional failures
-	Widenings         int64 // 429s that widened the shared spacing
+	PacerWrites       int64         // UpdateItem requests of the shared pacers
+	PacerConflicts    int64         // of which conditional failures
+	Widenings         int64         // 429s that widened the shared spacing
+	Pacers            []pacer.Stats // each shared pacer's counters
+	Started           time.Time     // the run's first upload
 	FinalSpacing      time.Duration
 	Settled           settling
 	BilledSeconds     float64 // sum over invocations, each rounded up to 1 ms
@@ -184,7 +189,7 @@ func setupThroughput(ctx context.Context, e *localEnv, st stack, tc throughputCo
 		env[envvars.Pacing] = tc.Pacing
 		env[envvars.PipelineName] = strings.TrimSuffix(r.prefix, "/")
 		skew := tc.skewOf(i)
-		pace, err := newPacer(env, ddbc, func() time.Time { return time.Now().Add(skew) })
+		pace, err := newPacer(env, ddbc, func() time.Time { return time.Now().Add(skew) }, tc.pacerOptions()...)
 		if err != nil {
 			r.close()
 			return nil, err
@@ -344,7 +349,9 @@ func (r *throughputRig) collect(ctx context.Context, e *localEnv, uploads []sent
 		res.PacerConflicts += st.Conflicts
 		res.Widenings += st.Widenings
 		res.FinalSpacing = max(res.FinalSpacing, s.Interval())
+		res.Pacers = append(res.Pacers, st)
 	}
+	res.Started = r.start
 	if len(r.shared) > 0 {
 		progress("throughput: pacer writes %d (%d conflicts), %d widenings, spacing at the end %v (1/R = %v)",
 			res.PacerWrites, res.PacerConflicts, res.Widenings, res.FinalSpacing, time.Duration(float64(time.Minute)/tc.configuredRate()))

@@ -60,6 +60,11 @@ type Options struct {
 	// answered 429, the last one included, before any retry: a caller
 	// pacing several clients can move their shared schedule.
 	OnRateLimited func(ctx context.Context, err *RateLimitedError)
+	// OnAnswer, when set, is called for every answer the service sends,
+	// whatever its status, as its headers arrive: a caller pacing against
+	// the service's clock learns from its Date header where its seconds
+	// begin.
+	OnAnswer func(ctx context.Context, a Answer)
 	// MaxImageBytes is the largest image Predict sends; a larger one is an
 	// *InputError (ErrImageTooLarge) and nothing is sent. 0 means
 	// imageformat.DefaultMaxImageBytes, the contract's 10 MB.
@@ -77,6 +82,18 @@ type Options struct {
 
 	// jitter returns a random duration in [0, d]; replaced in tests.
 	jitter func(d time.Duration) time.Duration
+}
+
+// Answer is what Options.OnAnswer is told of one answer.
+type Answer struct {
+	Status int
+	// Date is the answer's Date header as sent ("" when none): the
+	// service's clock, in whole seconds, at some instant within RoundTrip.
+	Date string
+	// RoundTrip is the time from sending the request to receiving the
+	// answer's headers, on the client's monotonic clock: the receiver
+	// places it on its own clock, ending now.
+	RoundTrip time.Duration
 }
 
 // Client calls the geolocation service. It is safe for concurrent use.

@@ -188,6 +188,9 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 		_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
 		resp.Body.Close()
 	}()
+	if o.OnAnswer != nil {
+		o.OnAnswer(ctx, Answer{Status: resp.StatusCode, Date: resp.Header.Get("Date"), RoundTrip: time.Since(start)})
+	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

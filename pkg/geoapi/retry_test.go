@@ -445,3 +445,45 @@ func TestOnRateLimitedSeesEvery429(t *testing.T) {
 		t.Errorf("OnRateLimited saw %v, want %v", seen, want)
 	}
 }
+
+func TestOnAnswerSeesEveryAnswersDate(t *testing.T) {
+	// A 429, a 500 without a Date, then success: the hook sees all three,
+	// with each one's status and Date as sent, and a round trip no longer
+	// than the call took.
+	dates := map[int]string{1: "Thu, 02 Jan 2025 03:04:07 GMT", 3: "Thu, 02 Jan 2025 03:04:09 GMT"}
+	rec := newRecorder(t, func(i int, w http.ResponseWriter, _ *http.Request) {
+		if d, ok := dates[i]; ok {
+			w.Header()["Date"] = []string{d}
+		} else {
+			w.Header()["Date"] = nil // net/http adds none
+		}
+		switch i {
+		case 1:
+			w.Header().Set("X-RateLimit-Retry-After", "0.001")
+			writeBody(w, http.StatusTooManyRequests, `{"message_code":"rate_limited"}`)
+		case 2:
+			writeBody(w, http.StatusInternalServerError, `{}`)
+		default:
+			writeBody(w, http.StatusOK, coordinatesBody)
+		}
+	})
+	var seen []Answer
+	c, _ := rec.client(t, func(o *Options) {
+		o.BaseBackoff, o.MaxBackoff = time.Millisecond, time.Millisecond
+		o.OnAnswer = func(_ context.Context, a Answer) { seen = append(seen, a) }
+	})
+	start := time.Now()
+	if _, err := c.Predict(context.Background(), &PredictInput{Image: BytesSource(fakeJPEG(1000))}); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	want := []Answer{{Status: 429, Date: dates[1]}, {Status: 500}, {Status: 200, Date: dates[3]}}
+	if len(seen) != len(want) {
+		t.Fatalf("OnAnswer saw %+v, want %+v", seen, want)
+	}
+	for i, a := range seen {
+		if a.Status != want[i].Status || a.Date != want[i].Date || a.RoundTrip <= 0 || a.RoundTrip > took {
+			t.Errorf("answer %d: %+v, want status %d, Date %q and a round trip within %v", i+1, a, want[i].Status, want[i].Date, took)
+		}
+	}
+}

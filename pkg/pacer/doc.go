@@ -16,6 +16,14 @@
 // small step, never below the configured rate. A rate configured above the
 // real one converges to it; a correct one probes it gently.
 //
+// The service counts calls in whole seconds of its own clock, so the
+// schedule spreads R slots over a minute and a margin (DefaultWindowMargin)
+// while it does not know where those seconds begin. It learns that from the
+// Date of the service's answers (Answered), shares the estimate in the same
+// item, and once it is narrow enough aims every call well inside one
+// of the service's seconds, with no margin (see phase.go). A 429, or an
+// answer contradicting the estimate, drops it and brings the margin back.
+//
 // Instance is the per-instance alternative (a token bucket at R/N), kept for
 // comparison and for deployments that cannot write to the table.
 package pacer

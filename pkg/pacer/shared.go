@@ -39,9 +39,14 @@ const (
 	// DefaultGuard is added to the configured spacing: calls leave an
 	// instance a few milliseconds late or early (timers, scheduling, the
 	// network), and against a limiter with no burst a call that lands even
-	// a little less than 1/R after the previous one is refused. 5 ms is
-	// 0.25% of the spacing at the default 30 calls a minute.
-	DefaultGuard = 5 * time.Millisecond
+	// a little less than 1/R after the previous one is refused. The clocks
+	// of Lambda's instances are taken to be within 10 ms of each other
+	// (issue 38's figure: AWS documents none for Lambda), and a
+	// slot read on a clock 10 ms late followed by one read on the earliest
+	// is 10 ms short: 12 ms covers that and the timers. It is 0.6% of the
+	// spacing at the default 30 calls a minute, where the window margin
+	// (or aiming, see phase.go) takes its place, and capped at 2.5% of it.
+	DefaultGuard = 12 * time.Millisecond
 	// maxGuardShare caps the guard at this share of the spacing.
 	maxGuardShare = 0.025
 	// DefaultWindowMargin lengthens the minute the configured rate is spread
@@ -113,6 +118,18 @@ type Options struct {
 	// Logger receives a line per widening, capped delay and repair.
 	// Default: discards.
 	Logger *slog.Logger
+	// IgnoreServiceClock stops the pacer learning the service's clock from
+	// its answers (Answered): the window margin then stays. For a service
+	// whose limiter does not count whole seconds of its clock (a token
+	// bucket), where aiming at the middle of its seconds would only bunch
+	// calls up.
+	IgnoreServiceClock bool
+	// PhaseTolerance is the widest estimate of the service's clock the
+	// pacer aims with (see phase.go). Zero means DefaultPhaseTolerance.
+	PhaseTolerance time.Duration
+	// AimHoldOff is how long after a 429 calls are not aimed (see
+	// phase.go). Zero means DefaultAimHoldOff.
+	AimHoldOff time.Duration
 }
 
 // Stats are a Shared pacer's counters since it was created.
@@ -123,6 +140,15 @@ type Stats struct {
 	Throttles int64 // 429s reported
 	Widenings int64 // 429s that widened the spacing (at most one per schedule horizon)
 	Repairs   int64 // schedules found impossibly far ahead and reset
+	// AimedSlots are the slots granted aimed inside a second of
+	// the service's clock, without the window margin; FirstAimed is when
+	// the first was taken (zero: none).
+	AimedSlots int64
+	FirstAimed time.Time
+	// PhaseResets counts answers that contradicted the estimate of the
+	// service's clock (it jumped); BadDates the answers whose Date could
+	// not be read.
+	PhaseResets, BadDates int64
 }
 
 // Shared paces every instance of a pipeline through one schedule item in
@@ -134,8 +160,9 @@ type Shared struct {
 	key   map[string]types.AttributeValue
 	opts  Options
 	// floor and ceiling bound the spacing, in microseconds: the configured
-	// rate and the slowest rate.
-	floor, ceiling int64
+	// rate and the slowest rate. aimedFloor is the floor while the phase is
+	// known: the configured rate spread over exactly a minute.
+	floor, ceiling, aimedFloor int64
 
 	mu    sync.Mutex
 	state schedule // the last state seen; a hint, the table decides
@@ -144,6 +171,14 @@ type Shared struct {
 	reserving sync.Mutex
 
 	slots, writes, conflicts, throttles, widenings, repairs atomic.Int64
+	aimed, badDates, phaseResets                            atomic.Int64
+
+	// Guarded by mu: the instance's estimate of the service's clock (its
+	// own answers and the item's), the running mean of the round trip in
+	// microseconds, and when the first aimed slot was taken.
+	local      phase
+	rtt        int64
+	firstAimed time.Time
 }
 
 // schedule is the item's content, in Unix microseconds.
@@ -153,6 +188,10 @@ type schedule struct {
 	interval    int64 // the spacing between slots
 	widenUntil  int64 // no further widening before this time
 	pausedUntil int64 // the end of the last pause a 429 asked for; 0: none
+	phase       phase // the estimate of the service's clock; see phase.go
+	phaseReset  int64 // when a 429 last removed it; 0: never
+	aim         int64 // the shared aim (attrAim)
+	hasAim      bool
 }
 
 // Attribute names of the schedule item.
@@ -198,6 +237,12 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 	if o.Horizon <= 0 {
 		o.Horizon = DefaultHorizon
 	}
+	if o.PhaseTolerance <= 0 {
+		o.PhaseTolerance = DefaultPhaseTolerance
+	}
+	if o.AimHoldOff <= 0 {
+		o.AimHoldOff = DefaultAimHoldOff
+	}
 	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
 	// The guard is capped at a small share of the spacing: at high rates
 	// (a service with a burst, or tests) it must not change the rate.
@@ -218,13 +263,20 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 		opts:    o,
 		floor:   floor,
 		ceiling: int64(float64(floor) / o.Slowest),
+		// Aimed calls fall in the seconds aimed at whatever their spread:
+		// neither the guard nor the margin is needed (see phase.go).
+		aimedFloor: spacing,
 	}, nil
 }
 
 // Stats returns the pacer's counters.
 func (p *Shared) Stats() Stats {
+	p.mu.Lock()
+	first := p.firstAimed
+	p.mu.Unlock()
 	return Stats{Slots: p.slots.Load(), Writes: p.writes.Load(), Conflicts: p.conflicts.Load(),
-		Throttles: p.throttles.Load(), Widenings: p.widenings.Load(), Repairs: p.repairs.Load()}
+		Throttles: p.throttles.Load(), Widenings: p.widenings.Load(), Repairs: p.repairs.Load(),
+		AimedSlots: p.aimed.Load(), FirstAimed: first, PhaseResets: p.phaseResets.Load(), BadDates: p.badDates.Load()}
 }
 
 // Interval returns the spacing last seen in the table (the configured one
@@ -298,7 +350,16 @@ func decodeSchedule(item map[string]types.AttributeValue) schedule {
 	}
 	until, _ := number(item[attrWidenUntil])
 	paused, _ := number(item[attrPausedUntil])
-	return schedule{known: true, next: next, interval: interval, widenUntil: until, pausedUntil: paused}
+	st := schedule{known: true, next: next, interval: interval, widenUntil: until, pausedUntil: paused}
+	st.phaseReset, _ = number(item[attrPhaseReset])
+	st.aim, st.hasAim = number(item[attrAim])
+	lo, okLo := number(item[attrPhaseLow])
+	hi, okHi := number(item[attrPhaseHigh])
+	if okLo && okHi && lo <= hi {
+		// What the item holds was learnt after its last reset.
+		st.phase = phase{known: true, lo: lo, hi: hi, since: st.phaseReset}
+	}
+	return st
 }
 
 func number(v types.AttributeValue) (int64, bool) {

@@ -34,14 +34,15 @@ func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
 	// before any slot was taken.
 	next, interval, widenUntil := expression.Name(attrNext), expression.Name(attrInterval), expression.Name(attrWidenUntil)
 	paused := expression.Name(attrPausedUntil)
+	forget := p.forgetPhase(now)
 	old, conflict, err := p.update(ctx,
-		expression.Set(next, expression.Value(resume)).Set(interval, expression.IfNotExists(interval, expression.Value(p.floor))).
-			Set(paused, expression.Value(resume)),
+		forget(expression.Set(next, expression.Value(resume)).Set(interval, expression.IfNotExists(interval, expression.Value(p.floor))).
+			Set(paused, expression.Value(resume))),
 		next.AttributeNotExists().Or(next.LessThan(expression.Value(resume))))
 	if err == nil && conflict {
 		// The schedule is already beyond resume (a backlog of slots): it
 		// stays, but the pause is recorded for the slots held within it.
-		_, _, err = p.update(ctx, expression.Set(paused, expression.Value(resume)),
+		_, _, err = p.update(ctx, forget(expression.Set(paused, expression.Value(resume))),
 			paused.AttributeNotExists().Or(paused.LessThan(expression.Value(resume))))
 	}
 	if err != nil {
@@ -54,6 +55,9 @@ func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
 		moved = seen
 		moved.next = max(seen.next, resume)
 		moved.pausedUntil = max(seen.pausedUntil, resume)
+	}
+	if !p.opts.IgnoreServiceClock {
+		moved.phase, moved.phaseReset, moved.hasAim = phase{}, now, false
 	}
 	p.remember(moved)
 	if moved.widenUntil >= now {
@@ -84,4 +88,23 @@ func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
 	p.opts.Logger.Info("call spacing widened after a 429",
 		"retry_after", retryAfter, "spacing", time.Duration(widened.interval)*time.Microsecond,
 		"rate_per_minute", math.Round(60e6/float64(widened.interval)*10)/10)
+}
+
+// forgetPhase returns what a 429 adds to its write: the estimate of the
+// service's clock is removed, and the time of its removal recorded, so no
+// instance writes back what it learnt before. Calls aimed with it were
+// refused: it is wrong (the service's clock moved by less than the
+// estimate's width, which no answer contradicts), or the limiter does not
+// count whole seconds. The margin is back until it is learnt again.
+func (p *Shared) forgetPhase(now int64) func(expression.UpdateBuilder) expression.UpdateBuilder {
+	if p.opts.IgnoreServiceClock {
+		return func(u expression.UpdateBuilder) expression.UpdateBuilder { return u }
+	}
+	p.mu.Lock()
+	p.local = phase{}
+	p.mu.Unlock()
+	return func(u expression.UpdateBuilder) expression.UpdateBuilder {
+		return u.Set(expression.Name(attrPhaseReset), expression.Value(now)).Remove(expression.Name(attrPhaseLow)).
+			Remove(expression.Name(attrPhaseHigh)).Remove(expression.Name(attrAim))
+	}
 }

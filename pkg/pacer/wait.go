@@ -34,9 +34,10 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 		now := micros(start)
 		last := now + within.Microseconds()
 		st := p.snapshot()
+		a := p.aimFor(st, now)
 		ahead := st.known && st.next > now
-		update, cond := p.takeInput(st, ahead, now, last)
-		old, conflict, err := p.update(ctx, update, cond)
+		in := p.takeInput(st, a, ahead, now, last)
+		old, conflict, err := p.update(ctx, in.update, in.cond)
 		if err != nil {
 			return 0, fmt.Errorf("pacer: take a call slot: %w", err)
 		}
@@ -61,11 +62,22 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 				slot = seen.next
 			}
 		}
-		next := schedule{known: true, next: slot + interval, interval: interval - p.step(st, interval), widenUntil: seen.widenUntil}
+		slot += in.shift
+		next := schedule{known: true, next: slot + interval, interval: interval - in.step, widenUntil: seen.widenUntil,
+			pausedUntil: seen.pausedUntil, phase: seen.phase, phaseReset: seen.phaseReset, aim: in.aim, hasAim: in.aimed}
+		if in.phaseWritten {
+			next.phase = a.phase
+		}
+		if in.aimed {
+			slot = aimed(slot, in.aim)
+			p.countAimed(start)
+		} else {
+			slot += a.probeDelay(slot)
+		}
 		p.remember(next)
 		p.slots.Add(1)
-		if seen.known && seen.interval < p.floor {
-			p.enforceFloor(ctx)
+		if seen.known && seen.interval < p.floorFor(in.aimed) {
+			p.enforceFloor(ctx, p.floorFor(in.aimed))
 		}
 		return fromMicros(slot).Sub(start), nil
 	}
@@ -74,43 +86,154 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 	return 0, fmt.Errorf("%w: %d conflicting writes in a row", ErrNoSlot, maxTries)
 }
 
+// floorFor is the narrowest spacing: without the window margin while the
+// calls are aimed.
+func (p *Shared) floorFor(aimed bool) int64 {
+	if aimed {
+		return p.aimedFloor
+	}
+	return p.floor
+}
+
+func (p *Shared) countAimed(at time.Time) {
+	p.aimed.Add(1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.firstAimed.IsZero() {
+		p.firstAimed = at
+	}
+}
+
+// take is one slot-taking write and what it grants when it succeeds.
+type take struct {
+	update expression.UpdateBuilder
+	cond   expression.ConditionBuilder
+	step   int64 // the narrowing of the spacing it writes
+	// aimed: the slot is aimed at a second of the service's clock with
+	// the shared offset aim, shift later than the schedule's slot.
+	aimed        bool
+	aim, shift   int64
+	phaseWritten bool // the write shares the instance's estimate
+}
+
 // takeInput builds the slot-taking write. A probe step is applied only when
 // the last seen spacing leaves room for it above the floor; the condition
 // re-checks that room, so a stale hint costs a retry, never a spacing below
-// the configured rate.
-func (p *Shared) takeInput(st schedule, ahead bool, now, last int64) (expression.UpdateBuilder, expression.ConditionBuilder) {
+// the configured rate. With the phase known the slot is aimed (aimInput).
+func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take {
 	next, interval := expression.Name(attrNext), expression.Name(attrInterval)
-	var update expression.UpdateBuilder
-	var cond expression.ConditionBuilder
+	var t take
+	var slotCond expression.ConditionBuilder
 	if ahead {
-		update = expression.Set(next, next.Plus(interval))
-		cond = next.GreaterThan(expression.Value(now)).And(next.LessThanEqual(expression.Value(last)))
+		t = p.aimInput(st, a)
+		t.update = expression.Set(next, next.Plus(interval))
+		slotCond = next.GreaterThan(expression.Value(now)).And(next.LessThanEqual(expression.Value(last)))
+		if t.shift > 0 {
+			// Rare (the shared aim moved earlier): written as absolute
+			// values, on the schedule as last seen.
+			t.update = expression.Set(next, expression.Value(st.next+t.shift).Plus(interval))
+			slotCond = slotCond.And(next.Equal(expression.Value(st.next)))
+		}
 	} else {
+		t = p.aimInput(st, a)
 		// An idle schedule grants now, and the caller prepares its call
 		// (up to Lead) before sending it: the next slot leaves room for
 		// that, up to one spacing, so the call sent late is still a whole
 		// spacing before the next. At high rates the spacing bounds it.
-		after := now + min(max(p.opts.Lead, 0).Microseconds(), p.floor)
-		update = expression.Set(next, expression.Value(after).Plus(expression.IfNotExists(interval, expression.Value(p.floor))))
-		cond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
+		after := now + t.shift + min(max(p.opts.Lead, 0).Microseconds(), p.floor)
+		t.update = expression.Set(next, expression.Value(after).Plus(expression.IfNotExists(interval, expression.Value(p.floor))))
+		slotCond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
 	}
-	if step := p.step(st, st.interval); step > 0 {
-		update = update.Set(interval, interval.Minus(expression.Value(step)))
-		cond = cond.And(interval.GreaterThanEqual(expression.Value(p.floor + step)))
-	} else if !ahead {
-		update = update.Set(interval, expression.IfNotExists(interval, expression.Value(p.floor)))
+	if t.aimed {
+		t.cond = t.cond.And(slotCond)
+		if t.aim != st.aim || !st.hasAim {
+			t.update = t.update.Set(expression.Name(attrAim), expression.Value(t.aim))
+		}
+	} else {
+		t.cond = slotCond
 	}
-	return update, cond
+	p.narrow(&t, st, p.floorFor(t.aimed), !ahead)
+	p.sharePhase(&t, st, a)
+	return t
+}
+
+// aimInput chooses the offset an aimed slot is aimed with (none while the
+// phase is not known well enough): the item's, the same for every
+// instance, unless the instance's own is more than aimSlack away, and then
+// its own, written for all. Slots follow each other by the spacing on the
+// instances' clocks; with one offset they do on the service's too, and R+1
+// calls span at least 60 of its whole seconds. An offset moved earlier
+// would bring the next call closer to the last: the schedule's slot is
+// shifted later by as much. The write is conditional on the item's aim
+// being the one seen.
+func (p *Shared) aimInput(st schedule, a aim) take {
+	if !a.exact {
+		return take{}
+	}
+	t := take{aimed: true, aim: st.aim, cond: expression.Name(attrAim).AttributeNotExists()}
+	if st.hasAim {
+		t.cond = expression.Name(attrAim).Equal(expression.Value(st.aim))
+	}
+	own := a.offset()
+	if st.hasAim && abs(own-st.aim) <= aimSlack {
+		return t
+	}
+	t.aim = own
+	if st.hasAim && own < st.aim {
+		t.shift = st.aim - own
+	}
+	return t
+}
+
+// narrow adds the probe step to t: down to floor, straight to the aimed
+// floor when the phase has just become known (the margin is dropped at
+// once, not probed away). idle writes set the spacing when absent.
+func (p *Shared) narrow(t *take, st schedule, floor int64, idle bool) {
+	interval := expression.Name(attrInterval)
+	t.step = p.step(st, st.interval, floor)
+	if t.step > 0 {
+		t.update = t.update.Set(interval, interval.Minus(expression.Value(t.step)))
+		t.cond = t.cond.And(interval.GreaterThanEqual(expression.Value(floor + t.step)))
+	} else if idle {
+		t.update = t.update.Set(interval, expression.IfNotExists(interval, expression.Value(p.floor)))
+	}
+}
+
+// sharePhase adds the instance's estimate of the service's clock to t when
+// it is not what the item holds, provided the item still holds what the
+// instance saw: another instance's estimate, or a reset after a 429, is
+// merged first (the write fails and is retried).
+func (p *Shared) sharePhase(t *take, st schedule, a aim) {
+	if !a.phase.known || (st.phase.known && st.phase.lo == a.phase.lo && st.phase.hi == a.phase.hi) {
+		return
+	}
+	lo, hi, reset := expression.Name(attrPhaseLow), expression.Name(attrPhaseHigh), expression.Name(attrPhaseReset)
+	t.update = t.update.Set(lo, expression.Value(a.phase.lo)).Set(hi, expression.Value(a.phase.hi))
+	if st.phase.known {
+		t.cond = t.cond.And(lo.Equal(expression.Value(st.phase.lo))).And(hi.Equal(expression.Value(st.phase.hi)))
+	} else {
+		t.cond = t.cond.And(lo.AttributeNotExists())
+	}
+	if st.phaseReset != 0 {
+		t.cond = t.cond.And(reset.Equal(expression.Value(st.phaseReset)))
+	} else {
+		t.cond = t.cond.And(reset.AttributeNotExists())
+	}
+	t.phaseWritten = true
 }
 
 // step is the probe step for a slot taken at spacing interval, or 0 when
-// the spacing is at (or the hint too stale to know it is above) the floor.
-func (p *Shared) step(st schedule, interval int64) int64 {
+// the spacing is at (or the hint too stale to know it is above) floor.
+// Above the aimed floor but within the margin's, it is the whole way down.
+func (p *Shared) step(st schedule, interval, floor int64) int64 {
 	if !st.known || p.opts.ProbeStep <= 0 {
 		return 0
 	}
+	if floor == p.aimedFloor && floor < p.floor && interval > floor && interval <= p.floor {
+		return interval - floor
+	}
 	s := max(int64(float64(interval)*p.opts.ProbeStep), 1)
-	if interval < p.floor+s {
+	if interval < floor+s {
 		return 0
 	}
 	return s
@@ -119,10 +242,10 @@ func (p *Shared) step(st schedule, interval int64) int64 {
 // enforceFloor resets a spacing narrower than this instance's configured
 // rate, which another instance with a higher configured rate may have set
 // during a deployment.
-func (p *Shared) enforceFloor(ctx context.Context) {
+func (p *Shared) enforceFloor(ctx context.Context, floor int64) {
 	interval := expression.Name(attrInterval)
-	old, _, err := p.update(ctx, expression.Set(interval, expression.Value(p.floor)),
-		interval.LessThan(expression.Value(p.floor)))
+	old, _, err := p.update(ctx, expression.Set(interval, expression.Value(floor)),
+		interval.LessThan(expression.Value(floor)))
 	if err != nil {
 		p.opts.Logger.Warn("pacer: could not reset the call spacing to the configured rate", "error", err)
 		return

@@ -91,6 +91,9 @@ func (inv *invocation) predictRefreshingKey(ctx context.Context, obj *object, in
 		o.OnRateLimited = func(ctx context.Context, e *geoapi.RateLimitedError) {
 			inv.h.deps.Pacer.Throttled(ctx, min(e.RetryAfter, inv.h.cfg.MaxServerDelay))
 		}
+		if learner, ok := inv.h.deps.Pacer.(serviceClockLearner); ok {
+			o.OnAnswer = func(_ context.Context, a geoapi.Answer) { learner.Answered(a.Date, a.RoundTrip) }
+		}
 		o.MaxImageBytes = inv.h.cfg.MaxImageBytes
 		o.MaxServerDelay = inv.h.cfg.MaxServerDelay
 	}

@@ -70,6 +70,13 @@ type Pacer interface {
 	Valid(ctx context.Context, slot time.Time) (bool, error)
 }
 
+// serviceClockLearner is a Pacer that learns where the service's seconds
+// begin from the Date of its answers (pacer.Shared): every answer to a
+// prediction call is reported to it.
+type serviceClockLearner interface {
+	Answered(date string, roundTrip time.Duration)
+}
+
 // VisibilityChanger delays the redelivery of an SQS message (for example by
 // ChangeMessageVisibility), so a message that waits (for its call slot, the
 // budget's next day, credits or the key) does not spin through its receive

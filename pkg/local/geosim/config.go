@@ -145,8 +145,14 @@ type Config struct {
 	// what the service received, for a metadata reader to inspect).
 	KeepFiles bool
 
-	// Now is the clock (rate limiter, storms, call records). Default time.Now.
+	// Now is the clock (rate limiter, storms, call records, the Date
+	// header). Default time.Now.
 	Now func() time.Time
+	// ClockOffset moves the service's clock (Now) by this much: a service
+	// whose clock is not the caller's. Everything that reads the clock
+	// follows it, the Date header and the limiter's whole seconds included,
+	// as they would on a real backend.
+	ClockOffset time.Duration
 	// Logger receives one structured line per call. Default discards.
 	Logger *slog.Logger
 }
@@ -197,6 +203,11 @@ func WithClock(now func() time.Time) func(*Config) {
 	return func(c *Config) { c.Now = now }
 }
 
+// WithClockOffset sets the service's clock offset from its Now.
+func WithClockOffset(d time.Duration) func(*Config) {
+	return func(c *Config) { c.ClockOffset = d }
+}
+
 func (c *Config) backend() bool { return c.Profile == ProfileBackend }
 
 func (c *Config) setDefaults() {
@@ -238,6 +249,10 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if off := c.ClockOffset; off != 0 {
+		now := c.Now
+		c.Now = func() time.Time { return now().Add(off) }
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -154,3 +154,38 @@ func TestBackendCountsValidPredictionsOnly(t *testing.T) {
 		t.Errorf("another key of the account: status %d, want 200 (the limit is per key)", resp.status)
 	}
 }
+
+// A service whose clock is ahead of the caller's by 1.7 s: its Date header
+// and its limiter's whole seconds both follow its own clock, so a call the
+// caller makes at 03:04:05.5 lands in the service's second 03:04:07.
+func TestClockOffsetMovesDateAndWholeSeconds(t *testing.T) {
+	clock := newFakeClock() // 03:04:05.000 on the caller's clock
+	sim, base := newTestServer(t, WithSlidingLog(2), WithClock(clock.Now), WithClockOffset(1700*time.Millisecond))
+	clock.Advance(500 * time.Millisecond)
+	resp := predict(t, base, testKey, nil, testJPEG(t, 1))
+	if resp.status != http.StatusOK {
+		t.Fatalf("first call: status %d", resp.status)
+	}
+	if got, want := resp.header.Get("Date"), "Thu, 02 Jan 2025 03:04:07 GMT"; got != want {
+		t.Errorf("Date %q, want the service's own clock: %q", got, want)
+	}
+	if calls := sim.Calls(); len(calls) != 1 || !calls[0].Time.Equal(time.Date(2025, 1, 2, 3, 4, 7, 200_000_000, time.UTC)) {
+		t.Errorf("call recorded at %v, want the service's 03:04:07.2", calls)
+	}
+	// Two calls a minute: the second one fills the window; 59 service
+	// seconds later (the caller's 03:05:04.7, the service's 03:05:06.4) the
+	// first is still in the window of whole seconds; one second later it
+	// has left it.
+	if resp := predict(t, base, testKey, nil, testJPEG(t, 2)); resp.status != http.StatusOK {
+		t.Fatalf("second call: status %d", resp.status)
+	}
+	clock.Advance(59*time.Second + 200*time.Millisecond)
+	resp = predict(t, base, testKey, nil, testJPEG(t, 3))
+	if resp.status != http.StatusTooManyRequests || resp.header.Get("X-RateLimit-Reset") != "1" {
+		t.Fatalf("third call in the same window: status %d, reset %q, want 429 and 1 s", resp.status, resp.header.Get("X-RateLimit-Reset"))
+	}
+	clock.Advance(time.Second)
+	if resp := predict(t, base, testKey, nil, testJPEG(t, 4)); resp.status != http.StatusOK {
+		t.Errorf("a whole second later: status %d", resp.status)
+	}
+}

@@ -96,7 +96,11 @@ func New(optFns ...func(*Config)) *Server {
 // time, as a service changing its policy would.
 func (s *Server) SetKeysOnlyOnPredict(on bool) { s.keysOnlyOnPredict.Store(on) }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every answer carries the Date header
+// of the service's own clock (Config.Now, ClockOffset included), stamped as
+// the request arrives: net/http would stamp the machine's clock, and a
+// client learning where the service's seconds begin reads this header.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Date", s.cfg.Now().UTC().Format(http.TimeFormat))
 	s.mux.ServeHTTP(w, r)
 }

@@ -1,0 +1,262 @@
+package pacer
+
+import (
+	"net/http"
+	"time"
+)
+
+// The service counts each call in the whole second of its own clock in
+// which the call reaches it (see DefaultWindowMargin). Where those seconds
+// begin on the instances' clocks is the phase: its clock's offset from
+// theirs, modulo a second. Known, a call can be aimed well inside one
+// of its seconds, so that the spread of arrival times no longer moves it
+// into the next one, and R slots fit in a window of exactly 60 seconds.
+//
+// The estimate is an interval [lo, hi] bounding the offset, the service's
+// clock minus the instance's. Every answer bounds it: its Date header D
+// (whole seconds, truncated) was read off the service's clock at some
+// instant between the request's sending (sent) and the answer's arrival
+// (received), so D <= received + offset < D + 1 s, that is
+//
+//	D - received <= offset < D + 1 s - sent.
+//
+// One answer bounds it to a second plus its round trip; answers whose
+// ticks fall at other places within their round trips narrow it, and the
+// intersection of all of them is the estimate. While it is wider than
+// PhaseTolerance, slots are nudged (by at most maxProbeDelay, later only)
+// so that the tick the estimate's middle predicts falls in the middle of
+// the round trip: the Date then tells on which side the true tick lies,
+// halving the interval, down to about one round trip.
+//
+// The estimate is shared through the schedule item, so every instance
+// aims with what any of them learnt. An answer that contradicts it (an
+// empty intersection: the service's clock jumped) replaces it; a 429
+// removes it (the aim was wrong), and the margin comes back until it is
+// learnt again. A Date that does not parse is ignored.
+
+// Attribute names of the phase estimate in the schedule item. Additive:
+// an item without them is a schedule whose phase is unknown.
+const (
+	attrPhaseLow  = "svc_off_lo_us" // lower bound of the service's clock minus ours
+	attrPhaseHigh = "svc_off_hi_us" // upper bound
+	// attrPhaseReset is when the estimate was last removed (a 429):
+	// knowledge an instance gathered before it is dropped, not written back.
+	attrPhaseReset = "svc_off_reset_us"
+	// attrAim is the offset every instance aims with (see aim.offset): one
+	// value for all, so that aimed slots, spaced by the schedule on the
+	// instances' clocks, are spaced alike on the service's.
+	attrAim = "svc_aim_us"
+)
+
+// Defaults of the phase estimate.
+const (
+	// DefaultPhaseTolerance is the widest estimate aimed with: its middle
+	// is then at most 200 ms from the truth, and a call aimed 350 ms into
+	// a second (aimInSecond) still lands in it if no more than 150 ms
+	// early or 450 ms late. An estimate narrows to about one round trip, so a
+	// service answering slower than this keeps the margin.
+	DefaultPhaseTolerance = 400 * time.Millisecond
+	// DefaultAimHoldOff is how long after a 429 calls are not aimed: the
+	// margin's 1.6% of the rate for 10 minutes costs less than a 429's
+	// window.
+	DefaultAimHoldOff = 10 * time.Minute
+	// maxProbeDelay bounds how much a slot is delayed to probe the phase,
+	// while it is unknown: less than half of the margin's second, so the
+	// margin still absorbs the rest of the spread.
+	maxProbeDelay = 400 * time.Millisecond
+	second        = int64(time.Second / time.Microsecond)
+	// maxRoundTrip bounds the round trip of an answer that is used: a
+	// longer one, or a negative one, is a caller's mistake.
+	maxRoundTrip = time.Minute
+	// rttWeight is the weight of a new round trip in the running mean.
+	rttWeight = 0.2
+	// aimSlack is how far the shared aim may be from an instance's own
+	// before it writes its own: a call aimed inside a second has
+	// far more room than this, and rewriting costs a conditional write.
+	aimSlack = int64(50 * time.Millisecond / time.Microsecond)
+)
+
+// phase is an estimate of the service's clock minus the instance's, in
+// microseconds: lo <= offset <= hi. The zero value is unknown.
+type phase struct {
+	known  bool
+	lo, hi int64
+	// since is the clock time of the oldest answer it rests on: an estimate
+	// older than the item's last reset is dropped.
+	since int64
+}
+
+func (f phase) width() int64 { return f.hi - f.lo }
+
+// mid is the estimate's middle.
+func (f phase) mid() int64 { return f.lo + f.width()/2 }
+
+// merge intersects two estimates; when they contradict each other, the
+// service's clock has moved and the newer one (b) replaces a.
+func (a phase) merge(b phase) (merged phase, contradicted bool) {
+	switch {
+	case !b.known:
+		return a, false
+	case !a.known:
+		return b, false
+	}
+	lo, hi := max(a.lo, b.lo), min(a.hi, b.hi)
+	if lo > hi {
+		return b, true
+	}
+	return phase{known: true, lo: lo, hi: hi, since: min(a.since, b.since)}, false
+}
+
+// observation is the estimate one answer gives: its Date read between
+// sent and received (instance clock, microseconds).
+func observation(date time.Time, sent, received int64) phase {
+	d := date.Unix() * second
+	return phase{known: true, lo: d - received, hi: d + second - sent, since: received}
+}
+
+// Answered reports an answer of the service: its Date header and the time
+// from sending the request to receiving the answer's headers, which ended
+// now. It narrows the instance's estimate of the service's clock; the next
+// slot taken shares it through the schedule item. Safe for concurrent use;
+// never blocks on the table. A missing or unreadable Date, or a round trip
+// outside [0, maxRoundTrip], is ignored (and counted: Stats.BadDates).
+func (p *Shared) Answered(date string, roundTrip time.Duration) {
+	if p.opts.IgnoreServiceClock {
+		return
+	}
+	d, err := http.ParseTime(date)
+	if err != nil || roundTrip < 0 || roundTrip > maxRoundTrip {
+		p.badDates.Add(1)
+		return
+	}
+	received := micros(p.opts.Clock())
+	obs := observation(d, received-roundTrip.Microseconds(), received)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var contradicted bool
+	p.local, contradicted = p.local.merge(obs)
+	if contradicted {
+		p.phaseResets.Add(1)
+	}
+	if p.rtt == 0 {
+		p.rtt = roundTrip.Microseconds()
+	} else {
+		p.rtt += int64(rttWeight * float64(roundTrip.Microseconds()-p.rtt))
+	}
+}
+
+// learnLocked merges the estimate an item holds into the instance's, dropping
+// the instance's when the item was reset after it began. Holds p.mu.
+func (p *Shared) learnLocked(st schedule) {
+	if p.local.known && st.phaseReset > p.local.since {
+		p.local = phase{}
+	}
+	if st.phase.known {
+		// The item's estimate is no newer than the instance's own answers:
+		// on a contradiction the instance's stands.
+		if merged, contradicted := st.phase.merge(p.local); !contradicted {
+			p.local = merged
+		}
+	}
+}
+
+// aim is the instance's view of the phase for one slot: the estimate,
+// whether it is narrow enough to aim with, and the mean round trip.
+type aim struct {
+	phase phase
+	exact bool
+	rtt   int64
+}
+
+// aimFor is the view for a slot taken with the item st last seen. At more
+// than 60 calls a minute several calls share each of the service's
+// seconds, and aiming them all at its middle would send them at once: the
+// pacer then neither probes nor aims, and keeps the margin.
+//
+// After a 429 removed the estimate, calls are not aimed again before
+// AimHoldOff has passed: a service whose Date misleads (stale, or another
+// machine's clock) would otherwise draw a 429, each costing a window, every
+// few calls.
+func (p *Shared) aimFor(st schedule, now int64) aim {
+	if p.aimedFloor < second {
+		return aim{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.learnLocked(st)
+	a := aim{phase: p.local, rtt: p.rtt}
+	a.exact = !p.opts.IgnoreServiceClock && a.phase.known && a.phase.width() <= p.opts.PhaseTolerance.Microseconds() &&
+		(st.phaseReset == 0 || now-st.phaseReset >= p.opts.AimHoldOff.Microseconds())
+	return a
+}
+
+// offset is the instance's own aim: a call sent at local time t is
+// expected to be counted at t + offset on the service's clock, the
+// estimate's middle plus half a round trip (the service reads its clock
+// somewhere within it).
+func (a aim) offset() int64 { return a.phase.mid() + a.rtt/2 }
+
+// aimed is the local time to send a call due at x so that it is counted
+// at the aim point of a second of the service's clock, with offset.
+func aimed(x, offset int64) int64 { return aimPoint(x+offset) - offset }
+
+// aimInSecond is where in a second of the service's clock calls are aimed.
+// Before its middle: a call is early only by the estimate's error (at most
+// half of PhaseTolerance), but late by that, the timers' overshoot, its
+// upload and, for a slot held across deliveries, up to the predictor's
+// HeldSlotLateness (250 ms); 350 ms leaves 150 ms early and 450 ms late.
+const aimInSecond = 350 * int64(time.Millisecond/time.Microsecond)
+
+// aimPoint is the first aim point of a service second at or after service
+// time s.
+func aimPoint(s int64) int64 {
+	return ceilDiv(s-aimInSecond, second)*second + aimInSecond
+}
+
+// probeDelay is how much to delay a slot at local time t while the phase
+// is not known well enough: by at most maxProbeDelay, so that the tick
+// some offset q within the estimate predicts falls half a round trip after
+// sending. The answer's Date then tells on which side of q the offset
+// lies: the estimate shrinks to one side of q (plus half a round trip).
+// q is the point nearest the estimate's middle that such a delay reaches;
+// 0 when no estimate exists or no reachable q would narrow it.
+func (a aim) probeDelay(t int64) int64 {
+	if !a.phase.known || a.exact {
+		return 0
+	}
+	// Sending at t+d tests q = k s - (t + d + rtt/2) for a whole k: the
+	// reachable q form arcs [q0 - maxProbeDelay, q0] + k s.
+	half := a.rtt / 2
+	lo, hi := a.phase.lo+half, a.phase.hi-half // a q outside narrows nothing
+	if lo >= hi {
+		return 0
+	}
+	q0 := -(t + half)
+	best, found := int64(0), false
+	for k := floorDiv(lo-q0, second); q0+k*second-maxProbeDelay.Microseconds() <= hi; k++ {
+		arcLo, arcHi := max(q0+k*second-maxProbeDelay.Microseconds(), lo), min(q0+k*second, hi)
+		if arcLo > arcHi {
+			continue
+		}
+		q := min(max(a.phase.mid(), arcLo), arcHi)
+		if !found || abs(q-a.phase.mid()) < abs(best-a.phase.mid()) {
+			best, found = q, true
+		}
+	}
+	if !found {
+		return 0
+	}
+	return ((q0-best)%second + second) % second
+}
+
+func abs(a int64) int64 { return max(a, -a) }
+
+func floorDiv(a, b int64) int64 { return -ceilDiv(-a, b) }
+
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a > 0) == (b > 0) {
+		q++
+	}
+	return q
+}

@@ -1,0 +1,257 @@
+package pacer_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
+)
+
+// clockedService is the service's limiter on a clock of its own: offset
+// from the instances', a log of whole seconds of 30 calls per 60 s, and a
+// Date header read when a call is counted. Calls reach it a varying time
+// after their slot (arrival) and are answered roundTrip after it.
+type clockedService struct {
+	offset    time.Duration
+	log       wholeSecondLog
+	roundTrip time.Duration
+}
+
+func newClockedService(offset time.Duration) *clockedService {
+	return &clockedService{offset: offset, log: wholeSecondLog{limit: 30, window: 60}, roundTrip: 200 * time.Millisecond}
+}
+
+// arrival is call i's delay from its slot to being counted: 0 to 150 ms,
+// varying call to call and not in step with a window's 30 calls.
+func arrival(i int) time.Duration { return time.Duration((i*7)%11) * 15 * time.Millisecond }
+
+// run makes calls calls from the instances in turn, each at its slot:
+// the service counts it (or refuses it, reported to the pacer as a 429)
+// and answers with its Date, which the instance's pacer is told. It
+// returns the refusals, the slots, and the index of the first aimed slot
+// (-1: none).
+func (s *clockedService) run(t *testing.T, ps []*pacer.Shared, clk *simclock.Clock, calls int, before func(i int)) (refused int, slots []time.Time, firstAimed int) {
+	t.Helper()
+	firstAimed = -1
+	aimed := func() int64 {
+		var n int64
+		for _, p := range ps {
+			n += p.Stats().AimedSlots
+		}
+		return n
+	}
+	for i := range calls {
+		if before != nil {
+			before(i)
+		}
+		p := ps[i%len(ps)]
+		wasAimed := aimed()
+		slot, err := take(t, p, clk, pacer.Unbounded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if firstAimed < 0 && aimed() > wasAimed {
+			firstAimed = i
+		}
+		slots = append(slots, slot)
+		clk.Advance(slot.Sub(clk.Now()))
+		counted := slot.Add(arrival(i)).Add(s.offset)
+		date := counted.UTC().Format(http.TimeFormat)
+		ok := s.log.call(counted)
+		clk.Advance(s.roundTrip)
+		p.Answered(date, s.roundTrip)
+		if !ok {
+			refused++
+			p.Throttled(context.Background(), time.Second)
+		}
+	}
+	return refused, slots, firstAimed
+}
+
+// withMargin restores the default guard and window margin newPacers turns
+// off.
+func withMargin(o *pacer.Options) { o.Guard, o.WindowMargin = 0, 0 }
+
+func TestThePhaseIsLearntAndTheMarginDropped(t *testing.T) {
+	for _, offset := range []time.Duration{-2 * time.Second, -1300 * time.Millisecond, 250 * time.Millisecond, 999 * time.Millisecond, 1700 * time.Millisecond} {
+		t.Run(offset.String(), func(t *testing.T) {
+			clk := simclock.New(epoch.Add(370 * time.Millisecond))
+			ps, _, _ := newPacers(t, 2, 30, clk.Now, withMargin)
+			svc := newClockedService(offset)
+			refused, slots, first := svc.run(t, ps, clk, 70, nil)
+			if refused != 0 {
+				t.Errorf("%d of 70 calls refused, want none", refused)
+			}
+			if first < 0 || first > 15 {
+				t.Fatalf("first aimed slot: call %d, want within the first 15 (the margin kept only while the phase is unknown)", first)
+			}
+			tail := slots[first+1:]
+			spacing := tail[len(tail)-1].Sub(tail[0]) / time.Duration(len(tail)-1)
+			if spacing != 2*time.Second {
+				t.Errorf("aimed slots spaced %v on average, want exactly 60 s / 30", spacing)
+			}
+			t.Logf("aimed from call %d (%v after the first slot); %v apart after", first, slots[first].Sub(slots[0]), spacing)
+		})
+	}
+}
+
+func TestOneInstancesEstimateAimsTheOthersSlots(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 30, clk.Now, withMargin)
+	svc := newClockedService(1234 * time.Millisecond)
+	// Only the first instance calls, and learns.
+	if refused, _, first := svc.run(t, ps[:1], clk, 20, nil); refused != 0 || first < 0 {
+		t.Fatalf("the first instance alone: %d refused, first aimed slot %d", refused, first)
+	}
+	// The second, which has seen no answer, aims with the shared estimate.
+	if refused, _, first := svc.run(t, ps[1:], clk, 5, nil); refused != 0 || first != 0 {
+		t.Errorf("the second instance: %d refused, first aimed slot %d, want its first", refused, first)
+	}
+}
+
+func TestAJumpOfTheServicesClockBringsTheMarginBack(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		jump time.Duration
+		// contradicted: an answer after the jump contradicts the estimate
+		// (a jump wider than it); otherwise the first refusal removes it.
+		contradicted bool
+	}{
+		{"1.5s", 1500 * time.Millisecond, true},
+		{"-0.9s", -900 * time.Millisecond, true},
+		{"0.3s", 300 * time.Millisecond, false},
+		{"-0.45s", -450 * time.Millisecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := simclock.New(epoch)
+			// Aimed again a minute after a 429 (30 calls), not 10.
+			ps, _, _ := newPacers(t, 2, 30, clk.Now, withMargin, func(o *pacer.Options) { o.AimHoldOff = time.Minute })
+			svc := newClockedService(-700 * time.Millisecond)
+			if refused, _, first := svc.run(t, ps, clk, 40, nil); refused != 0 || first < 0 {
+				t.Fatalf("before the jump: %d refused, first aimed slot %d", refused, first)
+			}
+			aimedBefore := ps[0].Stats().AimedSlots + ps[1].Stats().AimedSlots
+			svc.offset += tc.jump
+			refused, _, _ := svc.run(t, ps, clk, 120, nil)
+			resets := ps[0].Stats().PhaseResets + ps[1].Stats().PhaseResets
+			if tc.contradicted && resets == 0 {
+				t.Errorf("no answer contradicted the estimate after a jump of %v", tc.jump)
+			}
+			// A refused call costs a window's wait; more than one would be
+			// a storm of aimed calls on a wrong estimate.
+			if refused > 1 {
+				t.Errorf("%d calls refused after the jump, want at most one", refused)
+			}
+			aimedAfter := ps[0].Stats().AimedSlots + ps[1].Stats().AimedSlots - aimedBefore
+			if want := int64(100 - 30*refused); aimedAfter < want {
+				t.Errorf("%d of 120 slots aimed after the jump, want the estimate learnt again within 20 slots (and the hold-off's 30 after a 429): at least %d", aimedAfter, want)
+			}
+			t.Logf("jump %v: %d refused, %d answers contradicted the estimate, %d of 120 slots aimed after", tc.jump, refused, resets, aimedAfter)
+		})
+	}
+}
+
+func TestUnreadableDatesKeepTheMargin(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 1, 30, clk.Now, withMargin)
+	p := ps[0]
+	var slots []time.Time
+	for i := range 12 {
+		slot, err := take(t, p, clk, pacer.Unbounded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, slot)
+		clk.Advance(slot.Sub(clk.Now()) + 200*time.Millisecond)
+		switch i % 4 {
+		case 0:
+			p.Answered("", 200*time.Millisecond)
+		case 1:
+			p.Answered("yesterday at noon", 200*time.Millisecond)
+		case 2:
+			p.Answered(clk.Now().UTC().Format(http.TimeFormat), -time.Second) // a round trip cannot be negative
+		case 3:
+			p.Answered(clk.Now().UTC().Format(time.RFC3339), 200*time.Millisecond)
+		}
+	}
+	st := p.Stats()
+	if st.BadDates != 12 || st.AimedSlots != 0 {
+		t.Errorf("stats %+v, want 12 bad dates and no aimed slot", st)
+	}
+	if spacing := slots[11].Sub(slots[0]) / 11; spacing != 2033334*time.Microsecond {
+		t.Errorf("spacing %v, want the margin's 61 s / 30", spacing)
+	}
+}
+
+func TestIgnoreServiceClockKeepsTheMargin(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 1, 30, clk.Now, withMargin, func(o *pacer.Options) { o.IgnoreServiceClock = true })
+	svc := newClockedService(time.Second / 3)
+	if refused, _, first := svc.run(t, ps, clk, 40, nil); refused != 0 || first != -1 {
+		t.Errorf("%d refused, first aimed slot %d, want none of either", refused, first)
+	}
+}
+
+// At more than 60 calls a minute several calls share a second: aiming them
+// all at its middle would send them at once, so the margin stays.
+func TestAboveOneCallASecondNothingIsAimed(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 1, 120, clk.Now, withMargin)
+	svc := newClockedService(700 * time.Millisecond)
+	svc.log.limit = 120
+	refused, slots, first := svc.run(t, ps, clk, 40, nil)
+	if refused != 0 || first != -1 {
+		t.Errorf("%d refused, first aimed slot %d, want none of either", refused, first)
+	}
+	for i := 1; i < len(slots); i++ {
+		if gap := slots[i].Sub(slots[i-1]); gap < 500*time.Millisecond {
+			t.Fatalf("slots %d and %d %v apart, want at least 1/R", i-1, i, gap)
+		}
+	}
+}
+
+// A 429 removes the shared estimate, for every instance: the next slots
+// keep the margin, and the one that had learnt it does not write it back.
+func TestA429RemovesTheSharedEstimate(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, client, table := newPacers(t, 2, 30, clk.Now, withMargin)
+	svc := newClockedService(1100 * time.Millisecond)
+	if refused, _, first := svc.run(t, ps, clk, 20, nil); refused != 0 || first < 0 {
+		t.Fatalf("learning: %d refused, first aimed slot %d", refused, first)
+	}
+	item := func() map[string]types.AttributeValue {
+		out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{
+				tableschema.PartitionKey: &types.AttributeValueMemberS{Value: "PACE#" + pacer.DefaultName},
+				tableschema.SortKey:      &types.AttributeValueMemberS{Value: "SCHEDULE"},
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
+	}
+	if _, ok := item()["svc_off_lo_us"]; !ok {
+		t.Fatalf("no estimate in the schedule item after learning: %v", item())
+	}
+	ps[0].Throttled(context.Background(), 2*time.Second)
+	for _, attr := range []string{"svc_off_lo_us", "svc_off_hi_us", "svc_aim_us"} {
+		if v, ok := item()[attr]; ok {
+			t.Errorf("%s = %v after a 429, want it removed", attr, v)
+		}
+	}
+	aimed := ps[0].Stats().AimedSlots + ps[1].Stats().AimedSlots
+	if refused, _, _ := svc.run(t, ps, clk, 10, nil); refused != 0 {
+		t.Errorf("%d refused after the 429", refused)
+	}
+	if after := ps[0].Stats().AimedSlots + ps[1].Stats().AimedSlots - aimed; after != 0 {
+		t.Errorf("%d slots aimed within the hold-off after a 429, want none", after)
+	}
+}
