@@ -47,6 +47,10 @@ type reprocessResult struct {
 	Charged, Spent, PaidCalls, DistinctPaid int
 	// SendBatches are the SendMessageBatch requests the CLI's send makes.
 	SendBatches int
+	// RecordBytes and UploadRecordBytes are the billed sizes of the first
+	// photo's record in the run (with the replaced result and its history)
+	// and of its upload's record.
+	RecordBytes, UploadRecordBytes int
 	// T holds the run's figures shaped as a throughput run's, so that it is
 	// priced by perImageUsage, the cost section's method.
 	T       throughputResult
@@ -166,6 +170,14 @@ func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessCon
 		}
 	}
 	res.DistinctPaid = len(paid)
+	if res.RecordBytes, err = recordBytesOf(ctx, e, runRefs[:1]); err != nil {
+		return nil, err
+	}
+	first := runRefs[0]
+	first.Run = ""
+	if res.UploadRecordBytes, err = recordBytesOf(ctx, e, []ledger.ObjectRef{first}); err != nil {
+		return nil, err
+	}
 	now := rig.figures()
 	res.T = throughputResult{Config: tc, Uploads: res.Selected, Succeeded: res.Succeeded, Charged: res.Charged,
 		Invocations: now.invocations - before.invocations, BilledSeconds: now.billed - before.billed,
@@ -255,13 +267,14 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 	}
 	c := x.Config
 	p("\n## Cost of a reprocess run\n\n")
-	p("Issue 39's row. %d distinct photos uploaded through the throughput rig (R=%.0f/min, N=%d, L=%v) and recorded; then what `geolocate reprocess --default-model --max-credits %d` does (the selection's query through the by-status index, the run's item, its progress, one reprocess message per record in batches of %d) and the same instances process the run. The selection here reads only the run's own records (its time window starts with the uploads); a real selection's query reads every record of its window, the prefix filtering after the read, about one read unit per 4 KB of records read. Every figure below is the run alone: the request counter's usage, the billed time, the invocations and the credits at the end of the run minus their values once the uploads were recorded.\n\n",
+	p("Issue 39's row. %d distinct photos uploaded through the throughput rig (R=%.0f/min, N=%d, L=%v) and recorded; then what `geolocate reprocess --default-model --max-credits %d` does (the selection's query through the by-status index, the run's item, its progress, one reprocess message per record in batches of %d) and the same instances process the run. The run's messages arrive all at once, as the CLI sends them: a backlog of the whole run that the pacer drains at R, so a message whose slot is too far ahead goes back to the queue and comes again (another receive, GET, claim and release), and the run costs more per photo than an upload arriving at the rate the calls are made. The selection here reads only the run's own records (its time window starts with the uploads); a real selection's query reads every record of its window, the prefix filtering after the read: its read units grow with the records in the window, not with the photos selected. Every figure below is the run alone: the request counter's usage, the billed time, the invocations and the credits at the end of the run minus their values once the uploads were recorded.\n\n",
 		c.Photos, c.Rig.RatePerMinute, c.Rig.Instances, c.Rig.Latency, c.Cap, reprocessSendBatch)
 	n := float64(max(x.T.Succeeded, 1))
 	p("| Run %s | |\n|---|---|\n", x.Run)
 	p("| Photos selected / succeeded / credits charged / spent by the run / cap | %d / %d / %d / %d / %d |\n", x.Selected, x.Succeeded, x.Charged, x.Spent, c.Cap)
 	p("| Paid calls / distinct photos among them | %d / %d |\n", x.PaidCalls, x.DistinctPaid)
 	p("| Invocations / billed Lambda time per photo | %d / %.0f ms |\n", x.T.Invocations, 1000*x.T.BilledSeconds/n)
+	p("| Messages the handlers returned to wait (a call slot, credits), per photo | %.2f |\n", float64(x.T.VisibilityChanges)/n)
 	p("| S3 GETs and HEADs per photo | %.2f |\n", float64(x.T.Usage.Count("S3.GetObject", "S3.HeadObject"))/n)
 	p("| SQS requests per photo (sends in batches, receives, deletes, visibility changes) | %.2f |\n", reprocessUsage(x, r.Stack).SQSRequests)
 	p("| Took | %s |\n\n", x.Elapsed.Round(time.Millisecond))
@@ -275,6 +288,10 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 		p("| `%s` | %.2f | %.2f | %.2f | %.2f | %.2f |\n", k, float64(iu.Reads)/n, iu.ReadUnits/n, float64(iu.Writes)/n, iu.WriteUnits()/n, float64(iu.Failed)/n)
 	}
 	p("| other (queries) | - | %.2f | - | - | - |\n\n", math.Max(x.T.Usage.ReadUnits-itemReads, 0)/n)
+	if x.RecordBytes > 0 {
+		p("A run's record carries the result it replaces and the earlier ones (`previous`, `history`): the first photo's is %d bytes by DynamoDB's size rules against %d for its upload's, %d write units against %d in the table, and as many again in the by-status index projecting ALL, each time the claim and the record write it.\n\n",
+			x.RecordBytes, x.UploadRecordBytes, bench.WriteUnits(x.RecordBytes), bench.WriteUnits(x.UploadRecordBytes))
+	}
 	lines, total := bench.ListPrices.Per1000(reprocessUsage(x, r.Stack))
 	p("Per 1,000 photos, priced as the cost section prices uploads (the same lines and prices; SQS counts the CLI's batched sends instead of S3's notifications):\n\n| Item | Quantity | USD |\n|---|---|---|\n")
 	for _, l := range lines {
