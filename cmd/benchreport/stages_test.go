@@ -137,6 +137,9 @@ func TestStagesOnTinyInputs(t *testing.T) {
 		// records read and written, none of the uploads' own S3
 		// notifications counted.
 		obj := x.T.Usage.Items["OBJ#"]
+		if n := x.T.Usage.Count(opTransactWrite); n < 4 {
+			t.Errorf("%d credit reservations for 4 photos", n)
+		}
 		if x.Selected != 4 || x.Charged != 4 || x.Spent != 4 || x.DistinctPaid != 4 || x.SendBatches != 1 ||
 			obj.Writes < 4 || x.T.Usage.Count("S3.GetObject") < 4 || x.T.Invocations == 0 || x.T.BilledSeconds <= 0 {
 			t.Errorf("selected %d, charged %d, spent %d, distinct paid %d, batches %d, OBJ# %+v, GETs %d, invocations %d, billed %v",
