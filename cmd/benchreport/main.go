@@ -8,6 +8,8 @@
 // (bootstrap sizes, time to ready under pkg/local/lambdaruntime), throughput
 // against a rate-limited simulator at a high rate and at the service's real
 // rate (30/min), reuse (the real rate with exact copies among the uploads),
+// reprocess (a reprocess run over photos uploaded at the high rate, priced
+// per 1,000 photos),
 // pacing (per-instance against shared, side by side, for several N and
 // limiters), cost per 1,000 images at both rates from those figures, and the
 // packages' own Go benchmarks. stages_test.go runs each stage that uses the
