@@ -306,8 +306,17 @@ func writesByItem(p func(string, ...any), t *throughputResult) {
 // recordBytes is the size DynamoDB bills the first succeeded record of
 // uploads by, read as stored; 0 when none succeeded.
 func recordBytes(ctx context.Context, e *localEnv, uploads []sent) (int, error) {
-	for _, u := range uploads {
-		ref := refOf(u.obj)
+	refs := make([]ledger.ObjectRef, len(uploads))
+	for i, u := range uploads {
+		refs[i] = refOf(u.obj)
+	}
+	return recordBytesOf(ctx, e, refs)
+}
+
+// recordBytesOf is recordBytes for records named by their refs (a
+// reprocess run's, say).
+func recordBytesOf(ctx context.Context, e *localEnv, refs []ledger.ObjectRef) (int, error) {
+	for _, ref := range refs {
 		out, err := e.ddb.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(tableName),
 			Key: map[string]types.AttributeValue{

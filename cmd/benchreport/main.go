@@ -8,6 +8,8 @@
 // (bootstrap sizes, time to ready under pkg/local/lambdaruntime), throughput
 // against a rate-limited simulator at a high rate and at the service's real
 // rate (30/min), reuse (the real rate with exact copies among the uploads),
+// reprocess (a reprocess run over photos uploaded at the high rate, priced
+// per 1,000 photos),
 // pacing (per-instance against shared, side by side, for several N and
 // limiters), cost per 1,000 images at both rates from those figures, and the
 // packages' own Go benchmarks. stages_test.go runs each stage that uses the
@@ -30,7 +32,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 
-var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "pacing", "gobench"}
+var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "reprocess", "pacing", "gobench"}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == rssLauncherArg {
@@ -55,6 +57,8 @@ func main() {
 	realBurst := flag.Int("real-burst", 0, "throughput at the real rate: a token bucket of this burst instead of the service's own limiter, a sliding log of whole seconds (0)")
 	reuseDuration := flag.Duration("reuse-duration", 2*time.Minute, "reuse: how long uploads arrive at the real rate with copies among them")
 	reuseCopies := flag.Float64("reuse-copies", 0.3, "reuse: the share of uploads that are exact copies of an earlier photo under another key")
+	reprocessPhotos := flag.Int("reprocess-photos", 200, "reprocess: distinct photos uploaded, then reprocessed in one run")
+	reprocessCap := flag.Int("reprocess-cap", 200, "reprocess: the run's cap in credits (at least -reprocess-photos)")
 	pacingRate := flag.Float64("pacing-rate", 120, "pacing: the service's rate limit R, requests per minute")
 	pacingInstances := flag.String("pacing-instances", "2,4,10", "pacing: the numbers of instances N to compare")
 	pacingDuration := flag.Duration("pacing-duration", time.Minute, "pacing: how long uploads arrive at rate R in each run")
@@ -92,6 +96,7 @@ func main() {
 		overhead:        overheadConfig{Images: *images, Warmup: *warmup, CompareReuse: true},
 		overheadLatency: overheadConfig{Images: *latencyImages, Warmup: min(*warmup, *latencyImages), Latency: *overheadLatency},
 		coldStarts:      *coldStarts, throughput: tc, realRate: real, reuse: reuse,
+		reprocess: reprocessConfig{Photos: *reprocessPhotos, Cap: *reprocessCap, Rig: tc},
 		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew,
 			SlidingRate: *slidingRate, SlidingInstances: sns, SlidingDuration: *slidingDuration}}
 	if err := run(ctx, opts); err != nil {
@@ -112,8 +117,10 @@ type options struct {
 	// cost the report sets beside the high rate's; RatePerMinute 0 skips it.
 	realRate throughputConfig
 	// reuse is the real rate with copies among the uploads (issue 37).
-	reuse  throughputConfig
-	pacing pacingOptions
+	reuse throughputConfig
+	// reprocess is a run over photos uploaded at the high rate (issue 39).
+	reprocess reprocessConfig
+	pacing    pacingOptions
 }
 
 func progress(format string, args ...any) {
@@ -167,6 +174,7 @@ func setupRun(ctx context.Context, o options) (*benchRun, error) {
 	o.throughput.BatchSize = st.BatchSize
 	o.realRate.BatchSize = st.BatchSize
 	o.reuse.BatchSize = st.BatchSize
+	o.reprocess.Rig.BatchSize = st.BatchSize
 	tmp, err := os.MkdirTemp("", "benchreport-")
 	if err != nil {
 		return nil, err
@@ -190,7 +198,7 @@ func setupRun(ctx context.Context, o options) (*benchRun, error) {
 // the Go benchmarks.
 func (b *benchRun) measure(ctx context.Context) {
 	o, st, r := b.o, b.st, b.r
-	if b.want("overhead") || b.want("memory") || b.want("coldstart") || b.want("throughput") || b.want("reuse") || b.want("pacing") {
+	if b.want("overhead") || b.want("memory") || b.want("coldstart") || b.want("throughput") || b.want("reuse") || b.want("reprocess") || b.want("pacing") {
 		progress("starting gofakes3, DynamoDB Local and the simulator")
 		e, err := startEnv(ctx)
 		if err != nil {
@@ -236,6 +244,10 @@ func (b *benchRun) measure(ctx context.Context) {
 			}},
 			{"reuse", func() (err error) {
 				r.Reuse, err = measureThroughput(ctx, e, st, o.reuse, progress)
+				return err
+			}},
+			{"reprocess", func() (err error) {
+				r.Reprocess, err = measureReprocess(ctx, e, st, o.reprocess, progress)
 				return err
 			}},
 			{"pacing", func() (err error) {

@@ -34,6 +34,7 @@ type results struct {
 	Throughput        *throughputResult
 	RealRate          *throughputResult // the throughput run at the service's real rate
 	Reuse             *throughputResult // the real rate with exact copies among the uploads
+	Reprocess         *reprocessResult  // a reprocess run over photos uploaded at the high rate
 	Pacing            []pacingRun       // per-instance and shared pacing, side by side
 	GoBench           []goBenchmark
 	Errors            []string // stages that failed
@@ -119,6 +120,7 @@ func (r *results) headline() []row {
 	}
 	rows = append(rows, r.latencyRows()...)
 	rows = append(rows, r.reuseRows()...)
+	rows = append(rows, r.reprocessRows()...)
 	rows = append(rows, r.pacingRows()...)
 	rows = append(rows, r.costRows()...)
 	return rows
@@ -164,6 +166,7 @@ func (r *results) markdown() []byte {
 	r.coldSection(p)
 	r.throughputSection(p)
 	r.reuseSection(p)
+	r.reprocessSection(p)
 	r.pacingSection(p)
 	r.costSection(p)
 	r.goBenchSection(p)

@@ -127,6 +127,30 @@ func TestStagesOnTinyInputs(t *testing.T) {
 		}
 	})
 
+	t.Run("reprocess", func(t *testing.T) {
+		c := reprocessConfig{Photos: 4, Cap: 5, Rig: base}
+		x, err := measureReprocess(ctx, e, st, c, quiet)
+		if r.Reprocess = x; err != nil {
+			t.Fatal(err)
+		}
+		// The run alone: its own photos paid once each, its messages'
+		// records read and written, none of the uploads' own S3
+		// notifications counted.
+		obj := x.T.Usage.Items["OBJ#"]
+		if n := x.T.Usage.Count(opTransactWrite); n < 4 {
+			t.Errorf("%d credit reservations for 4 photos", n)
+		}
+		if x.Selected != 4 || x.Charged != 4 || x.Spent != 4 || x.DistinctPaid != 4 || x.SendBatches != 1 ||
+			obj.Writes < 4 || x.T.Usage.Count("S3.GetObject") < 4 || x.T.Invocations == 0 || x.T.BilledSeconds <= 0 {
+			t.Errorf("selected %d, charged %d, spent %d, distinct paid %d, batches %d, OBJ# %+v, GETs %d, invocations %d, billed %v",
+				x.Selected, x.Charged, x.Spent, x.DistinctPaid, x.SendBatches, obj, x.T.Usage.Count("S3.GetObject"), x.T.Invocations, x.T.BilledSeconds)
+		}
+		// A cap below the photos is refused before anything is uploaded.
+		if _, err := measureReprocess(ctx, e, st, reprocessConfig{Photos: 4, Cap: 3, Rig: base}, quiet); err == nil {
+			t.Error("a cap of 3 for 4 photos was accepted")
+		}
+	})
+
 	t.Run("pacing", func(t *testing.T) {
 		po := pacingOptions{Rate: 600, Instances: []int{2}, Duration: time.Second,
 			SlidingRate: 600, SlidingInstances: []int{1}, SlidingDuration: time.Second}
@@ -148,7 +172,8 @@ func TestStagesOnTinyInputs(t *testing.T) {
 	md := string(r.markdown())
 	for _, want := range []string{"## Memory", "## Cold start", "## Overhead ratio", "Measured behind the service's latency", "## Throughput against the rate limit",
 		"### At the service's real rate", "## Paying once per photo", "## Pacing", "## Cost per 1,000 images",
-		"Overhead ratio behind a 30ms service, measured", "Upload to record at the real rate with no backlog", "Credits with 30% exact copies"} {
+		"Overhead ratio behind a 30ms service, measured", "Upload to record at the real rate with no backlog", "Credits with 30% exact copies",
+		"## Cost of a reprocess run", "Cost of a reprocess run per 1,000 photos"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}

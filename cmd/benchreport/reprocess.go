@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
+	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/shared/reprocessmsg"
+)
+
+// reprocessSendBatch is how many messages geolocate reprocess sends in one
+// SendMessageBatch (cmd/geolocate's sqsBatchMax, SQS's most per batch):
+// the send's SQS requests per photo are 1/reprocessSendBatch.
+const reprocessSendBatch = 10
+
+// transactWriteUnits is what one TransactWriteItems of one item under 1 KB
+// costs (the run's credit reservations, ledger.ReserveRunCredits): "A
+// transactional write request of an item up to 1 KB requires two write
+// units" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
+// bench.RequestCounter counts these requests but reads no capacity from
+// them, so the stage prices them itself.
+const transactWriteUnits = 2
+
+// reprocessConfig is the reprocess stage's load: Photos distinct uploads
+// through the throughput rig (Rig's rate and shape), then one run over all
+// of them with a cap of Cap credits.
+type reprocessConfig struct {
+	Photos int
+	// Cap is the run's --max-credits; it must cover every photo (each is
+	// one credit with the default model), or the run would hold the rest
+	// waiting and the stage would never see them finish.
+	Cap int
+	Rig throughputConfig
+}
+
+// reprocessResult is what one reprocess run cost, the run alone: every
+// figure is the difference between the end of the run and the moment the
+// uploads' records were all final, before the run was created.
+type reprocessResult struct {
+	Config   reprocessConfig
+	Run      string
+	Selected int // records the run's selection held (the CLI's query)
+	// Succeeded are the run's own final records that succeeded.
+	Succeeded int
+	// Charged is what the simulator charged during the run; Spent what the
+	// run's item says it spent; PaidCalls the charged calls and
+	// DistinctPaid the distinct photos (file digests) among them.
+	Charged, Spent, PaidCalls, DistinctPaid int
+	// SendBatches are the SendMessageBatch requests the CLI's send makes.
+	SendBatches int
+	// RecordBytes and UploadRecordBytes are the billed sizes of the first
+	// photo's record in the run (with the replaced result and its history)
+	// and of its upload's record.
+	RecordBytes, UploadRecordBytes int
+	// T holds the run's figures shaped as a throughput run's, so that it is
+	// priced by perImageUsage, the cost section's method.
+	T       throughputResult
+	Elapsed time.Duration
+}
+
+// check is the stage's invariant: the run paid one credit per photo it
+// selected, within its cap, and no photo twice.
+func (x *reprocessResult) check() error {
+	var errs []error
+	if x.Charged != x.Selected || x.Spent != x.Charged || x.Charged > x.Config.Cap {
+		errs = append(errs, fmt.Errorf("run %s: %d photos selected, %d credits charged, %d spent by the run's item, cap %d",
+			x.Run, x.Selected, x.Charged, x.Spent, x.Config.Cap))
+	}
+	if x.PaidCalls != x.DistinctPaid {
+		errs = append(errs, fmt.Errorf("run %s: %d paid calls for %d distinct photos: a photo was paid twice", x.Run, x.PaidCalls, x.DistinctPaid))
+	}
+	if x.Succeeded != x.Selected {
+		errs = append(errs, fmt.Errorf("run %s: %d of %d records succeeded", x.Run, x.Succeeded, x.Selected))
+	}
+	return errors.Join(errs...)
+}
+
+// measureReprocess uploads the photos through the throughput rig, waits
+// for their records, then does what geolocate reprocess does (query the
+// selection, start the run, record its progress, send one reprocessmsg
+// message per record) and lets the same instances process the run. The
+// stage's error says when the invariant (check) fails; the result is
+// returned with it, for the report.
+func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessConfig, progress func(string, ...any)) (*reprocessResult, error) {
+	if c.Photos <= 0 || c.Cap < c.Photos {
+		return nil, fmt.Errorf("reprocess: %d photos with a cap of %d credits: give a positive number of photos and a cap that covers them", c.Photos, c.Cap)
+	}
+	tc := c.Rig
+	// uploadAtRate sends int(rate * minutes) uploads: half an upload more
+	// keeps float rounding from losing the last one.
+	tc.Duration = time.Duration((float64(c.Photos) + 0.5) / tc.uploadRate() * float64(time.Minute))
+	rig, err := setupThroughput(ctx, e, st, tc)
+	if err != nil {
+		return nil, err
+	}
+	defer rig.close()
+	uploads, err := rig.uploadAtRate(ctx, e, progress)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]ledger.ObjectRef, len(uploads))
+	for i, u := range uploads {
+		refs[i] = refOf(u.obj)
+	}
+	if err := waitFinal(ctx, e.store, refs, rig.queue, time.Minute); err != nil {
+		return nil, fmt.Errorf("reprocess: the uploads: %w", err)
+	}
+	progress("reprocess: %d uploads recorded; starting the run", len(uploads))
+
+	before, charged0, calls0 := rig.figures(), rig.sim.Charged(geosim.DefaultOrg), len(rig.sim.Calls())
+	res := &reprocessResult{Config: c, Run: fmt.Sprintf("bench-%d", rig.start.UnixNano())}
+	start := time.Now()
+	// The CLI's reads and writes are the run's cost too: its store counts.
+	_, ddbc := e.counted(rig.counter)
+	store := ledger.New(ddbc, tableName)
+	records, err := store.Query(ctx, ledger.QueryInput{Status: ledger.StatusSucceeded, Since: rig.start, KeyPrefix: rig.prefix})
+	if err != nil {
+		return nil, fmt.Errorf("reprocess: select: %w", err)
+	}
+	res.Selected = len(records)
+	run, _, err := store.StartRun(ctx, ledger.Run{Name: res.Run, Selection: "status=succeeded prefix=" + rig.prefix, Price: 1, Cap: c.Cap})
+	if err != nil {
+		return nil, err
+	}
+	if err := store.SetRunProgress(ctx, run.Name, res.Selected, time.Time{}); err != nil {
+		return nil, err
+	}
+	runRefs := make([]ledger.ObjectRef, 0, len(records))
+	for i, r := range records {
+		body, err := reprocessmsg.Body(reprocessmsg.Object{Run: run.Name, CreditsPerCall: run.Price, Replaces: r.Run,
+			Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Size: r.Size})
+		if err != nil {
+			return nil, err
+		}
+		if i%reprocessSendBatch == 0 {
+			res.SendBatches++
+		}
+		rig.queue.Send(body)
+		runRefs = append(runRefs, ledger.ObjectRef{Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Run: run.Name})
+	}
+	if err := waitFinal(ctx, e.store, runRefs, rig.queue, 2*time.Minute); err != nil {
+		return nil, fmt.Errorf("reprocess: run %s: %w", run.Name, err)
+	}
+	// Stopping the pollers waits for the last batch's billing.
+	rig.stop()
+	rig.pollers.Wait()
+	res.Elapsed = time.Since(start)
+
+	var done []time.Time
+	for _, ref := range runRefs {
+		rec, err := e.store.Lookup(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil && rec.Status == ledger.StatusSucceeded {
+			res.Succeeded++
+			done = append(done, rec.UpdatedAt)
+		}
+	}
+	after, err := store.GetRun(ctx, run.Name)
+	if err != nil {
+		return nil, err
+	}
+	res.Spent = after.Spent
+	res.Charged = rig.sim.Charged(geosim.DefaultOrg) - charged0
+	paid := map[string]bool{}
+	for _, call := range rig.sim.Calls()[calls0:] {
+		if call.Endpoint == geosim.PathPredict && call.Charged > 0 {
+			res.PaidCalls++
+			paid[call.FileSHA256] = true
+		}
+	}
+	res.DistinctPaid = len(paid)
+	if res.RecordBytes, err = recordBytesOf(ctx, e, runRefs[:1]); err != nil {
+		return nil, err
+	}
+	first := runRefs[0]
+	first.Run = ""
+	if res.UploadRecordBytes, err = recordBytesOf(ctx, e, []ledger.ObjectRef{first}); err != nil {
+		return nil, err
+	}
+	now := rig.figures()
+	res.T = throughputResult{Config: tc, Uploads: res.Selected, Succeeded: res.Succeeded, Charged: res.Charged,
+		Invocations: now.invocations - before.invocations, BilledSeconds: now.billed - before.billed,
+		VisibilityChanges: now.visibility - before.visibility, LogBytes: now.logBytes - before.logBytes,
+		Usage: now.usage.Sub(before.usage), Elapsed: res.Elapsed}
+	if len(done) > 1 {
+		slices.SortFunc(done, func(a, b time.Time) int { return a.Compare(b) })
+		res.T.AchievedPerMinute = float64(len(done)-1) / done[len(done)-1].Sub(done[0]).Minutes()
+	}
+	return res, res.check()
+}
+
+// rigFigures are a throughput rig's running counters at one moment.
+type rigFigures struct {
+	usage       bench.Usage
+	invocations int
+	billed      float64
+	visibility  int
+	logBytes    int64
+}
+
+func (r *throughputRig) figures() rigFigures {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return rigFigures{usage: r.counter.Snapshot(), invocations: r.invocations, billed: r.billed,
+		visibility: int(r.visibility.Load()), logBytes: r.logs.n.Load()}
+}
+
+// waitFinal waits until every ref has a final record and q holds no
+// message (the last batch is deleted, so its invocation is counted: the
+// poller settles a batch just before it reports it), at most within.
+func waitFinal(ctx context.Context, store *ledger.Store, refs []ledger.ObjectRef, q *sqsqueue.Queue, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for pending := refs; ; {
+		var still []ledger.ObjectRef
+		for _, ref := range pending {
+			rec, err := store.Lookup(ctx, ref)
+			if err != nil {
+				return fmt.Errorf("read the record of %s: %w", ref, err)
+			}
+			if rec == nil || !rec.Final() {
+				still = append(still, ref)
+			}
+		}
+		if pending = still; len(pending) == 0 && q.Len() == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d records not final, %d messages in the queue after %v", len(pending), len(refs), q.Len(), within)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// reprocessUsage is a run's consumption per photo by the cost section's
+// method (perImageUsage), with the send as the CLI makes it: one
+// SendMessageBatch per reprocessSendBatch photos, not S3's one
+// notification per upload.
+func reprocessUsage(x *reprocessResult, st stack) bench.PerImage {
+	u := perImageUsage(&x.T, st)
+	n := float64(max(x.T.Succeeded, 1))
+	u.SQSRequests += float64(x.SendBatches)/n - 1
+	u.DynamoDBWriteUnits += float64(transactWriteUnits*x.T.Usage.Count(opTransactWrite)) / n
+	return u
+}
+
+const opTransactWrite = "DynamoDB.TransactWriteItems"
+
+// reprocessRows is issue 39's bench row: what a reprocess run costs per
+// 1,000 photos, beside the credits check.
+func (r *results) reprocessRows() []row {
+	x := r.Reprocess
+	if x == nil {
+		return nil
+	}
+	lines, total := bench.ListPrices.Per1000(reprocessUsage(x, r.Stack))
+	return []row{
+		{fmt.Sprintf("Credits of a reprocess run over %d photos (cap %d)", x.Selected, x.Config.Cap),
+			fmt.Sprintf("%d credits charged, %d spent by the run, %d paid calls for %d distinct photos", x.Charged, x.Spent, x.PaidCalls, x.DistinctPaid),
+			"= photos (<= cap), each photo once", verdict(x.check() == nil), "see the reprocess section"},
+		{"Cost of a reprocess run per 1,000 photos", fmt.Sprintf("%.0f credits + $%.4f AWS", lines[0].Quantity, total), "none set", "info", ""},
+	}
+}
+
+func (r *results) reprocessSection(p func(string, ...any)) {
+	x := r.Reprocess
+	if x == nil {
+		return
+	}
+	c := x.Config
+	p("\n## Cost of a reprocess run\n\n")
+	p("Issue 39's row. %d distinct photos uploaded through the throughput rig (R=%.0f/min, N=%d, L=%v) and recorded; then what `geolocate reprocess --default-model --max-credits %d` does (the selection's query through the by-status index, the run's item, its progress, one reprocess message per record in batches of %d) and the same instances process the run. The run's messages arrive all at once, as the CLI sends them: a backlog of the whole run that the pacer drains at R, so a message whose slot is too far ahead goes back to the queue and comes again (another receive, GET, claim and release), and the run costs more per photo than an upload arriving at the rate the calls are made. The selection here reads only the run's own records (its time window starts with the uploads); a real selection's query reads every record of its window, the prefix filtering after the read: its read units grow with the records in the window, not with the photos selected. Every figure below is the run alone: the request counter's usage, the billed time, the invocations and the credits at the end of the run minus their values once the uploads were recorded.\n\n",
+		c.Photos, c.Rig.RatePerMinute, c.Rig.Instances, c.Rig.Latency, c.Cap, reprocessSendBatch)
+	n := float64(max(x.T.Succeeded, 1))
+	p("| Run %s | |\n|---|---|\n", x.Run)
+	p("| Photos selected / succeeded / credits charged / spent by the run / cap | %d / %d / %d / %d / %d |\n", x.Selected, x.Succeeded, x.Charged, x.Spent, c.Cap)
+	p("| Paid calls / distinct photos among them | %d / %d |\n", x.PaidCalls, x.DistinctPaid)
+	p("| Invocations / billed Lambda time per photo | %d / %.0f ms |\n", x.T.Invocations, 1000*x.T.BilledSeconds/n)
+	p("| Messages the handlers returned to wait (a call slot, credits), per photo | %.2f |\n", float64(x.T.VisibilityChanges)/n)
+	p("| S3 GETs and HEADs per photo | %.2f |\n", float64(x.T.Usage.Count("S3.GetObject", "S3.HeadObject"))/n)
+	p("| SQS requests per photo (sends in batches, receives, deletes, visibility changes) | %.2f |\n", reprocessUsage(x, r.Stack).SQSRequests)
+	p("| Took | %s |\n\n", x.Elapsed.Round(time.Millisecond))
+	p("DynamoDB per photo by item family (the request counter's split by partition key; the selection's query has no key and is under \"other\"):\n\n")
+	p("| Item | Reads | Read units | Writes | Write units (table + index) | Failed conditional writes |\n|---|---|---|---|---|---|\n")
+	items := x.T.Usage.Items
+	var itemReads float64
+	for _, k := range sortedKeys(items) {
+		iu := items[k]
+		itemReads += iu.ReadUnits
+		p("| `%s` | %.2f | %.2f | %.2f | %.2f | %.2f |\n", k, float64(iu.Reads)/n, iu.ReadUnits/n, float64(iu.Writes)/n, iu.WriteUnits()/n, float64(iu.Failed)/n)
+	}
+	p("| `RUN` credit reservations and releases (TransactWriteItems, %d units each) | - | - | %.2f | %.2f | - |\n", transactWriteUnits,
+		float64(x.T.Usage.Count(opTransactWrite))/n, float64(transactWriteUnits*x.T.Usage.Count(opTransactWrite))/n)
+	p("| other (queries) | - | %.2f | - | - | - |\n\n", math.Max(x.T.Usage.ReadUnits-itemReads, 0)/n)
+	if x.RecordBytes > 0 {
+		p("A run's record carries the result it replaces and the earlier ones (`previous`, `history`): the first photo's is %d bytes by DynamoDB's size rules against %d for its upload's, %d write units against %d in the table, and as many again in the by-status index projecting ALL, each time the claim and the record write it.\n\n",
+			x.RecordBytes, x.UploadRecordBytes, bench.WriteUnits(x.RecordBytes), bench.WriteUnits(x.UploadRecordBytes))
+	}
+	lines, total := bench.ListPrices.Per1000(reprocessUsage(x, r.Stack))
+	p("Per 1,000 photos, priced as the cost section prices uploads (the same lines and prices; SQS counts the CLI's batched sends instead of S3's notifications):\n\n| Item | Quantity | USD |\n|---|---|---|\n")
+	for _, l := range lines {
+		if l.UnitPrice == 0 {
+			p("| %s | %.0f %s | - |\n", l.Item, l.Quantity, l.Unit)
+			continue
+		}
+		p("| %s | %.4g %s | %.5f |\n", l.Item, l.Quantity, l.Unit, l.USD)
+	}
+	p("| **AWS total** | | **%.4f** |\n\n", total)
+	p("The CLI's own run (one process, seconds) and storage of the records' history are not in the table.\n")
+}
