@@ -133,7 +133,9 @@ func mapsEqual(a, b map[string]int) bool {
 // TestRetriedAttemptReopensTheObject: the first HTTP attempt uploads the
 // stream opened for sniffing, a retry opens the object again, and every
 // attempt sends the whole image (reuseResults=off: with content, the
-// sniffing stream is read for the digest and every attempt opens its own).
+// sniffing stream is read for the digest, and every attempt uploads the
+// bytes hashed (TestRetriedAttemptSendsTheHashedBytes) or, over
+// OnePassMaxBytes, opens its own).
 func TestRetriedAttemptReopensTheObject(t *testing.T) {
 	e := newTestEnv(t, reuseOff)
 	img := testJPEG(t, 72)
