@@ -83,8 +83,11 @@ type sentBytes struct {
 // receive for obj: the downscaled JPEG; else the object's stream through
 // the stripping reader the upload uses (uploadMetadata=strip), else the
 // object as stored. Copies that differ only in metadata values that strip
-// blanks count as one. The stream, a GET of the notification's version, is
-// read to its end here. A photo of at most OnePassMaxBytes keeps what was
+// blanks count as one. The stream, a GET of the notification's version
+// (version id, else If-Match on its ETag: "To return a different version,
+// use the versionId subresource", GetObject's versionId,
+// https://docs.aws.amazon.com/sdk-for-kotlin/api/latest/s3/aws.sdk.kotlin.services.s3.model/-get-object-request/version-id.html),
+// is read to its end here. A photo of at most OnePassMaxBytes keeps what was
 // hashed in obj.photo.sent and the call uploads that; a larger one is
 // hashed in constant memory and the call opens the object again (the
 // stripping reader's output depends on the input bytes alone, so that
