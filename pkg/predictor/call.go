@@ -17,8 +17,9 @@ type callResult struct {
 	fallback         bool   // the default model ran instead of the retired configured one
 }
 
-// call makes the prediction call, its first attempt uploading body (later
-// ones reopen the object): a 401 refreshes the key and retries once; a 422
+// call makes the prediction call, every attempt uploading the downscaled
+// JPEG or the bytes kept while hashing when there are some, else the first
+// attempt uploading body (later ones reopen the object): a 401 refreshes the key and retries once; a 422
 // naming the configured model as retired falls back to the default model
 // when enabled (a 422 is not charged).
 func (inv *invocation) call(ctx context.Context, obj *object, key string, body *openedObject) callResult {
@@ -32,6 +33,10 @@ func (inv *invocation) call(ctx context.Context, obj *object, key string, body *
 	}
 	if d := obj.photo.downscaled; d != nil {
 		in.Image, in.Size, in.ContentType = geoapi.BytesSource(d.JPEG), d.Bytes, "image/jpeg"
+	} else if sent := obj.photo.sent; sent != nil {
+		// Already stripped: sent as hashed, by every attempt.
+		in.Image = geoapi.BytesSource(sent.data)
+		inv.uploadedFromMemory(obj, sent)
 	} else {
 		in.Image = inv.uploadSource(obj, in.Image)
 	}

@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -14,15 +15,17 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
+	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 )
 
 // TestRequestsPerImage pins what one delivery costs in S3 and DynamoDB
 // requests: the claim decides duplicates without a ledger read. With
 // reuseResults=off one unranged GET both sniffs the format and streams the
 // upload; with content (the default) that GET is read to its end for the
-// digest, the upload opens the object again, and the content is claimed
-// with one more write (a recorded answer leaves it unended: copies reuse
-// the answer whatever the content item says).
+// digest, a photo of at most OnePassMaxBytes is uploaded from the bytes
+// kept while hashing (one GET), a larger one opens the object again (two),
+// and the content is claimed with one more write (a recorded answer leaves
+// it unended: copies reuse the answer whatever the content item says).
 func TestRequestsPerImage(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -36,7 +39,17 @@ func TestRequestsPerImage(t *testing.T) {
 	}{
 		{
 			name: "image", body: func(t *testing.T) []byte { return testJPEG(t, 70) },
+			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 2, "dynamodb.PutItem": 1},
+			status: ledger.StatusSucceeded, calls: 1,
+		},
+		{
+			name: "image over OnePassMaxBytes", body: jpegOfSize(OnePassMaxBytes + 1),
 			want:   map[string]int{"s3.GetObject": 2, "dynamodb.UpdateItem": 2, "dynamodb.PutItem": 1},
+			status: ledger.StatusSucceeded, calls: 1,
+		},
+		{
+			name: "image of OnePassMaxBytes", body: jpegOfSize(OnePassMaxBytes),
+			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 2, "dynamodb.PutItem": 1},
 			status: ledger.StatusSucceeded, calls: 1,
 		},
 		{
@@ -52,7 +65,7 @@ func TestRequestsPerImage(t *testing.T) {
 		{
 			name: "redelivered image", body: func(t *testing.T) []byte { return testJPEG(t, 71) }, twice: true,
 			// The second delivery costs one refused claim and nothing else.
-			want:   map[string]int{"s3.GetObject": 2, "dynamodb.UpdateItem": 3, "dynamodb.PutItem": 1},
+			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 3, "dynamodb.PutItem": 1},
 			status: ledger.StatusSucceeded, calls: 1,
 		},
 	}
@@ -93,6 +106,18 @@ func TestRequestsPerImage(t *testing.T) {
 	}
 }
 
+// jpegOfSize is a JPEG of exactly size bytes carrying the sample EXIF.
+func jpegOfSize(size int64) func(t *testing.T) []byte {
+	return func(t *testing.T) []byte {
+		t.Helper()
+		var buf bytes.Buffer
+		if n, err := exiftest.WriteLargeJPEG(&buf, size, exiftest.Harbour().Bytes()); err != nil || n != size {
+			t.Fatalf("JPEG of %d bytes: wrote %d, %v", size, n, err)
+		}
+		return buf.Bytes()
+	}
+}
+
 func mapsEqual(a, b map[string]int) bool {
 	if len(a) != len(b) {
 		return false
@@ -108,7 +133,9 @@ func mapsEqual(a, b map[string]int) bool {
 // TestRetriedAttemptReopensTheObject: the first HTTP attempt uploads the
 // stream opened for sniffing, a retry opens the object again, and every
 // attempt sends the whole image (reuseResults=off: with content, the
-// sniffing stream is read for the digest and every attempt opens its own).
+// sniffing stream is read for the digest, and every attempt uploads the
+// bytes hashed (TestRetriedAttemptSendsTheHashedBytes) or, over
+// OnePassMaxBytes, opens its own).
 func TestRetriedAttemptReopensTheObject(t *testing.T) {
 	e := newTestEnv(t, reuseOff)
 	img := testJPEG(t, 72)
@@ -144,6 +171,43 @@ func TestRetriedAttemptReopensTheObject(t *testing.T) {
 	}
 	if c := e.sim.Charged(geosim.DefaultOrg); c != 1 {
 		t.Errorf("charged %d, want 1", c)
+	}
+}
+
+// TestRetriedAttemptSendsTheHashedBytes: with reuseResults=content a photo
+// within OnePassMaxBytes is read once, for the digest, and every attempt
+// (here a 500 and its redelivery's success) uploads the bytes hashed,
+// without opening the object again.
+func TestRetriedAttemptSendsTheHashedBytes(t *testing.T) {
+	e := newTestEnv(t, nil)
+	u := e.put("retried.jpg", testJPEG(t, 74))
+	e.sim.SetFaults(geosim.Faults{ServerErrorRate: 1})
+	e.sim.Reseed(1)
+	if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); !slices.Equal(failed, []string{"m"}) {
+		t.Fatalf("failures = %v, want [m]", failed)
+	}
+	if n := e.requests.get("s3.GetObject"); n != 1 {
+		t.Errorf("%d GETs for two attempts of one delivery, want 1", n)
+	}
+	e.sim.ResetFaults()
+	if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); len(failed) != 0 {
+		t.Fatalf("redelivery failures %v", failed)
+	}
+	if n := e.requests.get("s3.GetObject"); n != 2 {
+		t.Errorf("%d GETs for two deliveries, want 2 (one each)", n)
+	}
+	rec := e.record(u)
+	if rec.Status != ledger.StatusSucceeded || rec.ContentSHA256 == "" {
+		t.Fatalf("record = %+v", rec)
+	}
+	calls := e.predictCalls()
+	if len(calls) != 3 {
+		t.Fatalf("%d calls, want 3 (two refused attempts, one success)", len(calls))
+	}
+	for i, c := range calls {
+		if c.FileSHA256 != rec.ContentSHA256 {
+			t.Errorf("call %d uploaded %s, the digest is %s", i, c.FileSHA256, rec.ContentSHA256)
+		}
 	}
 }
 

@@ -28,6 +28,9 @@ type photoFacts struct {
 	// downscaled is the re-encoded image sent instead of the object; nil
 	// when the object itself is sent.
 	downscaled *downscale.Result
+	// sent holds the bytes sent of a photo of at most OnePassMaxBytes,
+	// kept while they were hashed (contentDigest); nil otherwise.
+	sent *sentBytes
 	// gpsInFile says the file holds a valid EXIF position, whatever
 	// exifGps does with it: with uploadMetadata=keep the service gets it.
 	gpsInFile bool
@@ -290,14 +293,31 @@ func (inv *invocation) checkStrippable(obj *object, head []byte) (string, bool) 
 	return "", true
 }
 
+// newUploadMeta starts obj.photo.upload: how the object's own bytes are sent.
+func (inv *invocation) newUploadMeta(obj *object) *uploadMeta {
+	u := &uploadMeta{mode: UploadMetadataStrip}
+	if inv.h.cfg.keepMetadata() {
+		u.mode = UploadMetadataKeep
+	}
+	obj.photo.upload = u
+	return u
+}
+
+// uploadedFromMemory records that the call sends sent, the bytes kept while
+// hashing: what was stripped is what the hashing reader removed.
+func (inv *invocation) uploadedFromMemory(obj *object, sent *sentBytes) {
+	u := inv.newUploadMeta(obj)
+	if sent.stripped != nil {
+		u.last.Store(sent.stripped)
+	}
+}
+
 // uploadSource wraps the object's source so that, with uploadMetadata=strip,
 // each attempt streams through a new stripping Reader (the source is opened
 // once per attempt).
 func (inv *invocation) uploadSource(obj *object, src geoapi.ImageSource) geoapi.ImageSource {
-	u := &uploadMeta{mode: UploadMetadataStrip}
-	obj.photo.upload = u
-	if inv.h.cfg.keepMetadata() {
-		u.mode = UploadMetadataKeep
+	u := inv.newUploadMeta(obj)
+	if u.mode == UploadMetadataKeep {
 		return src
 	}
 	return func(ctx context.Context) (io.ReadCloser, error) {

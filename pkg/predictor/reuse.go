@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -56,47 +57,107 @@ func runContentRequest(run, model string, topN int) string {
 	return "run=" + run + ";" + Config{ModelID: model, TopN: topN}.contentRequest()
 }
 
+// OnePassMaxBytes is the largest photo whose bytes sent are kept in memory
+// while they are hashed, and uploaded from there: the photo is then read
+// from S3 once (one GET, one first-byte latency) instead of twice. 4 MiB
+// holds a typical phone photo (a 12 MP JPEG is 2-5 MB, a HEIC 1-3 MB);
+// DefaultParallelism workers hold at most 16 MiB so, within what
+// downscale.ProcessReserve keeps for the batch's other objects (their
+// downscaled JPEGs, up to 10 MB each, are never held by the same worker
+// as these bytes), so the downscale's memory budget is unchanged. A larger
+// photo is hashed in constant memory and streamed by a second GET, so the
+// peak stays that of BenchmarkHandler10MBPeakHeap.
+const OnePassMaxBytes = 4 << 20
+
+// sentBytes are the bytes sent of a photo of at most OnePassMaxBytes, kept
+// while they were hashed: every attempt of the call uploads them, so what
+// the service receives is exactly what the digest names.
+type sentBytes struct {
+	data []byte
+	// stripped is the stripping reader they came out of (uploadMetadata=
+	// strip), for what was removed; nil with keep.
+	stripped *metastrip.Reader
+}
+
 // contentDigest is the SHA-256 of exactly the bytes the service would
 // receive for obj: the downscaled JPEG; else the object's stream through
-// the stripping reader the upload uses (uploadMetadata=strip), whose output
-// depends on the input bytes alone, so that the upload (a fresh GET of the
-// same version) sends what was hashed; else the object as stored. Copies
-// that differ only in metadata values that strip blanks count as one. The
-// stream is read to its end here, in constant memory; the call opens the
-// object again.
+// the stripping reader the upload uses (uploadMetadata=strip), else the
+// object as stored. Copies that differ only in metadata values that strip
+// blanks count as one. The stream, a GET of the notification's version
+// (version id, else If-Match on its ETag: "To return a different version,
+// use the versionId subresource", GetObject's versionId,
+// https://docs.aws.amazon.com/sdk-for-kotlin/api/latest/s3/aws.sdk.kotlin.services.s3.model/-get-object-request/version-id.html),
+// is read to its end here. A photo of at most OnePassMaxBytes keeps what was
+// hashed in obj.photo.sent and the call uploads that; a larger one is
+// hashed in constant memory and the call opens the object again (the
+// stripping reader's output depends on the input bytes alone, so that
+// upload sends what was hashed).
 func (inv *invocation) contentDigest(obj *object, body *openedObject) (string, error) {
 	if d := obj.photo.downscaled; d != nil {
 		sum := sha256.Sum256(d.JPEG)
 		return hex.EncodeToString(sum[:]), nil
 	}
-	sum, n, err := streamDigest(body, !inv.h.cfg.keepMetadata())
+	var (
+		keep *bytes.Buffer
+		r    io.Reader = body
+	)
+	if obj.Size <= OnePassMaxBytes {
+		keep = bytes.NewBuffer(make([]byte, 0, obj.Size))
+		// One byte past the size tells a longer stream, without holding it.
+		r = io.LimitReader(body, obj.Size+1)
+	}
+	d, err := hashStream(r, !inv.h.cfg.keepMetadata(), keep)
 	if err != nil {
 		return "", err
 	}
-	if n != obj.Size {
+	if d.n != obj.Size {
 		// The upload announces obj.Size: a digest of other bytes would
 		// name another photo.
-		return "", fmt.Errorf("read %d bytes of a %d byte object", n, obj.Size)
+		return "", fmt.Errorf("read %d bytes of a %d byte object", d.n, obj.Size)
 	}
-	return sum, nil
+	if keep != nil {
+		obj.photo.sent = &sentBytes{data: keep.Bytes(), stripped: d.stripped}
+	}
+	return d.sum, nil
 }
 
 // streamDigest is the hex SHA-256 of r, through a stripping reader when
 // strip, and how many bytes it covered.
 func streamDigest(r io.Reader, strip bool) (string, int64, error) {
+	d, err := hashStream(r, strip, nil)
+	return d.sum, d.n, err
+}
+
+// digest is what hashStream read.
+type digest struct {
+	sum      string // hex SHA-256
+	n        int64  // bytes hashed
+	stripped *metastrip.Reader
+}
+
+// hashStream hashes r, through a stripping reader when strip, and copies
+// the hashed bytes to keep when it is not nil.
+func hashStream(r io.Reader, strip bool, keep *bytes.Buffer) (digest, error) {
+	var d digest
 	if strip {
 		sr, err := metastrip.New(r, stripOptions)
 		if err != nil {
-			return "", 0, err
+			return d, err
 		}
-		r = sr
+		d.stripped, r = sr, sr
 	}
 	h := sha256.New()
-	n, err := io.Copy(h, r)
-	if err != nil {
-		return "", n, err
+	var w io.Writer = h
+	if keep != nil {
+		w = io.MultiWriter(h, keep)
 	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
+	n, err := io.Copy(w, r)
+	d.n = n
+	if err != nil {
+		return d, err
+	}
+	d.sum = hex.EncodeToString(h.Sum(nil))
+	return d, nil
 }
 
 // claimContent identifies the photo and consults the content ledger,
@@ -105,7 +166,8 @@ func streamDigest(r io.Reader, strip bool) (string, int64, error) {
 // being called for elsewhere sends the message back until that call has
 // ended, and otherwise the object pays and holds the content until its
 // record is written (endContent). The opened stream is consumed and closed
-// (*body becomes nil): the call opens the object again.
+// (*body becomes nil): the call uploads the bytes kept while hashing
+// (obj.photo.sent), or opens the object again for a larger photo.
 func (inv *invocation) claimContent(ctx context.Context, obj *object, claim *ledger.Claim, body **openedObject) (*ledger.ContentClaim, outcome, bool) {
 	cfg := inv.h.cfg
 	if !cfg.reuseOn() {
