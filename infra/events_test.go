@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
+
 	"encoding/json"
 	"flag"
 	"os"
@@ -170,8 +172,8 @@ func refID(t *testing.T, v any) string {
 
 func TestEventBusNameNeedsEvents(t *testing.T) {
 	ctx := defaultContext(t)
-	ctx[keyEvents] = "false"
-	ctx[keyEventBusName] = "geo-results"
+	ctx[settings.Events.Key] = "false"
+	ctx[settings.EventBusName.Key] = "geo-results"
 	if _, err := LoadConfig(lookupIn(ctx)); err == nil || !strings.Contains(err.Error(), `"eventBusName"`) {
 		t.Errorf("eventBusName without events: %v", err)
 	}
