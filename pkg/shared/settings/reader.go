@@ -128,12 +128,12 @@ func (r *Reader) value(s *Setting) (v string, set bool) {
 	case !r.context || s.Optional:
 		return s.Default, s.Default != ""
 	}
-	r.Fail(s, "is missing; want %s (set it in cdk.json or pass -c %s=<value>)", s.want(), s.Key)
+	r.Fail(s, "is missing; want %s (set it in cdk.json or pass -c %s=<value>)", s.want(s.Min, s.Max), s.Key)
 	return "", false
 }
 
 func (r *Reader) refuse(s *Setting, v string) {
-	want := s.want()
+	want := s.want(r.bounds(s))
 	if r.context && s.Optional && s.Default == "" && s.Want == "" && s.Kind != Choice {
 		want = "empty or " + want
 	}

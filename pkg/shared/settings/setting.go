@@ -112,8 +112,9 @@ func (s *Setting) DefaultInt() int {
 	return n
 }
 
-// want is what the setting accepts, in a refusal's words.
-func (s *Setting) want() string {
+// want is what the setting accepts, in a refusal's words, between lo and
+// hi for a number.
+func (s *Setting) want(lo, hi float64) string {
 	if s.Want != "" {
 		return s.Want
 	}
@@ -122,9 +123,9 @@ func (s *Setting) want() string {
 		if len(s.Allowed) > 0 {
 			return "one of " + strings.Join(s.Allowed, ", ")
 		}
-		return fmt.Sprintf("a whole number from %d to %d", int(s.Min), int(s.Max))
+		return fmt.Sprintf("a whole number from %d to %d", int(lo), int(hi))
 	case Number:
-		return fmt.Sprintf("a number from %g to %g", s.Min, s.Max)
+		return fmt.Sprintf("a number from %g to %g", lo, hi)
 	case Bool:
 		return "true or false"
 	case Choice:
