@@ -49,8 +49,9 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		reuse       = newSettingFlag(fs, "reuse-results", settings.ReuseResults, "",
 			"whether a photo already answered is answered again: content (pay once per photo: an answer is reused for every upload that sends the same bytes with the same request) or off (pay once per object version)",
 			"; default "+settings.ReuseResults.Env+", else "+settings.ReuseResults.Default)
-		notify = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
-		asMap  = registerMapFlags(fs)
+		notifyFlag = newSettingFlag(fs, "notifications", settings.Notifications, pipeline.NotificationsS3,
+			"how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)", "")
+		asMap = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -88,8 +89,9 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
-		return usageError{fmt.Errorf("--notifications %q: want %s or %s", *notify, pipeline.NotificationsS3, pipeline.NotificationsEventBridge)}
+	notify, err := notifyFlag.check(false)
+	if err != nil {
+		return err
 	}
 	if *watch && *images != "" && isCheckoutSamples(*images) {
 		return usageError{fmt.Errorf("--watch on %s would leave the files dropped there in the repository, where later runs upload them and tests read them: name another folder, or leave --images out to watch a temporary copy", *images)}
@@ -123,7 +125,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		KeyPrefix:     *prefix,
 		Watch:         *watch,
 		Unversioned:   *unversioned,
-		Notifications: *notify,
+		Notifications: notify,
 		Profile:       simProfile,
 		External:      external,
 		Getenv:        c.getenv,
