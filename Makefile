@@ -18,6 +18,7 @@ DASHBOARD   ?=
 DEMO        ?= dashboard-demo.html
 PROFILE     ?=
 UPLOAD_METADATA ?=
+REUSE_RESULTS ?=
 MAP         ?=
 EVENTS      ?=
 # SERVICE counts only on make's command line (make run SERVICE=real): an
@@ -81,8 +82,8 @@ build-cli: ## build the operator CLI into bin/geolocate (then: bin/geolocate -h)
 # DASHBOARD=file.html synthesizes the stack first: the page is drawn from
 # the synthesized template's dashboard and alarms (its map widget from the
 # run's records). MAP=file.html writes the run's records on a world map.
-run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, EVENTS=file.jsonl the result events, UPLOAD_METADATA=keep sends photos with their metadata, PROFILE=backend mirrors the service's public backend, SERVICE=real calls GEO_API_URL with GEO_API_KEY: paid)
-	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(SERVICE_ARG),--service "$(SERVICE_ARG)") $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") \
+run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally on the simulator (IMAGES=dir, WATCH=1, UNVERSIONED=1, DASHBOARD=file.html writes the dashboard page, MAP=file.html the map, EVENTS=file.jsonl the result events, UPLOAD_METADATA=keep sends photos with their metadata, REUSE_RESULTS=off pays once per upload instead of once per photo, PROFILE=backend mirrors the service's public backend, SERVICE=real calls GEO_API_URL with GEO_API_KEY: paid)
+	exec $(strip $(GEOLOCATE) local $(if $(IMAGES),--images "$(IMAGES)") $(if $(WATCH),--watch) $(if $(UNVERSIONED),--unversioned) $(if $(PROFILE),--profile "$(PROFILE)") $(if $(SERVICE_ARG),--service "$(SERVICE_ARG)") $(if $(UPLOAD_METADATA),--upload-metadata "$(UPLOAD_METADATA)") $(if $(REUSE_RESULTS),--reuse-results "$(REUSE_RESULTS)") \
 		$(if $(DASHBOARD),--dashboard "$(DASHBOARD)" --template "$(STACK_TEMPLATE)") $(if $(MAP),--map "$(MAP)") $(if $(EVENTS),--events "$(EVENTS)"))
 
 # dashboard-demo draws the stack's dashboard from a simulated busy day (the

@@ -1,7 +1,7 @@
 package main
 
 import (
-	predictorpkg "github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 
 	"encoding/json"
 	"maps"
@@ -37,7 +37,7 @@ func cdkJSONContext(t testing.TB) map[string]any {
 // the service URL, supplied as `-c apiUrl=...` would.
 func defaultContext(t testing.TB) map[string]any {
 	ctx := cdkJSONContext(t)
-	ctx[keyAPIURL] = fakeAPIURL
+	ctx[settings.APIURL.Key] = fakeAPIURL
 	return ctx
 }
 
@@ -52,10 +52,10 @@ func TestLoadConfigFromCDKJSONDefaults(t *testing.T) {
 		t.Fatalf("cdk.json defaults rejected: %v", err)
 	}
 	// JSON numbers in cdk.json become the typed fields.
-	if want := time.Duration(ctx[keyMonitorScheduleMinutes].(float64)) * time.Minute; cfg.MonitorSchedule != want {
+	if want := time.Duration(ctx[settings.MonitorScheduleMinutes.Key].(float64)) * time.Minute; cfg.MonitorSchedule != want {
 		t.Errorf("MonitorSchedule = %v, want %v", cfg.MonitorSchedule, want)
 	}
-	if want := time.Duration(ctx[keyPredictorTimeoutSeconds].(float64)) * time.Second; cfg.PredictorTimeout != want {
+	if want := time.Duration(ctx[settings.PredictorTimeoutSeconds.Key].(float64)) * time.Second; cfg.PredictorTimeout != want {
 		t.Errorf("PredictorTimeout = %v, want %v", cfg.PredictorTimeout, want)
 	}
 	if cfg.MonitorSchedule != 5*time.Minute {
@@ -86,65 +86,65 @@ func TestLoadConfigRequiresAPIURL(t *testing.T) {
 func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 	// Lambda's largest event source concurrency needs a raised account quota,
 	// and a rate that paces a round of 1000 batches within the timeout.
-	largest := map[string]any{keyAccountConcurrencyLimit: "2000", keyRatePerMinute: "60000", keyPacing: "instance", keyBatchSize: "1"}
+	largest := map[string]any{settings.AccountConcurrencyLimit.Key: "2000", settings.RatePerMinute.Key: "60000", settings.Pacing.Key: "instance", settings.BatchSize.Key: "1"}
 	tests := []struct {
 		key   string
 		value any
 		check func(Config) bool
 		with  map[string]any // other keys the value needs
 	}{
-		{keyBatchSize, "10", func(c Config) bool { return c.BatchSize == 10 }, nil}, // -c values arrive as strings
-		{keyBatchSize, 1.0, func(c Config) bool { return c.BatchSize == 1 }, nil},
-		{keyMaxConcurrency, "2", func(c Config) bool { return c.MaxConcurrency == 2 }, nil},
-		{keyMaxConcurrency, 1000.0, func(c Config) bool { return c.MaxConcurrency == 1000 }, largest},
-		{keyAccountConcurrencyLimit, "10", func(c Config) bool { return c.AccountConcurrencyLimit == 10 }, nil},
-		{keyNotifications, "EventBridge", func(c Config) bool { return c.Notifications == notificationsEventBridge }, nil},
-		{keyNotifications, "", func(c Config) bool { return c.Notifications == notificationsS3 }, nil},
-		{keyNotifications, "s3", func(c Config) bool { return c.Notifications == notificationsS3 },
-			map[string]any{keyExistingBucketName: "shared-bucket"}},
-		{keyExistingBucketName, "shared-bucket", func(c Config) bool { return c.Notifications == notificationsEventBridge }, nil},
-		{keyDLQMaxReceiveCount, "5", func(c Config) bool { return c.DLQMaxReceiveCount == 5 }, nil},
-		{keyTopN, "", func(c Config) bool { return c.TopN == 0 }, nil},
-		{keyTopN, "15", func(c Config) bool { return c.TopN == 15 }, nil},
-		{keyTopN, 1.0, func(c Config) bool { return c.TopN == 1 }, nil},
-		{keyPredictorTimeoutSeconds, "900", func(c Config) bool { return c.PredictorTimeout == 15*time.Minute }, nil},
-		{keyPredictorMemoryMB, "10240", func(c Config) bool { return c.PredictorMemoryMB == 10240 }, nil},
-		{keyMonitorScheduleMinutes, "1440", func(c Config) bool { return c.MonitorSchedule == 24*time.Hour }, nil},
-		{keyLogRetentionDays, "3653", func(c Config) bool { return c.LogRetentionDays == 3653 }, nil},
-		{keyLogLevel, "debug", func(c Config) bool { return c.LogLevel == "DEBUG" }, nil},
-		{keyModelFallback, "false", func(c Config) bool { return !c.ModelFallback }, nil},
-		{keyRemoveOnDestroy, true, func(c Config) bool { return c.RemoveOnDestroy }, nil},
-		{keyAPIURL, "https://geo.test.invalid/", func(c Config) bool { return c.APIURL == "https://geo.test.invalid" }, nil},
-		{keyAPIKeyHeader, "X-Geo-Api-Key", func(c Config) bool { return c.APIKeyHeader == "X-Geo-Api-Key" }, nil},
-		{keyAPIKeyHeader, "", func(c Config) bool { return c.APIKeyHeader == "X-Service-Key" }, nil},
-		{keyAlarmEmail, "ops@example.com", func(c Config) bool { return c.AlarmEmail == "ops@example.com" }, nil},
-		{keyExistingBucketName, "my.upload-bucket-1", func(c Config) bool { return c.ExistingBucketName == "my.upload-bucket-1" }, nil},
-		{keyExistingSecretArn, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", func(c Config) bool { return c.ExistingSecretArn != "" }, nil},
-		{keyExistingBucketKmsKeyArn, "", func(c Config) bool { return c.ExistingBucketKmsKeyArn == "" }, nil},
-		{keyFailedPredictionRateThreshold, "0.5", func(c Config) bool { return c.FailedPredictionRateThreshold == 0.5 }, nil},
-		{keyQueueAgeAlarmSeconds, "60", func(c Config) bool { return c.QueueAgeAlarm == time.Minute }, nil},
-		{keyNoncurrentVersionDays, "1", func(c Config) bool { return c.NoncurrentVersionDays == 1 }, nil},
-		{keyNoncurrentVersionDays, 3650.0, func(c Config) bool { return c.NoncurrentVersionDays == 3650 }, nil},
-		{keyMaxImageBytes, "1", func(c Config) bool { return c.MaxImageBytes == 1 }, nil},
-		{keyMaxImageBytes, "104857600", func(c Config) bool { return c.MaxImageBytes == 104857600 }, nil},
-		{keyFinishReserveSeconds, "2", func(c Config) bool { return c.FinishReserve == 2*time.Second }, nil},
-		{keyFinishReserveSeconds, 59.0, func(c Config) bool { return c.FinishReserve == 59*time.Second }, nil}, // under half of the default 120 s
-		{keyExifGPS, "skip", func(c Config) bool { return c.ExifGPS == "skip" }, nil},
-		{keyEvents, "false", func(c Config) bool { return !c.Events }, nil},
-		{keyEventBusName, "orders/geo-results_1.x", func(c Config) bool { return c.EventBusName == "orders/geo-results_1.x" && c.Events }, nil},
-		{keyExifGPS, "IGNORE", func(c Config) bool { return c.ExifGPS == "ignore" }, nil},
-		{keyExifGPS, "", func(c Config) bool { return c.ExifGPS == "predict" }, nil},
-		{keyOversize, "reject", func(c Config) bool { return c.Oversize == "reject" }, nil},
-		{keyOversize, "", func(c Config) bool { return c.Oversize == "downscale" }, nil},
-		{keyUploadMetadata, "Keep", func(c Config) bool { return c.UploadMetadata == "keep" }, nil},
-		{keyUploadMetadata, "", func(c Config) bool { return c.UploadMetadata == "strip" }, nil},
-		{keyReuseResults, "Off", func(c Config) bool { return c.ReuseResults == "off" }, nil},
-		{keyReuseResults, "", func(c Config) bool { return c.ReuseResults == "content" }, nil},
-		{keyReuseMaxAgeDays, "30", func(c Config) bool { return c.ReuseMaxAgeDays == 30 }, nil},
-		{keyDownscaleMaxSidePx, "512", func(c Config) bool { return c.DownscaleMaxSidePx == 512 }, nil},
-		{keyDownscaleMaxSidePx, 16384.0, func(c Config) bool { return c.DownscaleMaxSidePx == 16384 }, nil},
-		{keyMaxServerDelaySeconds, "1", func(c Config) bool { return c.MaxServerDelay == time.Second }, nil},
-		{keyMaxServerDelaySeconds, 43200.0, func(c Config) bool { return c.MaxServerDelay == 12*time.Hour }, nil},
+		{settings.BatchSize.Key, "10", func(c Config) bool { return c.BatchSize == 10 }, nil}, // -c values arrive as strings
+		{settings.BatchSize.Key, 1.0, func(c Config) bool { return c.BatchSize == 1 }, nil},
+		{settings.MaxConcurrency.Key, "2", func(c Config) bool { return c.MaxConcurrency == 2 }, nil},
+		{settings.MaxConcurrency.Key, 1000.0, func(c Config) bool { return c.MaxConcurrency == 1000 }, largest},
+		{settings.AccountConcurrencyLimit.Key, "10", func(c Config) bool { return c.AccountConcurrencyLimit == 10 }, nil},
+		{settings.Notifications.Key, "EventBridge", func(c Config) bool { return c.Notifications == notificationsEventBridge }, nil},
+		{settings.Notifications.Key, "", func(c Config) bool { return c.Notifications == notificationsS3 }, nil},
+		{settings.Notifications.Key, "s3", func(c Config) bool { return c.Notifications == notificationsS3 },
+			map[string]any{settings.ExistingBucketName.Key: "shared-bucket"}},
+		{settings.ExistingBucketName.Key, "shared-bucket", func(c Config) bool { return c.Notifications == notificationsEventBridge }, nil},
+		{settings.DLQMaxReceiveCount.Key, "5", func(c Config) bool { return c.DLQMaxReceiveCount == 5 }, nil},
+		{settings.TopN.Key, "", func(c Config) bool { return c.TopN == 0 }, nil},
+		{settings.TopN.Key, "15", func(c Config) bool { return c.TopN == 15 }, nil},
+		{settings.TopN.Key, 1.0, func(c Config) bool { return c.TopN == 1 }, nil},
+		{settings.PredictorTimeoutSeconds.Key, "900", func(c Config) bool { return c.PredictorTimeout == 15*time.Minute }, nil},
+		{settings.PredictorMemoryMB.Key, "10240", func(c Config) bool { return c.PredictorMemoryMB == 10240 }, nil},
+		{settings.MonitorScheduleMinutes.Key, "1440", func(c Config) bool { return c.MonitorSchedule == 24*time.Hour }, nil},
+		{settings.LogRetentionDays.Key, "3653", func(c Config) bool { return c.LogRetentionDays == 3653 }, nil},
+		{settings.LogLevel.Key, "debug", func(c Config) bool { return c.LogLevel == "DEBUG" }, nil},
+		{settings.ModelFallback.Key, "false", func(c Config) bool { return !c.ModelFallback }, nil},
+		{settings.RemoveOnDestroy.Key, true, func(c Config) bool { return c.RemoveOnDestroy }, nil},
+		{settings.APIURL.Key, "https://geo.test.invalid/", func(c Config) bool { return c.APIURL == "https://geo.test.invalid" }, nil},
+		{settings.APIKeyHeader.Key, "X-Geo-Api-Key", func(c Config) bool { return c.APIKeyHeader == "X-Geo-Api-Key" }, nil},
+		{settings.APIKeyHeader.Key, "", func(c Config) bool { return c.APIKeyHeader == "X-Service-Key" }, nil},
+		{settings.AlarmEmail.Key, "ops@example.com", func(c Config) bool { return c.AlarmEmail == "ops@example.com" }, nil},
+		{settings.ExistingBucketName.Key, "my.upload-bucket-1", func(c Config) bool { return c.ExistingBucketName == "my.upload-bucket-1" }, nil},
+		{settings.ExistingSecretArn.Key, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", func(c Config) bool { return c.ExistingSecretArn != "" }, nil},
+		{settings.ExistingBucketKmsKeyArn.Key, "", func(c Config) bool { return c.ExistingBucketKmsKeyArn == "" }, nil},
+		{settings.FailedPredictionRateThreshold.Key, "0.5", func(c Config) bool { return c.FailedPredictionRateThreshold == 0.5 }, nil},
+		{settings.QueueAgeAlarmSeconds.Key, "60", func(c Config) bool { return c.QueueAgeAlarm == time.Minute }, nil},
+		{settings.NoncurrentVersionDays.Key, "1", func(c Config) bool { return c.NoncurrentVersionDays == 1 }, nil},
+		{settings.NoncurrentVersionDays.Key, 3650.0, func(c Config) bool { return c.NoncurrentVersionDays == 3650 }, nil},
+		{settings.MaxImageBytes.Key, "1", func(c Config) bool { return c.MaxImageBytes == 1 }, nil},
+		{settings.MaxImageBytes.Key, "104857600", func(c Config) bool { return c.MaxImageBytes == 104857600 }, nil},
+		{settings.FinishReserveSeconds.Key, "2", func(c Config) bool { return c.FinishReserve == 2*time.Second }, nil},
+		{settings.FinishReserveSeconds.Key, 59.0, func(c Config) bool { return c.FinishReserve == 59*time.Second }, nil}, // under half of the default 120 s
+		{settings.ExifGPS.Key, "skip", func(c Config) bool { return c.ExifGPS == "skip" }, nil},
+		{settings.Events.Key, "false", func(c Config) bool { return !c.Events }, nil},
+		{settings.EventBusName.Key, "orders/geo-results_1.x", func(c Config) bool { return c.EventBusName == "orders/geo-results_1.x" && c.Events }, nil},
+		{settings.ExifGPS.Key, "IGNORE", func(c Config) bool { return c.ExifGPS == "ignore" }, nil},
+		{settings.ExifGPS.Key, "", func(c Config) bool { return c.ExifGPS == "predict" }, nil},
+		{settings.Oversize.Key, "reject", func(c Config) bool { return c.Oversize == "reject" }, nil},
+		{settings.Oversize.Key, "", func(c Config) bool { return c.Oversize == "downscale" }, nil},
+		{settings.UploadMetadata.Key, "Keep", func(c Config) bool { return c.UploadMetadata == "keep" }, nil},
+		{settings.UploadMetadata.Key, "", func(c Config) bool { return c.UploadMetadata == "strip" }, nil},
+		{settings.ReuseResults.Key, "Off", func(c Config) bool { return c.ReuseResults == "off" }, nil},
+		{settings.ReuseResults.Key, "", func(c Config) bool { return c.ReuseResults == "content" }, nil},
+		{settings.ReuseMaxAgeDays.Key, "30", func(c Config) bool { return c.ReuseMaxAgeDays == 30 }, nil},
+		{settings.DownscaleMaxSidePx.Key, "512", func(c Config) bool { return c.DownscaleMaxSidePx == 512 }, nil},
+		{settings.DownscaleMaxSidePx.Key, 16384.0, func(c Config) bool { return c.DownscaleMaxSidePx == 16384 }, nil},
+		{settings.MaxServerDelaySeconds.Key, "1", func(c Config) bool { return c.MaxServerDelay == time.Second }, nil},
+		{settings.MaxServerDelaySeconds.Key, 43200.0, func(c Config) bool { return c.MaxServerDelay == 12*time.Hour }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
@@ -173,22 +173,22 @@ func TestLoadConfigRefusesCombinationsThatCannotWork(t *testing.T) {
 		mentions          []string // other keys and the limit
 	}{
 		{"maxConcurrency x batchSize x 60 / ratePerMinute above the usable timeout",
-			map[string]any{keyMaxConcurrency: "20"}, map[string]any{keyMaxConcurrency: "10"},
-			keyMaxConcurrency, []string{keyBatchSize, keyRatePerMinute, keyPredictorTimeoutSeconds, keyFinishReserveSeconds, "200 s", "105 s"}},
+			map[string]any{settings.MaxConcurrency.Key: "20"}, map[string]any{settings.MaxConcurrency.Key: "10"},
+			settings.MaxConcurrency.Key, []string{settings.BatchSize.Key, settings.RatePerMinute.Key, settings.PredictorTimeoutSeconds.Key, settings.FinishReserveSeconds.Key, "200 s", "105 s"}},
 		{"ratePerMinute above the shared pacer's write ceiling",
-			map[string]any{keyRatePerMinute: "1000000", keyBatchSize: "1"},
-			map[string]any{keyRatePerMinute: "1000000", keyBatchSize: "1", keyPacing: "instance"},
-			keyRatePerMinute, []string{keyPacing, "30000 a minute"}},
+			map[string]any{settings.RatePerMinute.Key: "1000000", settings.BatchSize.Key: "1"},
+			map[string]any{settings.RatePerMinute.Key: "1000000", settings.BatchSize.Key: "1", settings.Pacing.Key: "instance"},
+			settings.RatePerMinute.Key, []string{settings.Pacing.Key, "30000 a minute"}},
 		{"predictorMemoryMb too small for oversize=downscale",
-			map[string]any{keyPredictorMemoryMB: "128"}, map[string]any{keyPredictorMemoryMB: "128", keyOversize: "reject"},
-			keyPredictorMemoryMB, []string{keyOversize, "at least 328"}},
+			map[string]any{settings.PredictorMemoryMB.Key: "128"}, map[string]any{settings.PredictorMemoryMB.Key: "128", settings.Oversize.Key: "reject"},
+			settings.PredictorMemoryMB.Key, []string{settings.Oversize.Key, "at least 328"}},
 		{"dlqMaxReceiveCount below 5",
-			map[string]any{keyDLQMaxReceiveCount: "1"}, map[string]any{keyDLQMaxReceiveCount: "5"},
-			keyDLQMaxReceiveCount, []string{"at least 5"}},
+			map[string]any{settings.DLQMaxReceiveCount.Key: "1"}, map[string]any{settings.DLQMaxReceiveCount.Key: "5"},
+			settings.DLQMaxReceiveCount.Key, []string{"at least 5"}},
 		{"maxConcurrency above what the account's default quota leaves one function",
-			map[string]any{keyMaxConcurrency: "901", keyBatchSize: "1", keyRatePerMinute: "60000", keyPacing: "instance"},
-			map[string]any{keyMaxConcurrency: "901", keyBatchSize: "1", keyRatePerMinute: "60000", keyPacing: "instance", keyAccountConcurrencyLimit: "1001"},
-			keyMaxConcurrency, []string{keyAccountConcurrencyLimit, "at most 900"}},
+			map[string]any{settings.MaxConcurrency.Key: "901", settings.BatchSize.Key: "1", settings.RatePerMinute.Key: "60000", settings.Pacing.Key: "instance"},
+			map[string]any{settings.MaxConcurrency.Key: "901", settings.BatchSize.Key: "1", settings.RatePerMinute.Key: "60000", settings.Pacing.Key: "instance", settings.AccountConcurrencyLimit.Key: "1001"},
+			settings.MaxConcurrency.Key, []string{settings.AccountConcurrencyLimit.Key, "at most 900"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,8 +215,8 @@ func TestLoadConfigRefusesCombinationsThatCannotWork(t *testing.T) {
 	}
 	// A key already reported bad is not judged again as zero by the rules.
 	ctx := defaultContext(t)
-	ctx[keyBatchSize] = "eleven"
-	ctx[keyMaxConcurrency] = "1000"
+	ctx[settings.BatchSize.Key] = "eleven"
+	ctx[settings.MaxConcurrency.Key] = "1000"
 	_, err := LoadConfig(lookupIn(ctx))
 	if err == nil || strings.Count(err.Error(), "context key") != 1 {
 		t.Errorf("err = %v, want only the batchSize error", err)
@@ -229,75 +229,75 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		value   any
 		allowed string // the allowed range the message must state
 	}{
-		{keyBatchSize, "0", "from 1 to 10"},
-		{keyBatchSize, 11.0, "from 1 to 10"},
-		{keyBatchSize, 2.5, "whole number"},
-		{keyBatchSize, "five", "from 1 to 10"},
-		{keyMaxConcurrency, "1", "from 2 to 1000"},
-		{keyMaxConcurrency, "1001", "from 2 to 1000"},
-		{keyTopN, "0", "from 1 to 15"},
-		{keyTopN, "16", "from 1 to 15"},
-		{keyRatePerMinute, "0", "from 1 to"},
-		{keyPredictorTimeoutSeconds, "901", "to 900"},
-		{keyPredictorMemoryMB, "127", "from 128 to 10240"},
-		{keyPredictorMemoryMB, "10241", "from 128 to 10240"},
-		{keyMonitorScheduleMinutes, "0", "from 1 to 1440"},
-		{keyMonitorScheduleMinutes, "1441", "from 1 to 1440"},
-		{keyDLQMaxReceiveCount, "0", "from 1 to 1000"},
-		{keyAccountConcurrencyLimit, "9", "from 10 to"},
-		{keyNotifications, "sns", "s3 or eventbridge"},
-		{keyEvents, "", "true or false"},
-		{keyEventBusName, "arn:aws:events:eu-west-1:123456789012:event-bus/x", "name of an existing event bus"},
-		{keyLogRetentionDays, "2", "one of 1, 3, 5, 7, 14"},
-		{keyLogRetentionDays, "", "one of 1, 3"},
-		{keyLogLevel, "verbose", "DEBUG, INFO, WARN or ERROR"},
-		{keyModelFallback, "maybe", "true or false"},
-		{keyPacing, "both", "shared or instance"},
-		{keyRemoveOnDestroy, "yes please", "true or false"},
-		{keyFailedPredictionRateThreshold, "101", "from 0 to 100"},
-		{keyCreditsLowThreshold, "-1", "from 0 to"},
-		{keyCreditsForecastDays, "0", "from 1 to 365"},
-		{keyQueueAgeAlarmSeconds, "59", "from 60 to 864000"},
-		{keyQueueAgeAlarmSeconds, "864001", "from 60 to 864000"},
-		{keyDailyCreditBudget, "-5", "from 0 to"},
-		{keyRecordTTLDays, "-1", "from 0 to"},
-		{keyAPIURL, "http://geo.test.invalid", "https://"},
-		{keyAPIURL, "https://geo.test.invalid/?key=x", "https://"},
-		{keyAPIURL, "https://user:pw@geo.test.invalid", "https://"},
-		{keyAPIURL, "geo.test.invalid", "https://"},
-		{keyAPIKeyHeader, "X Service Key", "HTTP header name"},
-		{keyAPIKeyHeader, "Authorization", "another purpose"},
-		{keyAlarmEmail, "not an address", "e-mail address"},
-		{keyAlarmEmail, "Ops <ops@example.com>", "plain e-mail address"},
-		{keyExistingBucketName, "Bad_Bucket", "S3 bucket name"},
-		{keyExistingSecretArn, "arn:aws:s3:::bucket", "complete secret ARN"},
-		{keyExistingSecretName, "bad name!", "secret name"},
-		{keyExistingBucketKmsKeyArn, "alias/uploads", "KMS key ARN"},
-		{keyExistingBucketKmsKeyArn, "arn:aws:kms:eu-west-1:123456789012:alias/uploads", "not an alias"},
-		{keyExistingSecretKmsKeyArn, "1234abcd-12ab-34cd-56ef-1234567890ab", "KMS key ARN"},
-		{keyExistingSecretKmsKeyArn, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", "KMS key ARN"},
-		{keyUploadPrefix, "/uploads/", "not starting with /"},
-		{keyModelID, "a model", "model id"},
-		{keyStackName, "1stack", "starting with a letter"},
-		{keyNoncurrentVersionDays, "0", "from 1 to 3650"},
-		{keyNoncurrentVersionDays, "3651", "from 1 to 3650"},
-		{keyNoncurrentVersionDays, "", "is missing"},
-		{keyMaxImageBytes, "0", "from 1 to 104857600"},
-		{keyMaxImageBytes, "104857601", "from 1 to 104857600"},
-		{keyMaxImageBytes, "10MB", "from 1 to 104857600"},
-		{keyFinishReserveSeconds, "1", "from 2 to 300"},
-		{keyFinishReserveSeconds, "301", "from 2 to 300"},
-		{keyFinishReserveSeconds, "60", "less than half of predictorTimeoutSeconds (120), so at most 59"},
-		{keyExifGPS, "trust", "one of predict, skip, ignore"},
-		{keyOversize, "crop", "one of downscale, reject"},
-		{keyUploadMetadata, "ignore", "one of strip, keep"},
-		{keyReuseResults, "object", "one of content, off"},
-		{keyReuseMaxAgeDays, "-1", "from 0 to"},
-		{keyDownscaleMaxSidePx, "511", "from 512 to 16384"},
-		{keyDownscaleMaxSidePx, "16385", "from 512 to 16384"},
-		{keyDownscaleMaxSidePx, "4k", "from 512 to 16384"},
-		{keyMaxServerDelaySeconds, "0", "from 1 to 43200"},
-		{keyMaxServerDelaySeconds, "43201", "from 1 to 43200"},
+		{settings.BatchSize.Key, "0", "from 1 to 10"},
+		{settings.BatchSize.Key, 11.0, "from 1 to 10"},
+		{settings.BatchSize.Key, 2.5, "whole number"},
+		{settings.BatchSize.Key, "five", "from 1 to 10"},
+		{settings.MaxConcurrency.Key, "1", "from 2 to 1000"},
+		{settings.MaxConcurrency.Key, "1001", "from 2 to 1000"},
+		{settings.TopN.Key, "0", "from 1 to 15"},
+		{settings.TopN.Key, "16", "from 1 to 15"},
+		{settings.RatePerMinute.Key, "0", "from 1 to"},
+		{settings.PredictorTimeoutSeconds.Key, "901", "to 900"},
+		{settings.PredictorMemoryMB.Key, "127", "from 128 to 10240"},
+		{settings.PredictorMemoryMB.Key, "10241", "from 128 to 10240"},
+		{settings.MonitorScheduleMinutes.Key, "0", "from 1 to 1440"},
+		{settings.MonitorScheduleMinutes.Key, "1441", "from 1 to 1440"},
+		{settings.DLQMaxReceiveCount.Key, "0", "from 1 to 1000"},
+		{settings.AccountConcurrencyLimit.Key, "9", "from 10 to"},
+		{settings.Notifications.Key, "sns", "s3 or eventbridge"},
+		{settings.Events.Key, "", "true or false"},
+		{settings.EventBusName.Key, "arn:aws:events:eu-west-1:123456789012:event-bus/x", "name of an existing event bus"},
+		{settings.LogRetentionDays.Key, "2", "one of 1, 3, 5, 7, 14"},
+		{settings.LogRetentionDays.Key, "", "one of 1, 3"},
+		{settings.LogLevel.Key, "verbose", "DEBUG, INFO, WARN or ERROR"},
+		{settings.ModelFallback.Key, "maybe", "true or false"},
+		{settings.Pacing.Key, "both", "shared or instance"},
+		{settings.RemoveOnDestroy.Key, "yes please", "true or false"},
+		{settings.FailedPredictionRateThreshold.Key, "101", "from 0 to 100"},
+		{settings.CreditsLowThreshold.Key, "-1", "from 0 to"},
+		{settings.CreditsForecastDays.Key, "0", "from 1 to 365"},
+		{settings.QueueAgeAlarmSeconds.Key, "59", "from 60 to 864000"},
+		{settings.QueueAgeAlarmSeconds.Key, "864001", "from 60 to 864000"},
+		{settings.DailyCreditBudget.Key, "-5", "from 0 to"},
+		{settings.RecordTTLDays.Key, "-1", "from 0 to"},
+		{settings.APIURL.Key, "http://geo.test.invalid", "https://"},
+		{settings.APIURL.Key, "https://geo.test.invalid/?key=x", "https://"},
+		{settings.APIURL.Key, "https://user:pw@geo.test.invalid", "https://"},
+		{settings.APIURL.Key, "geo.test.invalid", "https://"},
+		{settings.APIKeyHeader.Key, "X Service Key", "HTTP header name"},
+		{settings.APIKeyHeader.Key, "Authorization", "another purpose"},
+		{settings.AlarmEmail.Key, "not an address", "e-mail address"},
+		{settings.AlarmEmail.Key, "Ops <ops@example.com>", "plain e-mail address"},
+		{settings.ExistingBucketName.Key, "Bad_Bucket", "S3 bucket name"},
+		{settings.ExistingSecretArn.Key, "arn:aws:s3:::bucket", "complete secret ARN"},
+		{settings.ExistingSecretName.Key, "bad name!", "secret name"},
+		{settings.ExistingBucketKmsKeyArn.Key, "alias/uploads", "KMS key ARN"},
+		{settings.ExistingBucketKmsKeyArn.Key, "arn:aws:kms:eu-west-1:123456789012:alias/uploads", "not an alias"},
+		{settings.ExistingSecretKmsKeyArn.Key, "1234abcd-12ab-34cd-56ef-1234567890ab", "KMS key ARN"},
+		{settings.ExistingSecretKmsKeyArn.Key, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", "KMS key ARN"},
+		{settings.UploadPrefix.Key, "/uploads/", "not starting with /"},
+		{settings.ModelID.Key, "a model", "model id"},
+		{settings.StackName.Key, "1stack", "starting with a letter"},
+		{settings.NoncurrentVersionDays.Key, "0", "from 1 to 3650"},
+		{settings.NoncurrentVersionDays.Key, "3651", "from 1 to 3650"},
+		{settings.NoncurrentVersionDays.Key, "", "is missing"},
+		{settings.MaxImageBytes.Key, "0", "from 1 to 104857600"},
+		{settings.MaxImageBytes.Key, "104857601", "from 1 to 104857600"},
+		{settings.MaxImageBytes.Key, "10MB", "from 1 to 104857600"},
+		{settings.FinishReserveSeconds.Key, "1", "from 2 to 300"},
+		{settings.FinishReserveSeconds.Key, "301", "from 2 to 300"},
+		{settings.FinishReserveSeconds.Key, "60", "less than half of predictorTimeoutSeconds (120), so at most 59"},
+		{settings.ExifGPS.Key, "trust", "one of predict, skip, ignore"},
+		{settings.Oversize.Key, "crop", "one of downscale, reject"},
+		{settings.UploadMetadata.Key, "ignore", "one of strip, keep"},
+		{settings.ReuseResults.Key, "object", "one of content, off"},
+		{settings.ReuseMaxAgeDays.Key, "-1", "from 0 to"},
+		{settings.DownscaleMaxSidePx.Key, "511", "from 512 to 16384"},
+		{settings.DownscaleMaxSidePx.Key, "16385", "from 512 to 16384"},
+		{settings.DownscaleMaxSidePx.Key, "4k", "from 512 to 16384"},
+		{settings.MaxServerDelaySeconds.Key, "0", "from 1 to 43200"},
+		{settings.MaxServerDelaySeconds.Key, "43201", "from 1 to 43200"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+toText(tt.value), func(t *testing.T) {
@@ -339,33 +339,33 @@ func TestLoadConfigFinishReserveUnderHalfTheTimeout(t *testing.T) {
 	} {
 		t.Run(tt.timeout+"/"+tt.reserve, func(t *testing.T) {
 			ctx := defaultContext(t)
-			ctx[keyPredictorTimeoutSeconds] = tt.timeout
-			ctx[keyFinishReserveSeconds] = tt.reserve
-			ctx[keyBatchSize] = "1" // a round of 4 s of slots fits the shortest timeout's wait
+			ctx[settings.PredictorTimeoutSeconds.Key] = tt.timeout
+			ctx[settings.FinishReserveSeconds.Key] = tt.reserve
+			ctx[settings.BatchSize.Key] = "1" // a round of 4 s of slots fits the shortest timeout's wait
 			cfg, err := LoadConfig(lookupIn(ctx))
 			switch {
 			case tt.ok && err != nil:
 				t.Fatalf("rejected: %v", err)
 			case !tt.ok && err == nil:
 				t.Fatalf("accepted a reserve of %v with a %v timeout", cfg.FinishReserve, cfg.PredictorTimeout)
-			case !tt.ok && (!strings.Contains(err.Error(), `"`+keyFinishReserveSeconds+`"`) || !strings.Contains(err.Error(), "less than half of "+keyPredictorTimeoutSeconds)):
-				t.Errorf("message %q must name %q and say it must be less than half of %s", err, keyFinishReserveSeconds, keyPredictorTimeoutSeconds)
+			case !tt.ok && (!strings.Contains(err.Error(), `"`+settings.FinishReserveSeconds.Key+`"`) || !strings.Contains(err.Error(), "less than half of "+settings.PredictorTimeoutSeconds.Key)):
+				t.Errorf("message %q must name %q and say it must be less than half of %s", err, settings.FinishReserveSeconds.Key, settings.PredictorTimeoutSeconds.Key)
 			}
 		})
 	}
 	// A bad timeout is reported once, as the timeout's error alone.
 	ctx := defaultContext(t)
-	ctx[keyPredictorTimeoutSeconds] = "5"
+	ctx[settings.PredictorTimeoutSeconds.Key] = "5"
 	_, err := LoadConfig(lookupIn(ctx))
-	if err == nil || strings.Contains(err.Error(), `"`+keyFinishReserveSeconds+`"`) {
-		t.Errorf("err = %v, want only the %s error", err, keyPredictorTimeoutSeconds)
+	if err == nil || strings.Contains(err.Error(), `"`+settings.FinishReserveSeconds.Key+`"`) {
+		t.Errorf("err = %v, want only the %s error", err, settings.PredictorTimeoutSeconds.Key)
 	}
 }
 
 func TestLoadConfigRejectsBothSecretSources(t *testing.T) {
 	ctx := defaultContext(t)
-	ctx[keyExistingSecretName] = "geo/key"
-	ctx[keyExistingSecretArn] = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123"
+	ctx[settings.ExistingSecretName.Key] = "geo/key"
+	ctx[settings.ExistingSecretArn.Key] = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123"
 	_, err := LoadConfig(lookupIn(ctx))
 	if err == nil || !strings.Contains(err.Error(), "not both") {
 		t.Fatalf("err = %v, want a 'not both' error", err)
@@ -374,14 +374,14 @@ func TestLoadConfigRejectsBothSecretSources(t *testing.T) {
 
 func TestLoadConfigReportsEveryBadKeyAtOnce(t *testing.T) {
 	ctx := defaultContext(t)
-	ctx[keyBatchSize] = "0"
-	ctx[keyTopN] = "99"
-	delete(ctx, keyRatePerMinute)
+	ctx[settings.BatchSize.Key] = "0"
+	ctx[settings.TopN.Key] = "99"
+	delete(ctx, settings.RatePerMinute.Key)
 	_, err := LoadConfig(lookupIn(ctx))
 	if err == nil {
 		t.Fatal("accepted")
 	}
-	for _, key := range []string{keyBatchSize, keyTopN, keyRatePerMinute} {
+	for _, key := range []string{settings.BatchSize.Key, settings.TopN.Key, settings.RatePerMinute.Key} {
 		if !strings.Contains(err.Error(), `"`+key+`"`) {
 			t.Errorf("error does not name %q: %v", key, err)
 		}
@@ -412,10 +412,10 @@ func TestLoadConfigKMSKeysOfExistingData(t *testing.T) {
 	const key = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 	const mrk = "arn:aws-cn:kms:cn-north-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab"
 	ctx := defaultContext(t)
-	ctx[keyExistingBucketName] = "my-uploads"
-	ctx[keyExistingBucketKmsKeyArn] = key
-	ctx[keyExistingSecretArn] = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123"
-	ctx[keyExistingSecretKmsKeyArn] = mrk
+	ctx[settings.ExistingBucketName.Key] = "my-uploads"
+	ctx[settings.ExistingBucketKmsKeyArn.Key] = key
+	ctx[settings.ExistingSecretArn.Key] = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123"
+	ctx[settings.ExistingSecretKmsKeyArn.Key] = mrk
 	cfg, err := LoadConfig(lookupIn(ctx))
 	if err != nil {
 		t.Fatalf("rejected: %v", err)
@@ -426,20 +426,13 @@ func TestLoadConfigKMSKeysOfExistingData(t *testing.T) {
 
 	// A key without the existing data it decrypts is a mistake.
 	ctx = defaultContext(t)
-	ctx[keyExistingBucketKmsKeyArn] = key
-	ctx[keyExistingSecretKmsKeyArn] = key
+	ctx[settings.ExistingBucketKmsKeyArn.Key] = key
+	ctx[settings.ExistingSecretKmsKeyArn.Key] = key
 	_, err = LoadConfig(lookupIn(ctx))
-	for _, want := range []string{`"` + keyExistingBucketKmsKeyArn + `": is set but ` + keyExistingBucketName, `"` + keyExistingSecretKmsKeyArn + `": is set but ` + keyExistingSecretName} {
+	for _, want := range []string{`"` + settings.ExistingBucketKmsKeyArn.Key + `": is set but ` + settings.ExistingBucketName.Key, `"` + settings.ExistingSecretKmsKeyArn.Key + `": is set but ` + settings.ExistingSecretName.Key} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want %q", err, want)
 		}
-	}
-}
-
-func TestPacingModesAreThePredictors(t *testing.T) {
-	if pacingShared != predictorpkg.PacingShared || pacingInstance != predictorpkg.PacingInstance {
-		t.Errorf("infra's pacing modes %q, %q differ from the predictor's %q, %q",
-			pacingShared, pacingInstance, predictorpkg.PacingShared, predictorpkg.PacingInstance)
 	}
 }
 
@@ -465,22 +458,19 @@ func TestLoadConfigDefaultsOfPhotoOptionsAndMemory(t *testing.T) {
 	}
 }
 
-func TestPhotoOptionsAreThePredictors(t *testing.T) {
-	if exifGPSPredict != predictorpkg.ExifGPSPredict || exifGPSSkip != predictorpkg.ExifGPSSkip || exifGPSIgnore != predictorpkg.ExifGPSIgnore ||
-		oversizeDownscale != predictorpkg.OversizeDownscale || oversizeReject != predictorpkg.OversizeReject ||
-		uploadMetadataStrip != predictorpkg.UploadMetadataStrip || uploadMetadataKeep != predictorpkg.UploadMetadataKeep ||
-		reuseContent != predictorpkg.ReuseContent || reuseOff != predictorpkg.ReuseOff ||
-		minDownscaleMaxSidePx != predictorpkg.MinDownscaleMaxSide {
-		t.Error("infra's exifGps/oversize values or downscale bound differ from the predictor's")
+// TestInfraListsAreTheTables: the two facts the settings table states of
+// the stack (CloudWatch Logs' retentions, the upload queue's retention)
+// are the stack's own.
+func TestInfraListsAreTheTables(t *testing.T) {
+	var days []string
+	for _, d := range slices.Sorted(maps.Keys(logRetentions)) {
+		days = append(days, strconv.Itoa(d))
 	}
-	// The predictor's own default must be what cdk.json deploys.
-	if ctx := cdkJSONContext(t); toText(ctx[keyDownscaleMaxSidePx]) != strconv.Itoa(predictorpkg.DefaultDownscaleMaxSide) {
-		t.Errorf("cdk.json %s = %v, predictor default %d", keyDownscaleMaxSidePx, ctx[keyDownscaleMaxSidePx], predictorpkg.DefaultDownscaleMaxSide)
+	if !slices.Equal(days, settings.LogRetentionDays.Allowed) {
+		t.Errorf("logRetentions %v, settings.LogRetentionDays allows %v", days, settings.LogRetentionDays.Allowed)
 	}
-	if ctx := cdkJSONContext(t); toText(ctx[keyMaxServerDelaySeconds]) != strconv.Itoa(int(predictorpkg.DefaultMaxServerDelay.Seconds())) ||
-		predictorpkg.MaxMaxServerDelay != 43200*time.Second {
-		t.Errorf("cdk.json %s = %v, predictor default %v and bound %v", keyMaxServerDelaySeconds, ctx[keyMaxServerDelaySeconds],
-			predictorpkg.DefaultMaxServerDelay, predictorpkg.MaxMaxServerDelay)
+	if settings.UploadQueueRetentionSeconds != uploadQueueRetentionDays*24*3600 {
+		t.Errorf("settings.UploadQueueRetentionSeconds %d, the queue keeps messages %d days", settings.UploadQueueRetentionSeconds, uploadQueueRetentionDays)
 	}
 }
 
@@ -532,20 +522,6 @@ func TestLoadAppConfigRefusesUnknownSettings(t *testing.T) {
 		_, err := LoadAppConfig(ctx)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("-c %s=x: err = %v, want %q", typo, err, want)
-		}
-	}
-}
-
-func TestEditDistance(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"kitten", "sitting", 3},
-		{"alarmemial", "alarmemail", 1}, {"ab", "ba", 1}, {"batchsize", "batchsize", 0},
-	} {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

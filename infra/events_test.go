@@ -16,8 +16,8 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
-
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
@@ -188,8 +188,8 @@ func refID(t *testing.T, v any) string {
 
 func TestEventBusNameNeedsEvents(t *testing.T) {
 	ctx := defaultContext(t)
-	ctx[keyEvents] = "false"
-	ctx[keyEventBusName] = "geo-results"
+	ctx[settings.Events.Key] = "false"
+	ctx[settings.EventBusName.Key] = "geo-results"
 	if _, err := LoadConfig(lookupIn(ctx)); err == nil || !strings.Contains(err.Error(), `"eventBusName"`) {
 		t.Errorf("eventBusName without events: %v", err)
 	}

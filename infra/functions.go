@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
@@ -65,43 +67,20 @@ func goMemLimit(memoryMB int) string {
 // into paid predictions and records them.
 func newPredictor(stack awscdk.Stack, p *pipeline, assets functionAssets) (awslambda.Function, awslogs.LogGroup, awsiam.Role) {
 	cfg := p.cfg
-	env := map[string]*string{
-		envvars.TableName:        p.table.TableName(),
-		envvars.SecretID:         secretID(cfg, p.secret),
-		envvars.APIURL:           jsii.String(cfg.APIURL),
-		envvars.APIKeyHeader:     jsii.String(cfg.APIKeyHeader),
-		envvars.ModelFallback:    jsii.String(strconv.FormatBool(cfg.ModelFallback)),
-		envvars.RatePerMinute:    jsii.String(strconv.Itoa(cfg.RatePerMinute)),
-		envvars.MaxConcurrency:   jsii.String(strconv.Itoa(cfg.MaxConcurrency)),
-		envvars.Pacing:           jsii.String(cfg.Pacing),
-		envvars.DailyBudget:      jsii.String(strconv.Itoa(cfg.DailyCreditBudget)),
-		envvars.ClaimLease:       jsii.String(cfg.ClaimLease().String()),
-		envvars.RecordTTLDays:    jsii.String(strconv.Itoa(cfg.RecordTTLDays)),
-		envvars.BucketName:       p.bucket.BucketName(),
-		envvars.MetricNamespace:  jsii.String(metricnames.DefaultNamespace),
-		envvars.PipelineName:     stack.StackName(),
-		envvars.LogLevel:         jsii.String(cfg.LogLevel),
-		envvars.MaxImageBytes:    jsii.String(strconv.Itoa(cfg.MaxImageBytes)),
-		envvars.MaxReceiveCount:  jsii.String(strconv.Itoa(redriveMaxReceiveCount(p.queue))),
-		envvars.FinishReserve:    jsii.String(cfg.FinishReserve.String()),
-		envvars.BatchSize:        jsii.String(strconv.Itoa(cfg.BatchSize)),
-		envvars.FunctionTimeout:  jsii.String(cfg.PredictorTimeout.String()),
-		envvars.ExifGPS:          jsii.String(cfg.ExifGPS),
-		envvars.Oversize:         jsii.String(cfg.Oversize),
-		envvars.DownscaleMaxSide: jsii.String(strconv.Itoa(cfg.DownscaleMaxSidePx)),
-		envvars.UploadMetadata:   jsii.String(cfg.UploadMetadata),
-		envvars.ReuseResults:     jsii.String(cfg.ReuseResults),
-		envvars.ReuseMaxAgeDays:  jsii.String(strconv.Itoa(cfg.ReuseMaxAgeDays)),
-		envGoMemLimit:            jsii.String(goMemLimit(cfg.PredictorMemoryMB)),
-	}
-	env[envvars.MaxServerDelay] = jsii.String(strconv.Itoa(int(cfg.MaxServerDelay.Seconds())))
-	// Unset means "service default"; an empty value might not.
-	if cfg.TopN != 0 {
-		env[envvars.TopN] = jsii.String(strconv.Itoa(cfg.TopN))
-	}
-	if cfg.ModelID != "" {
-		env[envvars.ModelID] = jsii.String(cfg.ModelID)
-	}
+	// The settings the table gives the predictor (an unset topN or modelId
+	// stays unset: the service's default), and what the stack knows.
+	env := cfg.functionEnv(settings.Predictor)
+	maps.Copy(env, map[string]*string{
+		envvars.TableName:       p.table.TableName(),
+		envvars.SecretID:        secretID(cfg, p.secret),
+		envvars.ClaimLease:      jsii.String(cfg.ClaimLease().String()),
+		envvars.BucketName:      p.bucket.BucketName(),
+		envvars.MetricNamespace: jsii.String(metricnames.DefaultNamespace),
+		envvars.PipelineName:    stack.StackName(),
+		// The queue's own count, so the predictor cannot be told another.
+		envvars.MaxReceiveCount: jsii.String(strconv.Itoa(redriveMaxReceiveCount(p.queue))),
+		envGoMemLimit:           jsii.String(goMemLimit(cfg.PredictorMemoryMB)),
+	})
 
 	role := newFunctionRole(stack, "PredictorRole", "Predictor: reads uploads, the API key secret and the results table")
 	logs := newFunctionLogGroup(stack, "PredictorLogs", cfg, role)
@@ -159,23 +138,15 @@ func redriveMaxReceiveCount(queue awssqs.Queue) int {
 // health and publishes them as metrics.
 func newMonitor(stack awscdk.Stack, p *pipeline, assets functionAssets) awslambda.Function {
 	cfg := p.cfg
-	env := map[string]*string{
+	// The monitor reports whether the model the predictor will use is
+	// ready, so it gets modelId too (settings.ModelID.Functions).
+	env := cfg.functionEnv(settings.Monitor)
+	maps.Copy(env, map[string]*string{
 		envvars.TableName:       p.table.TableName(),
 		envvars.SecretID:        secretID(cfg, p.secret),
-		envvars.APIURL:          jsii.String(cfg.APIURL),
-		envvars.APIKeyHeader:    jsii.String(cfg.APIKeyHeader),
-		envvars.HistoryTTLDays:  jsii.String(strconv.Itoa(cfg.HistoryTTLDays)),
 		envvars.MetricNamespace: jsii.String(metricnames.DefaultNamespace),
 		envvars.PipelineName:    stack.StackName(),
-		envvars.LogLevel:        jsii.String(cfg.LogLevel),
-	}
-	// The monitor reports whether the model the predictor will use is ready.
-	if cfg.ModelID != "" {
-		env[envvars.ModelID] = jsii.String(cfg.ModelID)
-	}
-	if cfg.CreditsPath != "" {
-		env[envvars.CreditsPath] = jsii.String(cfg.CreditsPath)
-	}
+	})
 
 	role := newFunctionRole(stack, "MonitorRole", "Monitor: reads the API key secret and keeps credit history in the results table")
 	logs := newFunctionLogGroup(stack, "MonitorLogs", cfg, role)

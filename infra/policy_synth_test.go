@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -35,27 +37,27 @@ var policyConfigurations = []policyConfiguration{
 	{"disposable", "new bucket and secret, removeOnDestroy (auto-delete objects)", disposableContext},
 	{"secretArn", "new bucket, existing secret by ARN with a KMS key, alarmEmail", func(t testing.TB) map[string]any {
 		ctx := defaultContext(t)
-		ctx[keyStackName] = "GeoSecretArn"
-		ctx[keyExistingSecretArn] = policyTestSecretArn
-		ctx[keyExistingSecretKmsKeyArn] = policyTestSecretKeyArn
-		ctx[keyAlarmEmail] = "ops@example.com"
+		ctx[settings.StackName.Key] = "GeoSecretArn"
+		ctx[settings.ExistingSecretArn.Key] = policyTestSecretArn
+		ctx[settings.ExistingSecretKmsKeyArn.Key] = policyTestSecretKeyArn
+		ctx[settings.AlarmEmail.Key] = "ops@example.com"
 		return ctx
 	}},
 	{"importedS3", "existing bucket notifying the queue itself (notifications=s3, prefix and suffix), new secret", func(t testing.TB) map[string]any {
 		ctx := defaultContext(t)
-		ctx[keyStackName] = "GeoImportedS3"
-		ctx[keyExistingBucketName] = "geo-s3-notified-bucket"
-		ctx[keyNotifications] = notificationsS3
-		ctx[keyUploadPrefix] = "in/"
-		ctx[keyUploadSuffix] = ".jpeg"
+		ctx[settings.StackName.Key] = "GeoImportedS3"
+		ctx[settings.ExistingBucketName.Key] = "geo-s3-notified-bucket"
+		ctx[settings.Notifications.Key] = notificationsS3
+		ctx[settings.UploadPrefix.Key] = "in/"
+		ctx[settings.UploadSuffix.Key] = ".jpeg"
 		return ctx
 	}},
 	{"importedPlain", "existing bucket through EventBridge (no KMS key, prefix filter), existing secret by ARN (AWS managed key)", func(t testing.TB) map[string]any {
 		ctx := defaultContext(t)
-		ctx[keyStackName] = "GeoImportedPlain"
-		ctx[keyExistingBucketName] = "geo-plain-existing-bucket"
-		ctx[keyUploadPrefix] = "uploads/"
-		ctx[keyExistingSecretArn] = policyTestSecretArn
+		ctx[settings.StackName.Key] = "GeoImportedPlain"
+		ctx[settings.ExistingBucketName.Key] = "geo-plain-existing-bucket"
+		ctx[settings.UploadPrefix.Key] = "uploads/"
+		ctx[settings.ExistingSecretArn.Key] = policyTestSecretArn
 		return ctx
 	}},
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
+
 	"fmt"
 	"maps"
 	"slices"
@@ -66,7 +68,7 @@ func TestUploadBucketIsPrivateEncryptedAndLogged(t *testing.T) {
 func TestUploadBucketIsVersionedAndExpiresOldVersions(t *testing.T) {
 	s := synthApp(t).created
 	// The scenario overrides cdk.json's default, so the rule follows context.
-	if want := createdContext(t)[keyNoncurrentVersionDays]; strconv.Itoa(s.cfg.NoncurrentVersionDays) != want {
+	if want := createdContext(t)[settings.NoncurrentVersionDays.Key]; strconv.Itoa(s.cfg.NoncurrentVersionDays) != want {
 		t.Errorf("NoncurrentVersionDays = %d, the scenario sets %v", s.cfg.NoncurrentVersionDays, want)
 	}
 	check(t, "versioned, with old versions, stale delete markers and abandoned uploads removed", func() {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -55,40 +57,40 @@ func TestMain(m *testing.M) {
 // overrides each scenario deploys with.
 func createdContext(t testing.TB) map[string]any {
 	ctx := defaultContext(t)
-	ctx[keyStackName] = "GeoCreated"
-	ctx[keyAlarmEmail] = "ops@example.com"
-	ctx[keyTopN] = "7"
-	ctx[keyModelID] = "geo-test-model"
-	ctx[keyUploadPrefix] = "incoming/"
-	ctx[keyUploadSuffix] = ".jpg"
-	ctx[keyDailyCreditBudget] = "500"
-	ctx[keyRecordTTLDays] = "90"
-	ctx[keyCreditsPath] = "data.remaining"
-	ctx[keyNoncurrentVersionDays] = "45"
-	ctx[keyMaxImageBytes] = "5000000"
-	ctx[keyFinishReserveSeconds] = "15"
-	ctx[keyDLQMaxReceiveCount] = "5"
+	ctx[settings.StackName.Key] = "GeoCreated"
+	ctx[settings.AlarmEmail.Key] = "ops@example.com"
+	ctx[settings.TopN.Key] = "7"
+	ctx[settings.ModelID.Key] = "geo-test-model"
+	ctx[settings.UploadPrefix.Key] = "incoming/"
+	ctx[settings.UploadSuffix.Key] = ".jpg"
+	ctx[settings.DailyCreditBudget.Key] = "500"
+	ctx[settings.RecordTTLDays.Key] = "90"
+	ctx[settings.CreditsPath.Key] = "data.remaining"
+	ctx[settings.NoncurrentVersionDays.Key] = "45"
+	ctx[settings.MaxImageBytes.Key] = "5000000"
+	ctx[settings.FinishReserveSeconds.Key] = "15"
+	ctx[settings.DLQMaxReceiveCount.Key] = "5"
 	// Without the result events: no pipe, its role, queue, rules or alarm.
-	ctx[keyEvents] = "false"
+	ctx[settings.Events.Key] = "false"
 	return ctx
 }
 
 func importedContext(t testing.TB) map[string]any {
 	ctx := defaultContext(t)
-	ctx[keyStackName] = "GeoImported"
-	ctx[keyExistingBucketName] = "geo-test-existing-bucket"
-	ctx[keyUploadPrefix] = "photos/"
-	ctx[keyUploadSuffix] = ".jpg"
-	ctx[keyExistingSecretName] = "geo/test/api-key"
-	ctx[keyExistingBucketKmsKeyArn] = testBucketKeyArn
-	ctx[keyExistingSecretKmsKeyArn] = testSecretKeyArn
-	ctx[keyRemoveOnDestroy] = "true"
-	ctx[keyMaxConcurrency] = "5"
-	ctx[keyBatchSize] = "1"
-	ctx[keyMonitorScheduleMinutes] = "15"
-	ctx[keyLogRetentionDays] = "14"
+	ctx[settings.StackName.Key] = "GeoImported"
+	ctx[settings.ExistingBucketName.Key] = "geo-test-existing-bucket"
+	ctx[settings.UploadPrefix.Key] = "photos/"
+	ctx[settings.UploadSuffix.Key] = ".jpg"
+	ctx[settings.ExistingSecretName.Key] = "geo/test/api-key"
+	ctx[settings.ExistingBucketKmsKeyArn.Key] = testBucketKeyArn
+	ctx[settings.ExistingSecretKmsKeyArn.Key] = testSecretKeyArn
+	ctx[settings.RemoveOnDestroy.Key] = "true"
+	ctx[settings.MaxConcurrency.Key] = "5"
+	ctx[settings.BatchSize.Key] = "1"
+	ctx[settings.MonitorScheduleMinutes.Key] = "15"
+	ctx[settings.LogRetentionDays.Key] = "14"
 	// The result events on an existing bus rather than the default one.
-	ctx[keyEventBusName] = testEventBusName
+	ctx[settings.EventBusName.Key] = testEventBusName
 	return ctx
 }
 
@@ -105,8 +107,8 @@ const (
 // removed with the stack.
 func disposableContext(t testing.TB) map[string]any {
 	ctx := defaultContext(t)
-	ctx[keyStackName] = "GeoDisposable"
-	ctx[keyRemoveOnDestroy] = "true"
+	ctx[settings.StackName.Key] = "GeoDisposable"
+	ctx[settings.RemoveOnDestroy.Key] = "true"
 	return ctx
 }
 

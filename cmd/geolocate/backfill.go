@@ -78,7 +78,7 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 	}
 	b := &backfill{c: c, clients: clients, store: store, bucket: *bucket, queueURL: *queueURL, dryRun: *dryRun, requeueUnknown: *requeue}
 	if *countReuse {
-		mode, err := checkUploadMetadata(*meta, false)
+		mode, err := meta.check(false)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
 // runLocal: geolocate local [--images DIR] [--watch] [--json] — the whole
@@ -44,9 +45,13 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		demo        = fs.String("dashboard-demo", "", "instead of a run, write the stack's dashboard drawn from a simulated busy day (uploads all day and a half-hour outage of the service, played in seconds on a simulated clock) to this HTML file: what the dashboard looks like in operation")
 		service     = fs.String("service", serviceSimulator, "the geolocation service the functions call: "+serviceSimulator+" (built in, free) or "+serviceReal+" (the service at GEO_API_URL with GEO_API_KEY: paid predictions; make run SERVICE=real); GEO_API_URL alone never selects it")
 		profile     = fs.String("profile", string(geosim.ProfileContract), "the simulator's profile: contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its own key header, 30 predictions a minute)")
-		meta        = uploadMetadataFlag(fs, "", "; default GEO_UPLOAD_METADATA, else strip")
-		notify      = fs.String("notifications", pipeline.NotificationsS3, "how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)")
-		asMap       = registerMapFlags(fs)
+		meta        = uploadMetadataFlag(fs, "", "; default "+settings.UploadMetadata.Env+", else "+settings.UploadMetadata.Default)
+		reuse       = newSettingFlag(fs, "reuse-results", settings.ReuseResults, "",
+			"whether a photo already answered is answered again: content (pay once per photo: an answer is reused for every upload that sends the same bytes with the same request) or off (pay once per object version)",
+			"; default "+settings.ReuseResults.Env+", else "+settings.ReuseResults.Default)
+		notifyFlag = newSettingFlag(fs, "notifications", settings.Notifications, pipeline.NotificationsS3,
+			"how uploads reach the queue, as the stack's notifications setting: s3 (S3's event notification) or eventbridge (S3's EventBridge event, what an existing bucket gets by default)", "")
+		asMap = registerMapFlags(fs)
 	)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -55,9 +60,17 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--profile: %w", err)}
 	}
-	mode, err := checkUploadMetadata(*meta, true)
-	if err != nil {
-		return err
+	// The setting flags win over their variables in the shell, as -c wins
+	// over cdk.json.
+	overrides := map[string]string{}
+	for _, f := range []settingFlag{meta, reuse} {
+		v, err := f.check(true)
+		if err != nil {
+			return err
+		}
+		if v != "" {
+			overrides[f.setting.Env] = v
+		}
 	}
 	if err := asMap.check(); err != nil {
 		return err
@@ -76,8 +89,9 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *notify != pipeline.NotificationsS3 && *notify != pipeline.NotificationsEventBridge {
-		return usageError{fmt.Errorf("--notifications %q: want %s or %s", *notify, pipeline.NotificationsS3, pipeline.NotificationsEventBridge)}
+	notify, err := notifyFlag.check(false)
+	if err != nil {
+		return err
 	}
 	if *watch && *images != "" && isCheckoutSamples(*images) {
 		return usageError{fmt.Errorf("--watch on %s would leave the files dropped there in the repository, where later runs upload them and tests read them: name another folder, or leave --images out to watch a temporary copy", *images)}
@@ -111,17 +125,16 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		KeyPrefix:     *prefix,
 		Watch:         *watch,
 		Unversioned:   *unversioned,
-		Notifications: *notify,
+		Notifications: notify,
 		Profile:       simProfile,
 		External:      external,
 		Getenv:        c.getenv,
 		Progress:      c.stderr,
 	}
-	if mode != "" {
-		// The flag wins over GEO_UPLOAD_METADATA, as -c wins over cdk.json.
+	if len(overrides) > 0 {
 		opts.Getenv = func(name string) string {
-			if name == envvars.UploadMetadata {
-				return mode
+			if v, ok := overrides[name]; ok {
+				return v
 			}
 			return c.getenv(name)
 		}

@@ -8,28 +8,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip"
-	"github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
 // uploadMetadataFlag registers --upload-metadata, the CLI's name of the
-// stack's uploadMetadata: strip or keep; note ends the help text.
-func uploadMetadataFlag(fs *flag.FlagSet, def, note string) *string {
-	return fs.String("upload-metadata", def,
-		"what of each photo's metadata the service receives: strip (blanked before upload: EXIF but its orientation, XMP, IPTC, comments; the pixels untouched) or keep (sent as stored)"+note)
-}
-
-// checkUploadMetadata validates the flag's value, "" allowed when optional.
-func checkUploadMetadata(v string, optional bool) (string, error) {
-	switch s := strings.ToLower(v); {
-	case s == predictor.UploadMetadataStrip, s == predictor.UploadMetadataKeep, s == "" && optional:
-		return s, nil
-	}
-	return "", usageError{fmt.Errorf("--upload-metadata %q is neither %s nor %s", v, predictor.UploadMetadataStrip, predictor.UploadMetadataKeep)}
+// stack's uploadMetadata (settings.UploadMetadata); note ends the help text.
+func uploadMetadataFlag(fs *flag.FlagSet, def, note string) settingFlag {
+	return newSettingFlag(fs, "upload-metadata", settings.UploadMetadata, def,
+		"what of each photo's metadata the service receives: strip (blanked before upload: EXIF but its orientation, XMP, IPTC, comments; the pixels untouched) or keep (sent as stored)", note)
 }
 
 // strippedFile is the upload of one file with its metadata stripped: the

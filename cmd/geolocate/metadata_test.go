@@ -72,3 +72,12 @@ func TestLocalRefusesAnUnknownUploadMetadataBeforeStarting(t *testing.T) {
 		t.Errorf("exit %d stderr %q, want a usage error naming the values", r.code, r.stderr)
 	}
 }
+
+// TestLocalRefusesAnUnknownReuseModeBeforeStarting: --reuse-results takes
+// the table's values (settings.ReuseResults), and says which.
+func TestLocalRefusesAnUnknownReuseModeBeforeStarting(t *testing.T) {
+	r := runCLI(t, nil, nil, "local", "--reuse-results", "object", "--images", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "--reuse-results \"object\" is neither content nor off") {
+		t.Errorf("exit %d stderr %q, want a usage error naming the values", r.code, r.stderr)
+	}
+}

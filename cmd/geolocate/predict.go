@@ -42,7 +42,7 @@ func runPredict(ctx context.Context, c *cli, args []string) error {
 		return usageError{fmt.Errorf("--top-n %d is outside %d to %d: give how many locations you want, or leave --top-n out for the service's default (5)",
 			*topN, geoapi.MinTopN, geoapi.MaxTopN)}
 	}
-	mode, err := checkUploadMetadata(*meta, false)
+	mode, err := meta.check(false)
 	if err != nil {
 		return err
 	}

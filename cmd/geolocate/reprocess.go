@@ -18,6 +18,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/reprocessmsg"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
 // runReprocess: geolocate reprocess --model ID | --default-model [--run
@@ -36,7 +37,7 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 		maxCredits   = fs.Int("max-credits", 0, "the most the run may spend, in credits: required unless --dry-run (a resumed run may raise it)")
 		dryRun       = fs.Bool("dry-run", false, "print how many objects, credits and how long, and send nothing")
 		perCall      = fs.Int("credits-per-call", 0, "the model's price (default: the service's model list, else an estimate)")
-		rate         = fs.Float64("rate", predictor.DefaultRatePerMinute, "calls per minute the stack makes (its ratePerMinute), for the time estimate")
+		rate         = fs.Float64("rate", float64(settings.RatePerMinute.DefaultInt()), "calls per minute the stack makes (its ratePerMinute), for the time estimate")
 		queueURL     = fs.String("queue-url", "", "queue to send to (default: the stack's "+outputQueueURL+" output)")
 		sel          selection
 		conn         connection

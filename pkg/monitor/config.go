@@ -2,17 +2,18 @@ package monitor
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
 // Defaults applied by LoadConfig.
 const (
-	DefaultPipelineName   = "local"
-	DefaultHistoryTTLDays = 14
-	DefaultHistoryWindow  = 24 * time.Hour
+	DefaultPipelineName  = "local"
+	DefaultHistoryWindow = 24 * time.Hour
 	// DefaultRecordSettle is how old a record must be before the credit
 	// estimate counts it: the by-status index is eventually consistent, and
 	// a record not yet in it when the tally passes its time would never be
@@ -76,28 +77,29 @@ func (c Config) String() string {
 }
 
 // LoadConfig reads and validates the configuration. getenv is usually
-// os.Getenv. Every error names the variable at fault and never its value
+// os.Getenv; a setting's variable left unset takes the table's default
+// (pkg/shared/settings), the stack's. Every error names the variable at fault and never its value
 // when that value could be a key.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	p := envvars.NewParser(getenv)
-	secretID, apiKey := p.KeySource()
+	r := settings.FromEnv(getenv)
+	secretID, apiKey := r.KeySource()
 	c := Config{
-		TableName:     p.Str(envvars.TableName),
+		TableName:     r.Str(envvars.TableName),
 		SecretID:      secretID,
 		APIKey:        apiKey,
-		APIURL:        p.URL(envvars.APIURL),
-		KeyHeader:     p.KeyHeader(envvars.APIKeyHeader),
-		ModelID:       p.Str(envvars.ModelID),
-		CreditsPath:   p.Str(envvars.CreditsPath),
-		HistoryTTL:    time.Duration(p.IntRange(envvars.HistoryTTLDays, DefaultHistoryTTLDays, 1, 36500)) * 24 * time.Hour,
+		APIURL:        r.URL(settings.APIURL),
+		KeyHeader:     r.String(settings.APIKeyHeader),
+		ModelID:       r.String(settings.ModelID),
+		CreditsPath:   r.String(settings.CreditsPath),
+		HistoryTTL:    r.Duration(settings.HistoryTTLDays, 24*time.Hour),
 		HistoryWindow: DefaultHistoryWindow,
 		RecordSettle:  DefaultRecordSettle,
-		Namespace:     p.StrDefault(envvars.MetricNamespace, metricnames.DefaultNamespace),
-		PipelineName:  p.StrDefault(envvars.PipelineName, DefaultPipelineName),
-		LogLevel:      p.LogLevel(envvars.LogLevel),
-		EventBus:      p.Str(envvars.EventBusName),
+		Namespace:     r.StrDefault(envvars.MetricNamespace, metricnames.DefaultNamespace),
+		PipelineName:  r.StrDefault(envvars.PipelineName, DefaultPipelineName),
+		LogLevel:      strings.ToLower(r.String(settings.LogLevel)),
+		EventBus:      r.Str(envvars.EventBusName),
 	}
-	if err := p.Err(); err != nil {
+	if err := r.Err(); err != nil {
 		return Config{}, fmt.Errorf("monitor configuration: %w", err)
 	}
 	return c, nil

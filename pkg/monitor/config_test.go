@@ -25,7 +25,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if c.PipelineName != "local" || c.Namespace != metricnames.DefaultNamespace {
 		t.Errorf("pipeline=%q namespace=%q", c.PipelineName, c.Namespace)
 	}
-	if c.HistoryTTL != 14*24*time.Hour || c.HistoryWindow != 24*time.Hour {
+	// The stack's default (cdk.json historyTtlDays); the monitor's own 14
+	// had drifted from it.
+	if c.HistoryTTL != 30*24*time.Hour || c.HistoryWindow != 24*time.Hour {
 		t.Errorf("ttl=%v window=%v", c.HistoryTTL, c.HistoryWindow)
 	}
 	if c.TableName != "" || c.ModelID != "" {

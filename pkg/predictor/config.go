@@ -2,43 +2,45 @@ package predictor
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
-	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
-// Defaults of the optional settings.
+// Defaults of what the stack tells the predictor besides its settings.
 const (
-	// DefaultRatePerMinute is the rate a public implementation of the
-	// service allows per key; the contract gives no figure.
-	DefaultRatePerMinute  = 30
-	DefaultMaxConcurrency = 2
-	DefaultClaimLease     = 15 * time.Minute
-	DefaultPipelineName   = "local"
+	DefaultClaimLease   = 15 * time.Minute
+	DefaultPipelineName = "local"
 
 	// MinClaimLease keeps a lease longer than any plausible single call, so
 	// a slow but healthy attempt is never mistaken for a crashed one.
 	MinClaimLease = 30 * time.Second
+)
 
+// The defaults of settings other packages name, from the settings table
+// (pkg/shared/settings), where every default is written once.
+var (
+	// DefaultMemoryMB is the stack's predictor memory, for a process
+	// Lambda did not start.
+	DefaultMemoryMB = settings.PredictorMemoryMB.DefaultInt()
+	// DefaultFinishReserve is the time kept before Lambda's deadline to
+	// record the outcome of a call: the paid call is cut off when it
+	// starts. Lambda freezes the environment at the deadline, so a write
+	// that has not finished by then is lost.
+	DefaultFinishReserve = time.Duration(settings.FinishReserveSeconds.DefaultInt()) * time.Second
 	// DefaultMaxServerDelay is the default cap on a delay the service asks
 	// for: long enough for a limiter's whole window (the public backend's
 	// is 60 s), short enough that a bogus one parks nothing for long.
-	DefaultMaxServerDelay = 5 * time.Minute
-	// MaxMaxServerDelay is SQS's 12 hours: no message can wait longer.
-	MaxMaxServerDelay = 12 * time.Hour
-
-	// DefaultFinishReserve is the time kept before Lambda's deadline to
-	// record the outcome of a call: the paid call is cut off when it starts.
-	// Lambda freezes the environment at the deadline, so a write that has not
-	// finished by then is lost.
-	DefaultFinishReserve = 10 * time.Second
-	// MinFinishReserve leaves room for one ledger write and its retries.
-	MinFinishReserve = 2 * time.Second
+	DefaultMaxServerDelay = time.Duration(settings.MaxServerDelaySeconds.DefaultInt()) * time.Second
+	// DefaultDownscaleMaxSide is the default longest side of a downscaled
+	// photo.
+	DefaultDownscaleMaxSide = settings.DownscaleMaxSidePx.DefaultInt()
 )
 
 // Config is the predictor's configuration, read from the environment at cold
@@ -99,10 +101,6 @@ type Config struct {
 	ReuseMaxAge ledger.MaxAge
 }
 
-// DefaultMemoryMB is the stack's default predictor memory (cdk.json
-// predictorMemoryMb), for a process Lambda did not start.
-const DefaultMemoryMB = 512
-
 // DownscaleOptions are the downscaler's limits under this configuration
 // (a zero MemoryMB is DefaultMemoryMB).
 func (c Config) DownscaleOptions() downscale.Options {
@@ -123,9 +121,9 @@ const (
 	// orientation, XMP, IPTC, comments, trailers) in the stream to the
 	// service, without re-encoding; a photo it cannot strip is rejected
 	// (cannot_strip_metadata) before any credit is spent.
-	UploadMetadataStrip = "strip"
+	UploadMetadataStrip = settings.UploadMetadataStrip
 	// UploadMetadataKeep sends the object as stored, metadata and all.
-	UploadMetadataKeep = "keep"
+	UploadMetadataKeep = settings.UploadMetadataKeep
 )
 
 // EXIF GPS modes (GEO_EXIF_GPS).
@@ -133,13 +131,13 @@ const (
 	// ExifGPSPredict calls the service for every photo and, when the photo
 	// carries a valid EXIF position, records both and the distance between
 	// them: the accuracy figures.
-	ExifGPSPredict = "predict"
+	ExifGPSPredict = settings.ExifGPSPredict
 	// ExifGPSSkip records a photo with a valid EXIF position from EXIF alone
 	// (source exif, 0 credits), without a call.
-	ExifGPSSkip = "skip"
+	ExifGPSSkip = settings.ExifGPSSkip
 	// ExifGPSIgnore neither records nor uses the EXIF position (capture time
 	// and camera are still recorded).
-	ExifGPSIgnore = "ignore"
+	ExifGPSIgnore = settings.ExifGPSIgnore
 )
 
 // keepMetadata reports whether photos are sent with their metadata: only
@@ -150,24 +148,20 @@ func (c Config) keepMetadata() bool { return c.UploadMetadata == UploadMetadataK
 const (
 	// OversizeDownscale re-encodes a JPEG, PNG or WebP over the limit as a
 	// JPEG under it and sends that.
-	OversizeDownscale = "downscale"
+	OversizeDownscale = settings.OversizeDownscale
 	// OversizeReject rejects every photo over the limit (too_large).
-	OversizeReject = "reject"
+	OversizeReject = settings.OversizeReject
 )
 
-// DefaultDownscaleMaxSide is the default longest side of a downscaled photo.
-const DefaultDownscaleMaxSide = downscale.DefaultMaxSide
-
-// MinDownscaleMaxSide keeps a downscaled photo useful to a geolocation model:
-// below 512 px the signs and skyline details it reads are gone.
-const MinDownscaleMaxSide = 512
+// MinDownscaleMaxSide keeps a downscaled photo useful to a geolocation model.
+const MinDownscaleMaxSide = settings.MinDownscaleMaxSide
 
 // Pacing modes (GEO_PACING).
 const (
 	// PacingShared paces every instance through one schedule in the table.
-	PacingShared = "shared"
+	PacingShared = settings.PacingShared
 	// PacingInstance paces each instance alone at R/N.
-	PacingInstance = "instance"
+	PacingInstance = settings.PacingInstance
 )
 
 // PerInstanceRate is the rate, in requests per minute, one function instance
@@ -188,46 +182,46 @@ func (c Config) ExpectedCost() int {
 }
 
 // LoadConfig reads and validates the configuration through getenv (os.Getenv
-// in the function). The error names the offending variable and what it
-// accepts. It never includes the API key.
+// in the function); a setting's variable left unset takes the table's
+// default (pkg/shared/settings), the stack's. The error names the
+// offending variable and what it accepts. It never includes the API key.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	p := envvars.NewParser(getenv)
-	secretID, apiKey := p.KeySource()
+	r := settings.FromEnv(getenv)
+	secretID, apiKey := r.KeySource()
 	c := Config{
-		TableName:       p.Required(envvars.TableName),
+		TableName:       r.Required(envvars.TableName),
 		SecretID:        secretID,
 		APIKey:          apiKey,
-		APIURL:          p.URL(envvars.APIURL),
-		KeyHeader:       p.KeyHeader(envvars.APIKeyHeader),
-		TopN:            p.IntRange(envvars.TopN, 0, 1, 15),
-		ModelID:         p.Str(envvars.ModelID),
-		ModelFallback:   p.Bool(envvars.ModelFallback, true),
-		RatePerMinute:   p.FloatMin(envvars.RatePerMinute, DefaultRatePerMinute, 1),
-		MaxConcurrency:  p.IntRange(envvars.MaxConcurrency, DefaultMaxConcurrency, 1, 1000),
-		Pacing:          p.OneOf(envvars.Pacing, PacingShared, PacingShared, PacingInstance),
-		DailyBudget:     p.IntRange(envvars.DailyBudget, 0, 0, 1_000_000_000),
-		ClaimLease:      p.DurationMin(envvars.ClaimLease, DefaultClaimLease, MinClaimLease),
-		RecordTTL:       time.Duration(p.IntRange(envvars.RecordTTLDays, 0, 0, 36500)) * 24 * time.Hour,
-		BucketName:      p.Str(envvars.BucketName),
-		MaxImageBytes:   int64(p.IntRange(envvars.MaxImageBytes, int(imageformat.DefaultMaxImageBytes), 1, 100<<20)),
-		MaxReceiveCount: p.IntRange(envvars.MaxReceiveCount, 0, 0, 1000),
-		FinishReserve:   p.DurationMin(envvars.FinishReserve, DefaultFinishReserve, MinFinishReserve),
-		MetricNamespace: p.StrDefault(envvars.MetricNamespace, metricnames.DefaultNamespace),
-		PipelineName:    p.StrDefault(envvars.PipelineName, DefaultPipelineName),
-		LogLevel:        p.LogLevel(envvars.LogLevel),
+		APIURL:          r.URL(settings.APIURL),
+		KeyHeader:       r.String(settings.APIKeyHeader),
+		TopN:            r.Int(settings.TopN),
+		ModelID:         r.String(settings.ModelID),
+		ModelFallback:   r.Bool(settings.ModelFallback),
+		RatePerMinute:   r.Float(settings.RatePerMinute),
+		MaxConcurrency:  r.Int(settings.MaxConcurrency),
+		Pacing:          r.String(settings.Pacing),
+		DailyBudget:     r.Int(settings.DailyCreditBudget),
+		ClaimLease:      r.DurationMin(envvars.ClaimLease, DefaultClaimLease, MinClaimLease),
+		RecordTTL:       r.Duration(settings.RecordTTLDays, 24*time.Hour),
+		BucketName:      r.Str(envvars.BucketName),
+		MaxImageBytes:   int64(r.Int(settings.MaxImageBytes)),
+		MaxReceiveCount: r.Int(settings.DLQMaxReceiveCount),
+		FinishReserve:   r.Duration(settings.FinishReserveSeconds, time.Second),
+		MetricNamespace: r.StrDefault(envvars.MetricNamespace, metricnames.DefaultNamespace),
+		PipelineName:    r.StrDefault(envvars.PipelineName, DefaultPipelineName),
+		LogLevel:        strings.ToLower(r.String(settings.LogLevel)),
 
-		ExifGPS:          p.OneOf(envvars.ExifGPS, ExifGPSPredict, ExifGPSPredict, ExifGPSSkip, ExifGPSIgnore),
-		Oversize:         p.OneOf(envvars.Oversize, OversizeDownscale, OversizeDownscale, OversizeReject),
-		DownscaleMaxSide: p.IntRange(envvars.DownscaleMaxSide, DefaultDownscaleMaxSide, MinDownscaleMaxSide, 16384),
-		MaxServerDelay: time.Duration(p.IntRange(envvars.MaxServerDelay,
-			int(DefaultMaxServerDelay/time.Second), 1, int(MaxMaxServerDelay/time.Second))) * time.Second,
-		MemoryMB:       p.IntRange(envvars.FunctionMemorySize, DefaultMemoryMB, 128, 10240),
-		UploadMetadata: p.OneOf(envvars.UploadMetadata, UploadMetadataStrip, UploadMetadataStrip, UploadMetadataKeep),
-		ReuseResults:   p.OneOf(envvars.ReuseResults, ReuseContent, ReuseContent, ReuseOff),
-		ReuseMaxAge:    ledger.MaxAge(time.Duration(p.IntRange(envvars.ReuseMaxAgeDays, 0, 0, 36500)) * 24 * time.Hour),
+		ExifGPS:          r.String(settings.ExifGPS),
+		Oversize:         r.String(settings.Oversize),
+		DownscaleMaxSide: r.Int(settings.DownscaleMaxSidePx),
+		MaxServerDelay:   r.Duration(settings.MaxServerDelaySeconds, time.Second),
+		MemoryMB:         r.Int(settings.PredictorMemoryMB),
+		UploadMetadata:   r.String(settings.UploadMetadata),
+		ReuseResults:     r.String(settings.ReuseResults),
+		ReuseMaxAge:      ledger.MaxAge(r.Duration(settings.ReuseMaxAgeDays, 24*time.Hour)),
 	}
-	checkRules(p, c)
-	if err := p.Err(); err != nil {
+	checkRules(r, c)
+	if err := r.Err(); err != nil {
 		return Config{}, fmt.Errorf("predictor configuration: %w", err)
 	}
 	return c, nil
@@ -235,41 +229,41 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 
 // ruleNames are the variables of the settings configrules judges.
 var ruleNames = configrules.Names{
-	configrules.RatePerMinute:   envvars.RatePerMinute,
-	configrules.MaxConcurrency:  envvars.MaxConcurrency,
-	configrules.BatchSize:       envvars.BatchSize,
-	configrules.FunctionTimeout: envvars.FunctionTimeout,
-	configrules.FinishReserve:   envvars.FinishReserve,
-	configrules.Pacing:          envvars.Pacing,
-	configrules.MemoryMB:        envvars.FunctionMemorySize,
-	configrules.Oversize:        envvars.Oversize,
-	configrules.MaxReceiveCount: envvars.MaxReceiveCount,
+	configrules.RatePerMinute:   settings.RatePerMinute.Env,
+	configrules.MaxConcurrency:  settings.MaxConcurrency.Env,
+	configrules.BatchSize:       settings.BatchSize.Env,
+	configrules.FunctionTimeout: settings.PredictorTimeoutSeconds.Env,
+	configrules.FinishReserve:   settings.FinishReserveSeconds.Env,
+	configrules.Pacing:          settings.Pacing.Env,
+	configrules.MemoryMB:        settings.PredictorMemoryMB.Env,
+	configrules.Oversize:        settings.Oversize.Env,
+	configrules.MaxReceiveCount: settings.DLQMaxReceiveCount.Env,
 }
 
 // checkRules refuses the combinations of settings the CDK app refuses too
 // (pkg/shared/configrules), when every variable parsed. The batch size and
 // timeout are what the stack says of the event source and the function,
-// each unset one skipping its rule; the memory is Lambda's own variable,
-// unset the stack's default.
-func checkRules(p *envvars.Parser, c Config) {
-	if p.Err() != nil {
+// each unset one skipping its rule (settings.Setting.EnvUnknown); the
+// memory is Lambda's own variable, unset the stack's default.
+func checkRules(r *settings.Reader, c Config) {
+	if r.Err() != nil {
 		return
 	}
 	s := configrules.Settings{
 		RatePerMinute:   c.RatePerMinute,
 		MaxConcurrency:  c.MaxConcurrency,
-		BatchSize:       p.IntRange(envvars.BatchSize, 0, 1, 10_000),
-		FunctionTimeout: p.DurationMin(envvars.FunctionTimeout, 0, time.Second),
+		BatchSize:       r.Int(settings.BatchSize),
+		FunctionTimeout: r.Duration(settings.PredictorTimeoutSeconds, time.Second),
 		FinishReserve:   c.FinishReserve,
 		Pacing:          c.Pacing,
 		MemoryMB:        c.MemoryMB, // read once, in LoadConfig: unset is the stack's default
 		Oversize:        c.Oversize,
 		MaxReceiveCount: c.MaxReceiveCount,
 	}
-	if p.Err() != nil {
+	if r.Err() != nil {
 		return
 	}
 	for _, v := range configrules.Check(s, ruleNames) {
-		p.Fail(ruleNames[v.Settings[0]], "cannot work with the other settings: %s", v.Message)
+		r.FailName(ruleNames[v.Settings[0]], "cannot work with the other settings: %s", v.Message)
 	}
 }

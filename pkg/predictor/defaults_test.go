@@ -1,39 +1,40 @@
 package predictor
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
+	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/photo/downscale"
 	"github.com/geolocate-aws/geolocate/pkg/photo/imageformat"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
-// TestDefaultsAreTheStacks: a variable the predictor finds unset takes
-// the stack's default, so each default here must be cdk.json's. The memory
-// default drifted (cdk.json 512; envvars and a test said 1024), which this
-// test would have caught.
-func TestDefaultsAreTheStacks(t *testing.T) {
-	raw, err := os.ReadFile("../../cdk.json")
+// TestDefaultsAreTheLibraries: the predictor's defaults are the settings
+// table's (which pkg/shared/settings holds to cdk.json), and the libraries
+// it configures keep defaults of their own for callers without a
+// configuration; those must be the table's too. The memory default once
+// drifted (cdk.json 512; envvars and a test said 1024): with one default
+// per setting it cannot, and this test catches a library's drifting.
+func TestDefaultsAreTheLibraries(t *testing.T) {
+	for _, tt := range []struct {
+		setting *settings.Setting
+		library int
+	}{
+		{settings.MaxImageBytes, int(imageformat.DefaultMaxImageBytes)},
+		{settings.DownscaleMaxSidePx, downscale.DefaultMaxSide},
+		{settings.MaxServerDelaySeconds, int(geoapi.DefaultMaxServerDelay / time.Second)},
+	} {
+		if got := tt.setting.DefaultInt(); got != tt.library {
+			t.Errorf("settings %s default %d, the library's %d", tt.setting.Key, got, tt.library)
+		}
+	}
+	c, err := LoadConfig(envOf(baseEnv()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Context map[string]any `json:"context"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for key, code := range map[string]float64{
-		"predictorMemoryMb":     DefaultMemoryMB,
-		"ratePerMinute":         DefaultRatePerMinute,
-		"maxConcurrency":        DefaultMaxConcurrency,
-		"finishReserveSeconds":  DefaultFinishReserve.Seconds(),
-		"maxServerDelaySeconds": DefaultMaxServerDelay.Seconds(),
-		"downscaleMaxSidePx":    DefaultDownscaleMaxSide,
-		"maxImageBytes":         float64(imageformat.DefaultMaxImageBytes),
-	} {
-		if got, ok := doc.Context[key].(float64); !ok || got != code {
-			t.Errorf("cdk.json %s = %v, the predictor's default %v", key, doc.Context[key], code)
-		}
+	if c.MemoryMB != settings.PredictorMemoryMB.DefaultInt() || c.RatePerMinute != float64(settings.RatePerMinute.DefaultInt()) ||
+		c.MaxConcurrency != settings.MaxConcurrency.DefaultInt() || c.FinishReserve != DefaultFinishReserve {
+		t.Errorf("unset variables did not take the table's defaults: %+v", c)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/photo/metastrip"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
 // Reuse modes (GEO_REUSE_RESULTS).
@@ -22,9 +23,9 @@ const (
 	// ReuseContent pays once per photo: an answer is reused for every
 	// object whose upload would send the service the same bytes with the
 	// same request (ledger.ClaimContent).
-	ReuseContent = "content"
+	ReuseContent = settings.ReuseContent
 	// ReuseOff pays once per object version, as before content identity.
-	ReuseOff = "off"
+	ReuseOff = settings.ReuseOff
 )
 
 // retryContentBusy: another object with the same content is calling now.

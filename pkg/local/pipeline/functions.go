@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,21 +19,24 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
 // PipelineName is the Pipeline metric dimension of local runs.
 const PipelineName = "local"
 
-// passThrough are the optional settings a user may set in the shell to tune
-// the local functions as they would tune the stack through CDK context.
-var passThrough = []string{
-	envvars.TopN, envvars.ModelID, envvars.ModelFallback, envvars.RatePerMinute, envvars.Pacing,
-	envvars.DailyBudget, envvars.RecordTTLDays, envvars.CreditsPath, envvars.LogLevel,
-	envvars.ExifGPS, envvars.Oversize, envvars.DownscaleMaxSide, envvars.UploadMetadata, envvars.APIKeyHeader,
-	envvars.ReuseResults, envvars.ReuseMaxAgeDays,
-	// The function memory Lambda would report, which sizes the downscale's
-	// memory budget; unset, the stack's default.
-	envvars.FunctionMemorySize,
+// rigOwned are the settings' variables the rig decides itself: the
+// service it started (a GEO_API_URL left in the shell is never called) and
+// its one poller's concurrency.
+var rigOwned = []string{envvars.APIURL, envvars.MaxConcurrency}
+
+// passThrough are the settings a user may set in the shell to tune the
+// local functions as they would tune the stack through CDK context: every
+// variable of the settings table the rig does not own, Lambda's memory
+// size among them (it sizes the downscale's memory budget; unset, the
+// stack's default).
+func passThrough() []string {
+	return slices.DeleteFunc(settings.Passed(), func(name string) bool { return slices.Contains(rigOwned, name) })
 }
 
 // functionEnv is the environment the stack would give the functions, with
@@ -58,7 +62,7 @@ func functionEnv(opts Options, svc *service) map[string]string {
 	case svc.sim != nil:
 		env[envvars.RatePerMinute] = simulatorRatePerMinute
 	}
-	for _, name := range passThrough {
+	for _, name := range passThrough() {
 		if v := opts.Getenv(name); v != "" {
 			env[name] = v
 		}

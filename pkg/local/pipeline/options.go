@@ -9,19 +9,17 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
-// Defaults mirror the stack's (cdk.json) so a local run behaves like a
-// deployed one.
+// Defaults of the local parts. The event source's and the queue's are the
+// stack's own, from the settings table (setDefaults), so a local run
+// behaves like a deployed one.
 const (
-	DefaultBucket          = "geolocate-local-uploads"
-	DefaultTable           = "geolocate-local-results"
-	DefaultBatchSize       = 5                 // cdk.json batchSize
-	DefaultConcurrency     = 2                 // cdk.json maxConcurrency
-	DefaultFunctionTimeout = 120 * time.Second // cdk.json predictorTimeoutSeconds
-	DefaultMaxReceiveCount = 10                // cdk.json dlqMaxReceiveCount
-	DefaultRetryDelay      = time.Second
-	DefaultWatchInterval   = time.Second
+	DefaultBucket        = "geolocate-local-uploads"
+	DefaultTable         = "geolocate-local-results"
+	DefaultRetryDelay    = time.Second
+	DefaultWatchInterval = time.Second
 
 	// simulatorRatePerMinute lifts the predictor's rate limit when it talks
 	// to the in-process simulator, which has no limit of its own: the
@@ -139,16 +137,16 @@ func (o *Options) setDefaults() {
 		o.Notifications = NotificationsS3
 	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = DefaultBatchSize
+		o.BatchSize = settings.BatchSize.DefaultInt()
 	}
 	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency
+		o.Concurrency = settings.MaxConcurrency.DefaultInt()
 	}
 	if o.FunctionTimeout <= 0 {
-		o.FunctionTimeout = DefaultFunctionTimeout
+		o.FunctionTimeout = time.Duration(settings.PredictorTimeoutSeconds.DefaultInt()) * time.Second
 	}
 	if o.MaxReceiveCount <= 0 {
-		o.MaxReceiveCount = DefaultMaxReceiveCount
+		o.MaxReceiveCount = settings.DLQMaxReceiveCount.DefaultInt()
 	}
 	if o.RetryDelay <= 0 {
 		o.RetryDelay = DefaultRetryDelay
