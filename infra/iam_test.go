@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -118,6 +119,10 @@ func TestFunctionRolesAreLeastPrivilege(t *testing.T) {
 			// The on-failure destination of its asynchronous invocations.
 			for _, a := range []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"} {
 				wantMonitor[a] = failures
+			}
+			// Its Model Available events, on the result events' bus only.
+			if cfg.Events {
+				wantMonitor["events:PutEvents"] = ":event-bus/" + cmp.Or(cfg.EventBusName, "default")
 			}
 			// Customer managed keys of existing data: decrypt only.
 			if cfg.ExistingBucketKmsKeyArn != "" {
