@@ -55,10 +55,12 @@ func TestStagesOnTinyInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The two readings of the peak agree closely; wait4's maxrss is
-		// not always above the polled VmHWM (seen 52 KiB below it), so
-		// only their agreement is checked.
-		if m.OwnHWM < 1<<20 || m.MaxRSS < 1<<20 || float64(max(m.MaxRSS, m.OwnHWM)) > 1.1*float64(min(m.MaxRSS, m.OwnHWM)) || m.Status != "succeeded" {
+		// The two readings of the peak agree: within 10%, or 4 MiB for a
+		// peak this small, since wait4's maxrss can hold a few MB of the
+		// launcher's pages (seen 2.4 MB above VmHWM at 18 MB) and is not
+		// always above the polled VmHWM either (seen 52 KiB below it).
+		lo, hi := min(m.MaxRSS, m.OwnHWM), max(m.MaxRSS, m.OwnHWM)
+		if lo < 1<<20 || hi-lo > max(lo/10, 4<<20) || m.Status != "succeeded" {
 			t.Errorf("peak RSS readings %d (VmHWM) and %d (wait4), record %s", m.OwnHWM, m.MaxRSS, m.Status)
 		}
 		r.Memory = []rssResult{*m}
