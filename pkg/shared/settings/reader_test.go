@@ -141,16 +141,7 @@ func TestEnvIsWhatTheFunctionsRead(t *testing.T) {
 		case PredictorTimeoutSeconds, FinishReserveSeconds:
 			r.Duration(s, time.Second)
 		default:
-			switch s.Kind {
-			case Int:
-				r.Int(s)
-			case Number:
-				r.Float(s)
-			case Bool:
-				r.Bool(s)
-			default:
-				r.String(s)
-			}
+			readByKind(r, s)
 		}
 	}
 	if err := r.Err(); err != nil {

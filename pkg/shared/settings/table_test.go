@@ -35,16 +35,7 @@ func TestTableIsConsistent(t *testing.T) {
 			continue
 		}
 		r := FromContext(func(string) any { return s.Default })
-		switch s.Kind {
-		case Int:
-			r.Int(s)
-		case Number:
-			r.Float(s)
-		case Bool:
-			r.Bool(s)
-		default:
-			r.String(s)
-		}
+		readByKind(r, s)
 		if err := r.Err(); err != nil {
 			t.Errorf("default of %s refused: %v", s.Key, err)
 		}
@@ -215,5 +206,20 @@ func TestEditDistance(t *testing.T) {
 		if got := editDistance(tt.a, tt.b); got != tt.want {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// readByKind reads s with the Reader method of its kind, so that its
+// checks run on the value.
+func readByKind(r *Reader, s *Setting) {
+	switch s.Kind {
+	case Int:
+		r.Int(s)
+	case Number:
+		r.Float(s)
+	case Bool:
+		r.Bool(s)
+	default:
+		r.String(s)
 	}
 }
