@@ -235,7 +235,10 @@ var costBefore = struct {
 	SQSRequests:   3,
 	S3Gets:        2,
 	Saved: "Saved: the content item's end after a recorded answer (one write unit per paid photo, and its round trip in the billed time): " +
-		"a copy reuses a recorded answer whatever the content item's state, so the end only matters when no answer was recorded.",
+		"a copy reuses a recorded answer whatever the content item's state, so the end only matters when no answer was recorded; " +
+		"the claim's by-status index entry (two write units per paid photo: the claim no longer writes one, so the record's status change no longer deletes it): " +
+		"in-progress records are transient, and `geolocate results --status in_progress` finds them by a scan instead; " +
+		"the second S3 GET of a paid photo up to 4 MiB (the bytes hashed for the content identity are the bytes sent).",
 }
 
 // prefixOf is the item family a writesByItem row names ("`OBJ#` ...").
@@ -250,7 +253,7 @@ func prefixOf(name string) string {
 // itemFamilies names the results table's item families by the partition
 // key prefix bench.Usage.Writes splits them by, with what writes them.
 var itemFamilies = []struct{ prefix, name string }{
-	{"OBJ#", "object record: the claim (UpdateItem), the record (PutItem), a release or failure"},
+	{"OBJ#", "object record: the claim (UpdateItem, not in the by-status index), the record (PutItem), a release or failure"},
 	{"CONTENT#", "content item: the content claim, its end when no answer was recorded"},
 	{"PACE#", "call schedule: one slot per call (UpdateItem conditional on the last one read)"},
 	{"BUDGET#", "credit budget (only with a budget set)"},
