@@ -112,6 +112,9 @@ func (r *results) costRows() []row {
 		rows = append(rows, row{label,
 			fmt.Sprintf("%.0f credits + $%.4f AWS", lines[0].Quantity, total), fmt.Sprintf("<= $%.3f AWS", targetRealRateCost),
 			verdict(total <= targetRealRateCost), why})
+		_, quiet := bench.ListPrices.Per1000(withoutResultEvents(perImageUsage(t, r.Stack)))
+		rows = append(rows, row{fmt.Sprintf("The same with result events off (`events: false`: no stream polling, pipe or bus events)"),
+			fmt.Sprintf("$%.4f AWS", quiet), "none set", "info", ""})
 	}
 	if t := r.Throughput; t != nil {
 		lines, total := bench.ListPrices.Per1000(perImageUsage(t, r.Stack))
@@ -176,6 +179,13 @@ func (r *results) costSection(p func(string, ...any)) {
 	p("Not per image, so not in the table: the monitor (one 128 MB invocation every %d minutes), the secret itself ($0.40 per month), custom metrics and alarms (per metric and per alarm per month), idle SQS polling by the event source, storage of records and uploads.\n", r.Stack.MonitorMinutes)
 }
 
+// withoutResultEvents is u on a stack deployed with events off: no pipe
+// reads the table's stream, and no result event is published.
+func withoutResultEvents(u bench.PerImage) bench.PerImage {
+	u.StreamReads, u.ResultEvents = 0, 0
+	return u
+}
+
 // reachTarget says, from the real rate's cost lines, what the rest would
 // take to reach targetRealRateCost: the gap, and the items that make it,
 // dearest first, with what each costs per image.
@@ -203,8 +213,10 @@ func reachTarget(lines []bench.CostLine, total float64, t *throughputResult, st 
 		}
 		parts = append(parts, fmt.Sprintf("%s $%.4f (%s)", l.Item, l.USD, per))
 	}
-	return fmt.Sprintf("What $%.3f at %.0f/min would take: the AWS total is $%.4f, $%.4f over. The dearest items: %s. Any mix of those savings that adds up to the gap reaches it.",
-		targetRealRateCost, t.Config.RatePerMinute, total, total-targetRealRateCost, strings.Join(parts, "; "))
+	_, quiet := bench.ListPrices.Per1000(withoutResultEvents(u))
+	return fmt.Sprintf("What $%.3f at %.0f/min would take: the AWS total is $%.4f, $%.4f over. The dearest items: %s. Any mix of those savings that adds up to the gap reaches it. "+
+		"Of the total, $%.4f is the result events (on by default): the pipe's stream polling, charged by the hour whatever the volume, its requests and the bus's events; with `events: false` the total is $%.4f.",
+		targetRealRateCost, t.Config.RatePerMinute, total, total-targetRealRateCost, strings.Join(parts, "; "), total-quiet, quiet)
 }
 
 // costBefore is the real-rate run measured before issue 38's cost work,
@@ -235,7 +247,10 @@ var costBefore = struct {
 	SQSRequests:   3,
 	S3Gets:        2,
 	Saved: "Saved: the content item's end after a recorded answer (one write unit per paid photo, and its round trip in the billed time): " +
-		"a copy reuses a recorded answer whatever the content item's state, so the end only matters when no answer was recorded.",
+		"a copy reuses a recorded answer whatever the content item's state, so the end only matters when no answer was recorded; " +
+		"the claim's by-status index entry (two write units per paid photo: the claim no longer writes one, so the record's status change no longer deletes it): " +
+		"in-progress records are transient, and `geolocate results --status in_progress` finds them by a scan instead; " +
+		"the second S3 GET of a paid photo up to 4 MiB (the bytes hashed for the content identity are the bytes sent).",
 }
 
 // prefixOf is the item family a writesByItem row names ("`OBJ#` ...").
@@ -250,7 +265,7 @@ func prefixOf(name string) string {
 // itemFamilies names the results table's item families by the partition
 // key prefix bench.Usage.Writes splits them by, with what writes them.
 var itemFamilies = []struct{ prefix, name string }{
-	{"OBJ#", "object record: the claim (UpdateItem), the record (PutItem), a release or failure"},
+	{"OBJ#", "object record: the claim (UpdateItem, not in the by-status index), the record (PutItem), a release or failure"},
 	{"CONTENT#", "content item: the content claim, its end when no answer was recorded"},
 	{"PACE#", "call schedule: one slot per call (UpdateItem conditional on the last one read)"},
 	{"BUDGET#", "credit budget (only with a budget set)"},

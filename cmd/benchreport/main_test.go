@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -137,8 +138,9 @@ func TestCostAtTheRealRateBesideTheHighRate(t *testing.T) {
 		"| Cost per 1,000 images at 600/min |",
 		"At 30/min: quantity | USD | At 600/min: quantity | USD |",
 		"is within $0.010",
-		"| `OBJ#` object record: the claim (UpdateItem), the record (PutItem), a release or failure | 2.00 | 0.50 | 0.50 | 0.00 | 1.00 | 7.00 |",
+		"| `OBJ#` object record: the claim (UpdateItem, not in the by-status index), the record (PutItem), a release or failure | 2.00 | 0.50 | 0.50 | 0.00 | 1.00 | 7.00 |",
 		"| `X#` | 0.10 | 0.00 | 0.00 | 0.10 | 0.10 | - |",
+		"| The same with result events off (`events: false`: no stream polling, pipe or bus events) | $",
 		"Against the run before issue 38's cost work (b02fa80, same flags): 1.0 write units per image, before 10.5;",
 	} {
 		if !strings.Contains(md, want) {
@@ -148,9 +150,26 @@ func TestCostAtTheRealRateBesideTheHighRate(t *testing.T) {
 	r.RealRate = run(30, 60*1.2, 120)
 	r.RealRate.Usage.WriteUnits = 60 * 20
 	md = string(r.markdown())
-	for _, want := range []string{"| 1200 ms | <= 700 ms (L + 500ms) | MISS |", "What $0.010 at 30/min would take:", "DynamoDB writes (on-demand) $"} {
+	for _, want := range []string{"| 1200 ms | <= 700 ms (L + 500ms) | MISS |", "What $0.010 at 30/min would take:", "DynamoDB writes (on-demand) $", "with `events: false` the total is $"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// With events off, the cost drops by exactly the three result-event lines.
+func TestWithoutResultEventsDropsTheirLines(t *testing.T) {
+	u := bench.PerImage{BilledSeconds: 0.3, MemoryMB: 512, Invocations: 1, DynamoDBWriteUnits: 7, S3Gets: 1, SQSRequests: 3, StreamReads: 8, ResultEvents: 1}
+	lines, total := bench.ListPrices.Per1000(u)
+	_, quiet := bench.ListPrices.Per1000(withoutResultEvents(u))
+	var events float64
+	for _, l := range lines {
+		switch l.Item {
+		case "DynamoDB Streams reads (results pipe)", "EventBridge Pipes requests", "EventBridge custom events":
+			events += l.USD
+		}
+	}
+	if events == 0 || math.Abs(total-events-quiet) > 1e-12 {
+		t.Errorf("events off: $%.6f, want $%.6f - $%.6f", quiet, total, events)
 	}
 }

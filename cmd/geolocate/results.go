@@ -22,7 +22,7 @@ import (
 func runResults(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("results", "")
 	var (
-		status    = fs.String("status", "", "only records with this status: "+strings.Join(ledger.Statuses, ", "))
+		status    = fs.String("status", "", "only records with this status: "+strings.Join(ledger.Statuses, ", ")+" (default: all but in_progress, which is found by scanning the whole table)")
 		since     = fs.String("since", "24h", "only records updated since this time: a duration ago (90m, 7d), a date (2026-11-22) or RFC 3339")
 		limit     = fs.Int("limit", 100, "at most this many records, newest first (0: no limit)")
 		asJSON    = fs.Bool("json", false, "print the records as a JSON array")

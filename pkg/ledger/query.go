@@ -39,8 +39,12 @@ func (s *Store) Lookup(ctx context.Context, ref ObjectRef) (*Record, error) {
 
 // QueryInput selects records for Query.
 type QueryInput struct {
-	// Status is one of StatusInProgress, StatusSucceeded, StatusRejected,
-	// StatusFailed; empty means all four.
+	// Status is one of Statuses; empty means every status but
+	// StatusInProgress. In-progress records are not in the by-status index
+	// (see Indexed): asked for by name, they are found by a scan of the
+	// whole table with a filter, which reads every item (one read unit per
+	// 8 KB, eventually consistent) and needs dynamodb:Scan. Meant for an
+	// operator looking for a stuck claim, not for a program's loop.
 	Status string
 	// Since keeps records last updated at or after it; zero means the start
 	// of today (UTC). At most MaxQueryDays back.
@@ -60,9 +64,10 @@ type QueryInput struct {
 }
 
 // Query lists records by status, most recently updated first, through the
-// by-status index (eventually consistent: a write may take a moment to show).
+// by-status index (eventually consistent: a write may take a moment to show);
+// in-progress records by a scan (see QueryInput.Status).
 func (s *Store) Query(ctx context.Context, in QueryInput) ([]Record, error) {
-	statuses := Statuses
+	statuses := slices.DeleteFunc(slices.Clone(Statuses), func(st string) bool { return !Indexed(st) })
 	if in.Status != "" {
 		if !slices.Contains(Statuses, in.Status) {
 			return nil, fmt.Errorf("query: unknown status %q", in.Status)
@@ -86,6 +91,9 @@ func (s *Store) Query(ctx context.Context, in QueryInput) ([]Record, error) {
 		return nil, fmt.Errorf("query: since %s is more than %d days before until %s", since.Format(time.RFC3339), MaxQueryDays, until.Format(time.RFC3339))
 	}
 	r := dayRange{since: since, until: until, keyPrefix: in.KeyPrefix, run: in.Run}
+	if !Indexed(in.Status) {
+		return s.scanStatus(ctx, in.Status, r, in.Limit)
+	}
 
 	var records []Record
 	for day := until.Truncate(24 * time.Hour); !day.Before(firstDay); day = day.Add(-24 * time.Hour) {
@@ -122,13 +130,9 @@ type dayRange struct {
 	run          string
 }
 
-// queryDay reads one index partition newest first, at most limit records
-// (0: all). A filter (the key prefix) may leave a page short or empty while
-// more remain: the loop follows LastEvaluatedKey until limit is reached.
-func (s *Store) queryDay(ctx context.Context, partition string, r dayRange, limit int) ([]Record, error) {
-	keyCond := expression.Key(tableschema.StatusIndexPartitionKey).Equal(expression.Value(partition)).
-		And(expression.Key(tableschema.StatusIndexSortKey).Between(expression.Value(formatTimestamp(r.since)), expression.Value(formatTimestamp(r.until))))
-	builder := expression.NewBuilder().WithKeyCondition(keyCond)
+// filter is what r keeps beyond an index query's key condition: the key
+// prefix and the run; ok is false when it keeps everything.
+func (r dayRange) filter() (cond expression.ConditionBuilder, ok bool) {
 	var filters []expression.ConditionBuilder
 	if r.keyPrefix != "" {
 		filters = append(filters, expression.Name(attrKey).BeginsWith(r.keyPrefix))
@@ -137,10 +141,23 @@ func (s *Store) queryDay(ctx context.Context, partition string, r dayRange, limi
 		filters = append(filters, expression.Name(attrRun).Equal(expression.Value(r.run)))
 	}
 	switch len(filters) {
+	case 0:
+		return cond, false
 	case 1:
-		builder = builder.WithFilter(filters[0])
-	case 2:
-		builder = builder.WithFilter(filters[0].And(filters[1]))
+		return filters[0], true
+	}
+	return expression.And(filters[0], filters[1]), true
+}
+
+// queryDay reads one index partition newest first, at most limit records
+// (0: all). A filter (the key prefix) may leave a page short or empty while
+// more remain: the loop follows LastEvaluatedKey until limit is reached.
+func (s *Store) queryDay(ctx context.Context, partition string, r dayRange, limit int) ([]Record, error) {
+	keyCond := expression.Key(tableschema.StatusIndexPartitionKey).Equal(expression.Value(partition)).
+		And(expression.Key(tableschema.StatusIndexSortKey).Between(expression.Value(formatTimestamp(r.since)), expression.Value(formatTimestamp(r.until))))
+	builder := expression.NewBuilder().WithKeyCondition(keyCond)
+	if f, ok := r.filter(); ok {
+		builder = builder.WithFilter(f)
 	}
 	expr, err := builder.Build()
 	if err != nil {
@@ -176,4 +193,60 @@ func (s *Store) queryDay(ctx context.Context, partition string, r dayRange, limi
 		}
 		input.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+}
+
+// scanAPI is what listing records outside the index needs of the client:
+// *dynamodb.Client has it; a caller's narrower client may not.
+type scanAPI interface {
+	Scan(ctx context.Context, params *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// scanStatus lists the records of an unindexed status within r, newest
+// first, at most limit (0: all), by a scan of the whole table: the filter
+// drops the other items after they are read, so its cost grows with the
+// table, not with what it finds.
+func (s *Store) scanStatus(ctx context.Context, status string, r dayRange, limit int) ([]Record, error) {
+	client, ok := s.client.(scanAPI)
+	if !ok {
+		return nil, fmt.Errorf("query %s: %s records are not in the by-status index and this client cannot scan the table", status, status)
+	}
+	cond := expression.Name(attrStatus).Equal(expression.Value(status)).
+		And(expression.Name(tableschema.StatusIndexSortKey).Between(expression.Value(formatTimestamp(r.since)), expression.Value(formatTimestamp(r.until))))
+	if f, ok := r.filter(); ok {
+		cond = cond.And(f)
+	}
+	expr, err := expression.NewBuilder().WithFilter(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("query %s: build expression: %w", status, err)
+	}
+	input := &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
+	var records []Record
+	for {
+		out, err := client.Scan(ctx, input)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: scan: %w", status, err)
+		}
+		for _, item := range out.Items {
+			rec, err := unmarshalRecord(item)
+			if err != nil {
+				return nil, fmt.Errorf("query %s: decode: %w", status, err)
+			}
+			records = append(records, *rec)
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		input.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	// A scan reads in no useful order: the newest are known only at its end.
+	slices.SortStableFunc(records, func(a, b Record) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	if limit > 0 && len(records) > limit {
+		records = records[:limit]
+	}
+	return records, nil
 }

@@ -43,10 +43,12 @@ func TestQueryByStatusAndSince(t *testing.T) {
 			[]string{"day3-a.jpg", "day2-b.jpg"}},
 		{"limit", ledger.QueryInput{Status: ledger.StatusSucceeded, Since: start, Limit: 3},
 			[]string{"day3-a.jpg", "day2-b.jpg", "day2-a.jpg"}},
-		{"all statuses, merged newest first", ledger.QueryInput{Since: start},
-			[]string{"day3-a.jpg", "day3-running.jpg", "day2-b.jpg", "day2-a.jpg", "day1-rejected.jpg", "day1-a.jpg"}},
+		{"all indexed statuses, merged newest first", ledger.QueryInput{Since: start},
+			[]string{"day3-a.jpg", "day2-b.jpg", "day2-a.jpg", "day1-rejected.jpg", "day1-a.jpg"}},
+		{"in progress: by a scan", ledger.QueryInput{Status: ledger.StatusInProgress, Since: start}, []string{"day3-running.jpg"}},
+		{"in progress, since after it", ledger.QueryInput{Status: ledger.StatusInProgress, Since: start.Add(49*time.Hour + time.Minute + 500*time.Millisecond)}, nil},
 		{"rejected", ledger.QueryInput{Status: ledger.StatusRejected, Since: start}, []string{"day1-rejected.jpg"}},
-		{"zero since is today", ledger.QueryInput{}, []string{"day3-a.jpg", "day3-running.jpg"}},
+		{"zero since is today", ledger.QueryInput{}, []string{"day3-a.jpg"}},
 		{"failed: none", ledger.QueryInput{Status: ledger.StatusFailed, Since: start}, nil},
 	}
 	for _, tt := range tests {

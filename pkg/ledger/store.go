@@ -74,6 +74,19 @@ func formatTimestamp(t time.Time) string { return t.UTC().Format(timestampLayout
 
 func statusDay(status string, t time.Time) string { return status + "#" + Day(t) }
 
+// Indexed reports whether records of status are in the by-status index.
+// An in-progress record is not: every paid photo is claimed once and
+// recorded a moment later, and with the claim in the index each photo
+// paid for three more index writes (the claim's entry, then its delete and
+// the final entry when the status changes: "two writes are required, one
+// to delete the previous item from the index and another write to put the
+// new item into the index", DynamoDB's GSI.Writes). Out of it, a claim
+// costs none and the record one entry. In-progress records are transient
+// (a call's length; a vanished claim becomes failed/outcome_unknown on the
+// next delivery), so they are listed on request only, by a filtered scan
+// (Query with Status StatusInProgress).
+func Indexed(status string) bool { return status != StatusInProgress }
+
 // now is the store's clock in UTC.
 func (s *Store) now() time.Time { return s.opts.Clock().UTC() }
 
@@ -90,10 +103,17 @@ func (s *Store) expiresAt(now time.Time) time.Time {
 // change goes through it (Complete's PutItem sets the same fields), so the
 // event type the results pipe publishes is written in the very write that
 // makes the record final and cannot disagree with it.
+//
+// A claim (in_progress) removes status_day instead of setting it, so the
+// record leaves the by-status index while its call is made (see Indexed).
 func (s *Store) setTimestamps(u expression.UpdateBuilder, status string, now time.Time) expression.UpdateBuilder {
 	u = u.Set(expression.Name(attrStatus), expression.Value(status)).
-		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(now))).
-		Set(expression.Name(tableschema.StatusIndexPartitionKey), expression.Value(statusDay(status, now)))
+		Set(expression.Name(tableschema.StatusIndexSortKey), expression.Value(formatTimestamp(now)))
+	if Indexed(status) {
+		u = u.Set(expression.Name(tableschema.StatusIndexPartitionKey), expression.Value(statusDay(status, now)))
+	} else {
+		u = u.Remove(expression.Name(tableschema.StatusIndexPartitionKey))
+	}
 	if eventType := resultevents.DetailType(status); eventType != "" {
 		u = u.Set(expression.Name(resultevents.EventTypeAttribute), expression.Value(eventType))
 	} else {

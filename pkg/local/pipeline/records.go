@@ -22,7 +22,8 @@ func (s *Summary) Records() []ledger.Record {
 }
 
 // RecordSet answers ledger queries from records in memory, as the table's
-// by-status index would: the records of a status updated within the range,
+// by-status index would: the records of a status (every indexed one when
+// none is named) updated within the range,
 // keys under a prefix, newest first, at most Limit. The local dashboard
 // draws the map widget from a run's records through it, after the run's
 // table is gone.
@@ -37,6 +38,7 @@ func (rs RecordSet) Query(_ context.Context, in ledger.QueryInput) ([]ledger.Rec
 	for _, r := range rs {
 		switch {
 		case in.Status != "" && r.Status != in.Status,
+			in.Status == "" && !ledger.Indexed(r.Status),
 			!in.Since.IsZero() && r.UpdatedAt.Before(in.Since),
 			!in.Until.IsZero() && r.UpdatedAt.After(in.Until),
 			!strings.HasPrefix(r.Key, in.KeyPrefix):

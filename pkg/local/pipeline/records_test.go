@@ -19,6 +19,7 @@ func TestRecordSetQueriesLikeTheIndex(t *testing.T) {
 	set := RecordSet{
 		rec("a/1.jpg", ledger.StatusSucceeded, 0), rec("b/1.jpg", ledger.StatusSucceeded, 10),
 		rec("a/2.jpg", ledger.StatusRejected, 20), rec("a/3.jpg", ledger.StatusSucceeded, 30),
+		rec("c/1.jpg", ledger.StatusInProgress, 40), // a claim: not in the index
 	}
 	for _, tt := range []struct {
 		name string
@@ -29,6 +30,7 @@ func TestRecordSetQueriesLikeTheIndex(t *testing.T) {
 		{"a status", ledger.QueryInput{Status: ledger.StatusSucceeded}, []string{"a/3.jpg", "b/1.jpg", "a/1.jpg"}},
 		{"a range, ends included", ledger.QueryInput{Since: at.Add(10 * time.Minute), Until: at.Add(20 * time.Minute)}, []string{"a/2.jpg", "b/1.jpg"}},
 		{"a prefix and a limit", ledger.QueryInput{KeyPrefix: "a/", Limit: 2}, []string{"a/3.jpg", "a/2.jpg"}},
+		{"in progress, named", ledger.QueryInput{Status: ledger.StatusInProgress}, []string{"c/1.jpg"}},
 	} {
 		got, err := set.Query(context.Background(), tt.in)
 		if err != nil {
