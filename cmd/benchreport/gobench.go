@@ -37,17 +37,35 @@ func runGoBenchmarks(ctx context.Context, root string, progress func(string, ...
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = root
 		raw, err := cmd.CombinedOutput()
-		res := goBenchmark{Command: "go " + strings.Join(args, " ")}
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		for sc.Scan() {
-			if line := sc.Text(); strings.HasPrefix(line, "Benchmark") {
-				res.Lines = append(res.Lines, line)
-			}
-		}
+		res := goBenchmark{Command: "go " + strings.Join(args, " "), Lines: benchmarkLines(raw)}
 		if err != nil {
 			res.Err = fmt.Errorf("%w: %s", err, tail(raw))
 		}
 		out = append(out, res)
 	}
 	return out
+}
+
+// benchmarkLines are the result lines of `go test -bench` output. The
+// testing package prints a benchmark's name, runs it, then prints its
+// figures on the same line; a log line the benchmark's code writes in
+// between (a server's error log) ends the name's line, and the figures
+// follow on a line of their own. Those are joined back to their name, so
+// no figure is lost.
+func benchmarkLines(raw []byte) []string {
+	var lines []string
+	pending := "" // a name whose figures have not come yet
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "Benchmark") && strings.Contains(line, " ns/op"):
+			lines, pending = append(lines, line), ""
+		case strings.HasPrefix(line, "Benchmark"):
+			pending = strings.Fields(line)[0]
+		case pending != "" && strings.Contains(line, " ns/op"):
+			lines, pending = append(lines, pending+"\t"+strings.TrimSpace(line)), ""
+		}
+	}
+	return lines
 }
