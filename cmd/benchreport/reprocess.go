@@ -20,14 +20,6 @@ import (
 // the send's SQS requests per photo are 1/reprocessSendBatch.
 const reprocessSendBatch = 10
 
-// transactWriteUnits is what one TransactWriteItems of one item under 1 KB
-// costs (the run's credit reservations, ledger.ReserveRunCredits): "A
-// transactional write request of an item up to 1 KB requires two write
-// units" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
-// bench.RequestCounter counts these requests but reads no capacity from
-// them, so the stage prices them itself.
-const transactWriteUnits = 2
-
 // reprocessConfig is the reprocess stage's load: Photos distinct uploads
 // through the throughput rig (Rig's rate and shape), then one run over all
 // of them with a cap of Cap credits.
@@ -250,7 +242,6 @@ func reprocessUsage(x *reprocessResult, st stack) bench.PerImage {
 	u := perImageUsage(&x.T, st)
 	n := float64(max(x.T.Succeeded, 1))
 	u.SQSRequests += float64(x.SendBatches)/n - 1
-	u.DynamoDBWriteUnits += float64(transactWriteUnits*x.T.Usage.Count(opTransactWrite)) / n
 	return u
 }
 
@@ -299,9 +290,9 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 		itemReads += iu.ReadUnits
 		p("| `%s` | %.2f | %.2f | %.2f | %.2f | %.2f |\n", k, float64(iu.Reads)/n, iu.ReadUnits/n, float64(iu.Writes)/n, iu.WriteUnits()/n, float64(iu.Failed)/n)
 	}
-	p("| `RUN` credit reservations and releases (TransactWriteItems, %d units each) | - | - | %.2f | %.2f | - |\n", transactWriteUnits,
-		float64(x.T.Usage.Count(opTransactWrite))/n, float64(transactWriteUnits*x.T.Usage.Count(opTransactWrite))/n)
 	p("| other (queries) | - | %.2f | - | - | - |\n\n", math.Max(x.T.Usage.ReadUnits-itemReads, 0)/n)
+	p("Of the `%s` writes, %.2f per photo are the run's credit reservations and releases: one-item TransactWriteItems, whose units are the ones DynamoDB Local returns for them (ReturnConsumedCapacity, as for every other write), at the transactional price: \"A transactional write request of an item up to 1 KB requires two write units\" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).\n\n",
+		ledger.RunPartition, float64(x.T.Usage.Count(opTransactWrite))/n)
 	if x.RecordBytes > 0 {
 		p("A run's record carries the result it replaces and the earlier ones (`previous`, `history`): the first photo's is %d bytes by DynamoDB's size rules against %d for its upload's, %d write units against %d in the table, and as many again in the by-status index projecting ALL, each time the claim and the record write it.\n\n",
 			x.RecordBytes, x.UploadRecordBytes, bench.WriteUnits(x.RecordBytes), bench.WriteUnits(x.UploadRecordBytes))
