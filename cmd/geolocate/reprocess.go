@@ -35,8 +35,9 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 		dryRun       = fs.Bool("dry-run", false, "print how many objects, credits and how long, and send nothing")
 		perCall      = fs.Int("credits-per-call", 0, "the model's price (default: the service's model list, else an estimate)")
 		rate         = fs.Float64("rate", 0, "calls per minute the stack makes (its "+settings.RatePerMinute.Key+"); default: read from the stack's predictor")
-		sendRate     = fs.Float64("send-rate", 0, "messages sent per minute; default: the rate the stack's pacer calls at, "+
-			"--rate spread over a minute and its margin (29.5 for 30); 0 sends them all at once")
+		sendRate     = fs.Float64("send-rate", 0, fmt.Sprintf("messages sent per minute; default: %.1f of the rate the stack's pacer calls at, "+
+			"--rate spread over a minute and its margin (%.1f for %d); 0 sends them all at once",
+			reprocess.SendShare, reprocess.SendRate(float64(settings.RatePerMinute.DefaultInt())), settings.RatePerMinute.DefaultInt()))
 		queueURL = fs.String("queue-url", "", "queue to send to (default: the stack's "+outputQueueURL+" output)")
 		sel      selection
 		conn     connection
@@ -178,10 +179,10 @@ var reprocessSendOptions []func(*reprocess.Options)
 type pace struct{ send, calls float64 }
 
 // sendPace is a run's pace against a stack calling rate times a minute:
-// sent at --send-rate when given, else as fast as the stack's pacer
-// calls.
+// sent at --send-rate when given, else a little slower than the stack's
+// pacer calls (reprocess.SendRate).
 func sendPace(rate, sendRate float64, sendRateSet bool) pace {
-	p := pace{send: reprocess.SendRate(rate), calls: reprocess.SendRate(rate)}
+	p := pace{send: reprocess.SendRate(rate), calls: reprocess.PacerRate(rate)}
 	if sendRateSet {
 		p.send = sendRate
 	}
