@@ -57,7 +57,7 @@ type reprocessResult struct {
 	// DistinctPaid the distinct photos (file digests) among them.
 	Charged, Spent, PaidCalls, DistinctPaid int
 	// SendRate is the messages a minute the run was sent at, as geolocate
-	// reprocess sends it by default: the stack's pacer's rate.
+	// reprocess sends it by default (reprocess.SendRate); 0: all at once.
 	SendRate float64
 	// SendBatches are the SendMessageBatch requests the CLI's send makes.
 	SendBatches int
@@ -146,8 +146,8 @@ func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessCon
 	for i, r := range records {
 		runRefs[i] = ledger.ObjectRef{Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Run: run.Name}
 	}
-	// Sent as geolocate reprocess sends it: at the stack's pacer's rate,
-	// through the same Sender, into the rig's queue.
+	// Sent as geolocate reprocess sends it: a little slower than the
+	// stack's pacer calls, through the same Sender, into the rig's queue.
 	if !c.AtOnce {
 		res.SendRate = reprocess.SendRate(tc.configuredRate())
 	}
@@ -300,9 +300,9 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 	}
 	c := x.Config
 	p("\n## Cost of a reprocess run\n\n")
-	arrival := fmt.Sprintf("The run's messages arrive as the command sends them by default, through its own sender (`pkg/reprocess`): at the stack's pacer's rate, R spread over a minute and the pacer's window margin (%.1f/min), each SendMessageBatch carrying the messages due by then (%d requests for %d messages), so each arrives about when the pacer has a call slot for it, as an upload arriving at that rate does. "+
+	arrival := fmt.Sprintf("The run's messages arrive as the command sends them by default, through its own sender (`pkg/reprocess`): a little slower than the stack's pacer calls (%.1f of R spread over a minute and the pacer's window margin: %.1f/min), each SendMessageBatch carrying the messages due by then (%d requests for %d messages), so each arrives about when the pacer has a call slot for it, as an upload arriving at that rate does, and a lead the schedule has on the run when it starts (a busy minute before it) shrinks with each message instead of holding every one. "+
 		"Sent all at once (`--send-rate 0`, the command's only way before), the run was a backlog the pacer drains at R: a message whose slot was more than a second away went back to the queue holding it and came again (another receive, GET, claim and release); at %s that cost %.2f returned messages, %.2f GETs and %.2f SQS requests per photo, and $%.4f of AWS per 1,000 photos (%d photos, the reservations then priced at a flat 2 units). ",
-		x.SendRate, x.SendBatches, x.Selected,
+		reprocess.SendShare, x.SendRate, x.SendBatches, x.Selected,
 		reprocessAtOnce.Commit, reprocessAtOnce.Returned, reprocessAtOnce.S3Gets, reprocessAtOnce.SQSRequests, reprocessAtOnce.USD, reprocessAtOnce.Photos)
 	if x.SendRate == 0 {
 		arrival = fmt.Sprintf("The run's messages arrive all at once, as `geolocate reprocess --send-rate 0` sends them (`-reprocess-at-once`; %d requests for %d messages): a backlog of the whole run that the pacer drains at R, so a message whose slot is more than a second away goes back to the queue holding it and comes again (another receive, GET, claim and release). ",
