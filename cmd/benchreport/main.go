@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 )
 
 var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "reprocess", "pacing", "gobench"}
@@ -90,7 +91,7 @@ func main() {
 	real.RatePerMinute, real.Duration, real.Instances, real.SimBurst = *realRate, *realDuration, *realInstances, *realBurst
 	real.SlidingLog = *realBurst == 0
 	// Steady work at the real rate: uploads as fast as the pacer calls.
-	real.UploadRate = pacedRate(*realRate)
+	real.UploadRate = reprocess.PacerRate(*realRate)
 	reuse := real
 	reuse.Duration, reuse.Copies = *reuseDuration, *reuseCopies
 	opts := options{out: *out, stages: strings.Split(*stages, ","),

@@ -47,7 +47,9 @@ const SendShare = 0.9
 // PacerRate is the most calls a minute the shared pacer of a stack whose
 // rate is ratePerMinute makes: it spreads R slots over a minute and its
 // window margin (pacer.DefaultWindowMargin) until it has learnt the
-// service's clock, 29.5 a minute for 30.
+// service's clock, 29.5 a minute for 30. Work that arrives faster builds a
+// backlog whatever the design, which waits for its slots (and is held for
+// them).
 func PacerRate(ratePerMinute float64) float64 {
 	return ratePerMinute * time.Minute.Seconds() / (time.Minute + pacer.DefaultWindowMargin).Seconds()
 }
