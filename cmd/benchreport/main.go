@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
+	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 )
 
 var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "reprocess", "pacing", "gobench"}
@@ -59,6 +60,7 @@ func main() {
 	reuseCopies := flag.Float64("reuse-copies", 0.3, "reuse: the share of uploads that are exact copies of an earlier photo under another key")
 	reprocessPhotos := flag.Int("reprocess-photos", 200, "reprocess: distinct photos uploaded, then reprocessed in one run")
 	reprocessCap := flag.Int("reprocess-cap", 200, "reprocess: the run's cap in credits (at least -reprocess-photos)")
+	reprocessAtOnce := flag.Bool("reprocess-at-once", false, "reprocess: send the run all at once (geolocate reprocess --send-rate 0), not at the stack's rate")
 	pacingRate := flag.Float64("pacing-rate", 120, "pacing: the service's rate limit R, requests per minute")
 	pacingInstances := flag.String("pacing-instances", "2,4,10", "pacing: the numbers of instances N to compare")
 	pacingDuration := flag.Duration("pacing-duration", time.Minute, "pacing: how long uploads arrive at rate R in each run")
@@ -89,14 +91,14 @@ func main() {
 	real.RatePerMinute, real.Duration, real.Instances, real.SimBurst = *realRate, *realDuration, *realInstances, *realBurst
 	real.SlidingLog = *realBurst == 0
 	// Steady work at the real rate: uploads as fast as the pacer calls.
-	real.UploadRate = pacedRate(*realRate)
+	real.UploadRate = reprocess.PacerRate(*realRate)
 	reuse := real
 	reuse.Duration, reuse.Copies = *reuseDuration, *reuseCopies
 	opts := options{out: *out, stages: strings.Split(*stages, ","),
 		overhead:        overheadConfig{Images: *images, Warmup: *warmup, CompareReuse: true},
 		overheadLatency: overheadConfig{Images: *latencyImages, Warmup: min(*warmup, *latencyImages), Latency: *overheadLatency},
 		coldStarts:      *coldStarts, throughput: tc, realRate: real, reuse: reuse,
-		reprocess: reprocessConfig{Photos: *reprocessPhotos, Cap: *reprocessCap, Rig: tc},
+		reprocess: reprocessConfig{Photos: *reprocessPhotos, Cap: *reprocessCap, Rig: tc, AtOnce: *reprocessAtOnce},
 		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew,
 			SlidingRate: *slidingRate, SlidingInstances: sns, SlidingDuration: *slidingDuration}}
 	if err := run(ctx, opts); err != nil {

@@ -8,25 +8,25 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
-	"github.com/geolocate-aws/geolocate/pkg/shared/reprocessmsg"
+	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 )
 
-// reprocessSendBatch is how many messages geolocate reprocess sends in one
-// SendMessageBatch (cmd/geolocate's sqsBatchMax, SQS's most per batch):
-// the send's SQS requests per photo are 1/reprocessSendBatch.
-const reprocessSendBatch = 10
-
-// transactWriteUnits is what one TransactWriteItems of one item under 1 KB
-// costs (the run's credit reservations, ledger.ReserveRunCredits): "A
-// transactional write request of an item up to 1 KB requires two write
-// units" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
-// bench.RequestCounter counts these requests but reads no capacity from
-// them, so the stage prices them itself.
-const transactWriteUnits = 2
+// reprocessAtOnce is the stage's run at 225c1b0 (cmd/benchreport/REPORT.md
+// then, R=600/min, N=4), when geolocate reprocess sent a run all at once:
+// what sending at the rate is measured against.
+var reprocessAtOnce = struct {
+	Commit                        string
+	Photos                        int
+	Returned, S3Gets, SQSRequests float64 // per photo
+	USD                           float64 // AWS per 1,000 photos
+}{Commit: "225c1b0", Photos: 200, Returned: 1.03, S3Gets: 2.04, SQSRequests: 2.47, USD: 0.0244}
 
 // reprocessConfig is the reprocess stage's load: Photos distinct uploads
 // through the throughput rig (Rig's rate and shape), then one run over all
@@ -38,6 +38,9 @@ type reprocessConfig struct {
 	// waiting and the stage would never see them finish.
 	Cap int
 	Rig throughputConfig
+	// AtOnce sends the run all at once (geolocate reprocess --send-rate
+	// 0) instead of at the stack's pacer's rate, for the comparison.
+	AtOnce bool
 }
 
 // reprocessResult is what one reprocess run cost, the run alone: every
@@ -53,6 +56,9 @@ type reprocessResult struct {
 	// run's item says it spent; PaidCalls the charged calls and
 	// DistinctPaid the distinct photos (file digests) among them.
 	Charged, Spent, PaidCalls, DistinctPaid int
+	// SendRate is the messages a minute the run was sent at, as geolocate
+	// reprocess sends it by default (reprocess.SendRate); 0: all at once.
+	SendRate float64
 	// SendBatches are the SendMessageBatch requests the CLI's send makes.
 	SendBatches int
 	// RecordBytes and UploadRecordBytes are the billed sizes of the first
@@ -132,19 +138,24 @@ func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessCon
 	if err := store.SetRunProgress(ctx, run.Name, res.Selected, time.Time{}); err != nil {
 		return nil, err
 	}
-	runRefs := make([]ledger.ObjectRef, 0, len(records))
-	for i, r := range records {
-		body, err := reprocessmsg.Body(reprocessmsg.Object{Run: run.Name, CreditsPerCall: run.Price, Replaces: r.Run,
-			Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Size: r.Size})
-		if err != nil {
-			return nil, err
-		}
-		if i%reprocessSendBatch == 0 {
-			res.SendBatches++
-		}
-		rig.queue.Send(body)
-		runRefs = append(runRefs, ledger.ObjectRef{Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Run: run.Name})
+	bodies, err := reprocess.Bodies(run.Name, run.ModelID, run.Price, records)
+	if err != nil {
+		return nil, err
 	}
+	runRefs := make([]ledger.ObjectRef, len(records))
+	for i, r := range records {
+		runRefs[i] = ledger.ObjectRef{Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Run: run.Name}
+	}
+	// Sent as geolocate reprocess sends it: a little slower than the
+	// stack's pacer calls, through the same Sender, into the rig's queue.
+	if !c.AtOnce {
+		res.SendRate = reprocess.SendRate(tc.configuredRate())
+	}
+	sent, err := reprocess.New(rig.sendBatch, func(o *reprocess.Options) { o.PerMinute = res.SendRate }).Send(ctx, bodies)
+	if err != nil {
+		return nil, fmt.Errorf("reprocess: send run %s: %w", run.Name, err)
+	}
+	res.SendBatches = sent.Batches
 	if err := waitFinal(ctx, e.store, runRefs, rig.queue, 2*time.Minute); err != nil {
 		return nil, fmt.Errorf("reprocess: run %s: %w", run.Name, err)
 	}
@@ -198,6 +209,17 @@ func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessCon
 	return res, res.check()
 }
 
+// sendBatch puts a SendMessageBatch's entries on the rig's queue, as SQS
+// would.
+func (r *throughputRig) sendBatch(_ context.Context, entries []sqstypes.SendMessageBatchRequestEntry) error {
+	for _, e := range entries {
+		if _, err := r.queue.SendMessage(aws.ToString(e.MessageBody)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // rigFigures are a throughput rig's running counters at one moment.
 type rigFigures struct {
 	usage       bench.Usage
@@ -243,14 +265,13 @@ func waitFinal(ctx context.Context, store *ledger.Store, refs []ledger.ObjectRef
 }
 
 // reprocessUsage is a run's consumption per photo by the cost section's
-// method (perImageUsage), with the send as the CLI makes it: one
-// SendMessageBatch per reprocessSendBatch photos, not S3's one
+// method (perImageUsage), with the send as the CLI makes it (its
+// SendMessageBatch requests, one per message at the rate), not S3's one
 // notification per upload.
 func reprocessUsage(x *reprocessResult, st stack) bench.PerImage {
 	u := perImageUsage(&x.T, st)
 	n := float64(max(x.T.Succeeded, 1))
 	u.SQSRequests += float64(x.SendBatches)/n - 1
-	u.DynamoDBWriteUnits += float64(transactWriteUnits*x.T.Usage.Count(opTransactWrite)) / n
 	return u
 }
 
@@ -279,8 +300,17 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 	}
 	c := x.Config
 	p("\n## Cost of a reprocess run\n\n")
-	p("Issue 39's row. %d distinct photos uploaded through the throughput rig (R=%.0f/min, N=%d, L=%v) and recorded; then what `geolocate reprocess --default-model --max-credits %d` does (the selection's query through the by-status index, the run's item, its progress, one reprocess message per record in batches of %d) and the same instances process the run. The run's messages arrive all at once, as the CLI sends them: a backlog of the whole run that the pacer drains at R, so a message whose slot is too far ahead goes back to the queue and comes again (another receive, GET, claim and release), and the run costs more per photo than an upload arriving at the rate the calls are made. The selection here reads only the run's own records (its time window starts with the uploads); a real selection's query reads every record of its window, the prefix filtering after the read: its read units grow with the records in the window, not with the photos selected. Every figure below is the run alone: the request counter's usage, the billed time, the invocations and the credits at the end of the run minus their values once the uploads were recorded.\n\n",
-		c.Photos, c.Rig.RatePerMinute, c.Rig.Instances, c.Rig.Latency, c.Cap, reprocessSendBatch)
+	arrival := fmt.Sprintf("The run's messages arrive as the command sends them by default, through its own sender (`pkg/reprocess`): a little slower than the stack's pacer calls (%.1f of R spread over a minute and the pacer's window margin: %.1f/min), each SendMessageBatch carrying the messages due by then (%d requests for %d messages), so each arrives about when the pacer has a call slot for it, as an upload arriving at that rate does, and a lead the schedule has on the run when it starts (a busy minute before it) shrinks with each message instead of holding every one. "+
+		"Sent all at once (`--send-rate 0`, the command's only way before), the run was a backlog the pacer drains at R: a message whose slot was more than a second away went back to the queue holding it and came again (another receive, GET, claim and release); at %s that cost %.2f returned messages, %.2f GETs and %.2f SQS requests per photo, and $%.4f of AWS per 1,000 photos (%d photos, the reservations then priced at a flat 2 units). ",
+		reprocess.SendShare, x.SendRate, x.SendBatches, x.Selected,
+		reprocessAtOnce.Commit, reprocessAtOnce.Returned, reprocessAtOnce.S3Gets, reprocessAtOnce.SQSRequests, reprocessAtOnce.USD, reprocessAtOnce.Photos)
+	if x.SendRate == 0 {
+		arrival = fmt.Sprintf("The run's messages arrive all at once, as `geolocate reprocess --send-rate 0` sends them (`-reprocess-at-once`; %d requests for %d messages): a backlog of the whole run that the pacer drains at R, so a message whose slot is more than a second away goes back to the queue holding it and comes again (another receive, GET, claim and release). ",
+			x.SendBatches, x.Selected)
+	}
+	p("Issue 39's row. %d distinct photos uploaded through the throughput rig (R=%.0f/min, N=%d, L=%v) and recorded; then what `geolocate reprocess --default-model --max-credits %d` does (the selection's query through the by-status index, the run's item, its progress, one reprocess message per record) and the same instances process the run. %s"+
+		"The selection here reads only the run's own records (its time window starts with the uploads); a real selection's query reads every record of its window, the prefix filtering after the read: its read units grow with the records in the window, not with the photos selected. Every figure below is the run alone: the request counter's usage, the billed time, the invocations and the credits at the end of the run minus their values once the uploads were recorded.\n\n",
+		c.Photos, c.Rig.RatePerMinute, c.Rig.Instances, c.Rig.Latency, c.Cap, arrival)
 	n := float64(max(x.T.Succeeded, 1))
 	p("| Run %s | |\n|---|---|\n", x.Run)
 	p("| Photos selected / succeeded / credits charged / spent by the run / cap | %d / %d / %d / %d / %d |\n", x.Selected, x.Succeeded, x.Charged, x.Spent, c.Cap)
@@ -299,15 +329,15 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 		itemReads += iu.ReadUnits
 		p("| `%s` | %.2f | %.2f | %.2f | %.2f | %.2f |\n", k, float64(iu.Reads)/n, iu.ReadUnits/n, float64(iu.Writes)/n, iu.WriteUnits()/n, float64(iu.Failed)/n)
 	}
-	p("| `RUN` credit reservations and releases (TransactWriteItems, %d units each) | - | - | %.2f | %.2f | - |\n", transactWriteUnits,
-		float64(x.T.Usage.Count(opTransactWrite))/n, float64(transactWriteUnits*x.T.Usage.Count(opTransactWrite))/n)
 	p("| other (queries) | - | %.2f | - | - | - |\n\n", math.Max(x.T.Usage.ReadUnits-itemReads, 0)/n)
+	p("Of the `%s` writes, %.2f per photo are the run's credit reservations and releases: one-item TransactWriteItems, whose units are the ones DynamoDB Local returns for them (ReturnConsumedCapacity, as for every other write), at the transactional price: \"A transactional write request of an item up to 1 KB requires two write units\" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).\n\n",
+		ledger.RunPartition, float64(x.T.Usage.Count(opTransactWrite))/n)
 	if x.RecordBytes > 0 {
 		p("A run's record carries the result it replaces and the earlier ones (`previous`, `history`): the first photo's is %d bytes by DynamoDB's size rules against %d for its upload's, %d write units against %d in the table, and as many again in the by-status index projecting ALL, each time the claim and the record write it.\n\n",
 			x.RecordBytes, x.UploadRecordBytes, bench.WriteUnits(x.RecordBytes), bench.WriteUnits(x.UploadRecordBytes))
 	}
 	lines, total := bench.ListPrices.Per1000(reprocessUsage(x, r.Stack))
-	p("Per 1,000 photos, priced as the cost section prices uploads (the same lines and prices; SQS counts the CLI's batched sends instead of S3's notifications):\n\n| Item | Quantity | USD |\n|---|---|---|\n")
+	p("Per 1,000 photos, priced as the cost section prices uploads (the same lines and prices; SQS counts the CLI's SendMessageBatch requests instead of S3's notifications):\n\n| Item | Quantity | USD |\n|---|---|---|\n")
 	for _, l := range lines {
 		if l.UnitPrice == 0 {
 			p("| %s | %.0f %s | - |\n", l.Item, l.Quantity, l.Unit)

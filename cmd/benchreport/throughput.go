@@ -66,15 +66,6 @@ func (c throughputConfig) uploadRate() float64 {
 	return c.RatePerMinute
 }
 
-// pacedRate is the most calls a minute the shared pacer makes against a
-// limit of r a minute: it spreads r slots over a minute and its window
-// margin (pacer.DefaultWindowMargin), 29.5 for the service's 30. Uploads
-// that arrive faster build a backlog whatever the design, which waits for
-// its slots (and is held for them).
-func pacedRate(r float64) float64 {
-	return r * time.Minute.Seconds() / (time.Minute + pacer.DefaultWindowMargin).Seconds()
-}
-
 // skewOf is instance i's clock offset.
 func (c throughputConfig) skewOf(i int) time.Duration {
 	if c.Skew == 0 || c.Instances < 2 {

@@ -11,13 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
-	"github.com/geolocate-aws/geolocate/pkg/shared/reprocessmsg"
+	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
@@ -37,17 +34,26 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 		maxCredits   = fs.Int("max-credits", 0, "the most the run may spend, in credits: required unless --dry-run (a resumed run may raise it)")
 		dryRun       = fs.Bool("dry-run", false, "print how many objects, credits and how long, and send nothing")
 		perCall      = fs.Int("credits-per-call", 0, "the model's price (default: the service's model list, else an estimate)")
-		rate         = fs.Float64("rate", float64(settings.RatePerMinute.DefaultInt()), "calls per minute the stack makes (its ratePerMinute), for the time estimate")
-		queueURL     = fs.String("queue-url", "", "queue to send to (default: the stack's "+outputQueueURL+" output)")
-		sel          selection
-		conn         connection
-		loc          stackLocator
+		rate         = fs.Float64("rate", 0, "calls per minute the stack makes (its "+settings.RatePerMinute.Key+"); default: read from the stack's predictor")
+		sendRate     = fs.Float64("send-rate", 0, fmt.Sprintf("messages sent per minute; default: %.1f of the rate the stack's pacer calls at, "+
+			"--rate spread over a minute and its margin (%.1f for %d); 0 sends them all at once",
+			reprocess.SendShare, reprocess.SendRate(float64(settings.RatePerMinute.DefaultInt())), settings.RatePerMinute.DefaultInt()))
+		queueURL = fs.String("queue-url", "", "queue to send to (default: the stack's "+outputQueueURL+" output)")
+		sel      selection
+		conn     connection
+		// d reads the stack's rate from its predictor's configuration as
+		// doctor reads it; its locator is the command's.
+		d doctor
 	)
+	loc := &d.loc
 	sel.register(fs)
 	conn.register(fs)
 	loc.register(fs, true)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	if flagGiven(fs, "rate") && *rate <= 0 || *sendRate < 0 {
+		return usageError{errors.New("--rate takes the stack's calls a minute (> 0), --send-rate messages a minute (0: all at once)")}
 	}
 	if (*model == "") == !*defaultModel {
 		return usageError{errors.New("give exactly one of --model ID and --default-model")}
@@ -70,6 +76,7 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	d.c, d.clients = c, clients
 	table, err := loc.table(ctx, c, clients)
 	if err != nil {
 		return err
@@ -99,9 +106,13 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 	fmt.Fprintf(c.stdout, "run %s: model %s at %d credit(s) a call\n", name, modelName(*model), price)
 	fmt.Fprintf(c.stdout, "selected %d object(s) (%s); %d already done in this run, %d to send\n",
 		plan.selected, sel.String(), plan.done, len(plan.todo))
-	need := len(plan.todo) * price
-	minutes := float64(len(plan.todo)) / *rate
-	fmt.Fprintf(c.stdout, "at most %d credit(s); about %s at %.0f calls/min\n", need, (time.Duration(minutes * float64(time.Minute))).Round(time.Second), *rate)
+	if !flagGiven(fs, "rate") {
+		if *rate, err = stackRate(ctx, &d); err != nil {
+			return err
+		}
+	}
+	pace := sendPace(*rate, *sendRate, flagGiven(fs, "send-rate"))
+	fmt.Fprintf(c.stdout, "at most %d credit(s); about %s: %s\n", len(plan.todo)*price, pace.duration(len(plan.todo)), pace)
 	if *dryRun {
 		return nil
 	}
@@ -130,12 +141,86 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 	if err := store.SetRunProgress(ctx, name, plan.selected, time.Time{}); err != nil {
 		return err
 	}
-	b := &backfill{c: c, clients: clients, queueURL: *queueURL}
-	if err := sendRun(ctx, b.send, name, *model, price, plan.todo); err != nil {
+	bodies, err := reprocess.Bodies(name, *model, price, plan.todo)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "sent %d object(s) to the stack's queue; follow with geolocate runs, then geolocate compare --run %s\n", len(plan.todo), name)
+	b := &backfill{c: c, clients: clients, queueURL: *queueURL}
+	sender := reprocess.New(b.send, append([]func(*reprocess.Options){func(o *reprocess.Options) {
+		o.PerMinute = pace.send
+		o.Progress = func(p reprocess.Progress) {
+			if p.Sent < p.Total {
+				fmt.Fprintf(c.stdout, "sent %d of %d; about %s left\n", p.Sent, p.Total, p.Left.Round(time.Second))
+			}
+		}
+	}}, reprocessSendOptions...)...)
+	if pace.send > 0 && len(bodies) > 1 {
+		fmt.Fprintf(c.stdout, "sending one message every %s; Ctrl-C stops, and the same command resumes\n",
+			time.Duration(float64(time.Minute)/pace.send).Round(time.Millisecond))
+	}
+	sent, err := sender.Send(ctx, bodies)
+	if errors.Is(err, context.Canceled) {
+		// Ctrl-C: what was sent is processed; the rest waits for a resume.
+		return fmt.Errorf("stopped after sending %d of %d object(s): the same command resumes run %s (finished objects are left out, none is paid twice)",
+			sent.Sent, sent.Total, name)
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: %d of %d object(s) sent: %w; the same command resumes it", name, sent.Sent, sent.Total, err)
+	}
+	fmt.Fprintf(c.stdout, "sent %d object(s) to the stack's queue; follow with geolocate runs, then geolocate compare --run %s\n", sent.Sent, name)
 	return nil
+}
+
+// reprocessSendOptions adjust the run's Sender: tests give it a fake clock.
+var reprocessSendOptions []func(*reprocess.Options)
+
+// pace is how fast a run goes: sent at send messages a minute (0: all at
+// once), called at the stack's pacer's rate, calls a minute.
+type pace struct{ send, calls float64 }
+
+// sendPace is a run's pace against a stack calling rate times a minute:
+// sent at --send-rate when given, else a little slower than the stack's
+// pacer calls (reprocess.SendRate).
+func sendPace(rate, sendRate float64, sendRateSet bool) pace {
+	p := pace{send: reprocess.SendRate(rate), calls: reprocess.PacerRate(rate)}
+	if sendRateSet {
+		p.send = sendRate
+	}
+	return p
+}
+
+// duration is how long n objects take: sent at the send rate, or called
+// at the stack's rate if that is slower (a faster send only queues them).
+func (p pace) duration(n int) time.Duration {
+	perMinute := p.calls
+	if p.send > 0 {
+		perMinute = min(p.send, p.calls)
+	}
+	return time.Duration(float64(n) / perMinute * float64(time.Minute)).Round(time.Second)
+}
+
+func (p pace) String() string {
+	if p.send == 0 {
+		return fmt.Sprintf("sent all at once, called at %.1f/min", p.calls)
+	}
+	return fmt.Sprintf("sent at %.1f/min, called at %.1f/min", p.send, p.calls)
+}
+
+// stackRate is the calls a minute the stack's predictor makes: its
+// configuration's rate, read from the function the queue triggers (as
+// doctor reads it) and parsed as the function parses it (unset is the
+// setting's default).
+func stackRate(ctx context.Context, d *doctor) (float64, error) {
+	env, err := d.predictorEnv(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read the stack's rate (or pass --rate, the stack's %s): %w", settings.RatePerMinute.Key, err)
+	}
+	r := settings.FromEnv(func(name string) string { return env[name] })
+	rate := r.Float(settings.RatePerMinute)
+	if err := r.Err(); err != nil {
+		return 0, fmt.Errorf("the stack's predictor: %w", err)
+	}
+	return rate, nil
 }
 
 // defaultRunName names a run after its model.
@@ -321,29 +406,6 @@ func planRun(records []ledger.Record, sel selection, run string) runPlan {
 		plan.todo = append(plan.todo, *v.latest)
 	}
 	return plan
-}
-
-// sendRun sends one reprocess message per record (each object version's
-// latest, whose run the message names as the one it replaces) through
-// send, in batches of at most sqsBatchMax entries.
-func sendRun(ctx context.Context, send func(context.Context, []sqstypes.SendMessageBatchRequestEntry) error, run, model string, price int, todo []ledger.Record) error {
-	var batch []sqstypes.SendMessageBatchRequestEntry
-	for i := range todo {
-		r := &todo[i]
-		body, err := reprocessmsg.Body(reprocessmsg.Object{Run: run, ModelID: model, CreditsPerCall: price, Replaces: r.Run,
-			Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Size: r.Size})
-		if err != nil {
-			return err
-		}
-		batch = append(batch, sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), MessageBody: aws.String(body)})
-		if len(batch) == sqsBatchMax || i == len(todo)-1 {
-			if err := send(ctx, batch); err != nil {
-				return err
-			}
-			batch = nil
-		}
-	}
-	return nil
 }
 
 // modelPrice is the credits one call of model costs: the service's model

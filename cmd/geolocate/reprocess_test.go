@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,10 +12,14 @@ import (
 	"testing"
 	"time"
 
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/shared/reprocessmsg"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
+	"github.com/geolocate-aws/geolocate/pkg/reprocess"
+	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // parsedSelection parses selection flags as reprocess does.
@@ -92,33 +96,6 @@ func TestPlanRunSampleIsStable(t *testing.T) {
 	}
 }
 
-// TestSendRunBatches: one message per object in batches of at most 10,
-// each a reprocess message the predictor reads.
-func TestSendRunBatches(t *testing.T) {
-	var todo []ledger.Record
-	for i := range 23 {
-		todo = append(todo, rec(fmt.Sprintf("k%d.jpg", i), "", ledger.StatusSucceeded, 0, 1))
-	}
-	var sizes []int
-	var first reprocessmsg.Message
-	err := sendRun(context.Background(), func(_ context.Context, b []sqstypes.SendMessageBatchRequestEntry) error {
-		sizes = append(sizes, len(b))
-		if first.Reprocess == nil {
-			return json.Unmarshal([]byte(*b[0].MessageBody), &first)
-		}
-		return nil
-	}, "r", "global_v0.2", 1, todo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(sizes, []int{10, 10, 3}) {
-		t.Errorf("batches %v, want 10, 10, 3", sizes)
-	}
-	if o := first.Reprocess; o == nil || o.Run != "r" || o.ModelID != "global_v0.2" || o.Key != "k0.jpg" || o.VersionID != "v1" || o.CreditsPerCall != 1 {
-		t.Errorf("first message %+v", first.Reprocess)
-	}
-}
-
 func TestWilson(t *testing.T) {
 	lo, hi := wilson(5, 10)
 	if math.Abs(lo-0.2366) > 1e-3 || math.Abs(hi-0.7634) > 1e-3 {
@@ -163,5 +140,94 @@ func TestCompareRunMeasuresTheGain(t *testing.T) {
 	cmp.write(&out)
 	if !strings.Contains(out.String(), "closer on these photos") || !strings.Contains(out.String(), "Wilson") {
 		t.Errorf("report:\n%s", out.String())
+	}
+}
+
+// reprocessStack is a deployed stack's fakes for geolocate reprocess: its
+// outputs, its queue, the predictor the queue triggers with env, and the
+// table (two succeeded records, seedRecords').
+func reprocessStack(t *testing.T, env map[string]string) (*fakeQueues, *fakeFunctions) {
+	t.Helper()
+	client, table := awspartstest.DynamoDB(t)
+	seedRecords(t, ledger.New(client, table))
+	const queueURL, queueArn, fnArn = "https://sqs.example/q", "arn:aws:sqs:eu-west-1:123456789012:q", "arn:aws:lambda:eu-west-1:123456789012:function:predictor"
+	queues := &fakeQueues{attrs: map[string]map[string]string{queueURL: {"QueueArn": queueArn}}}
+	functions := &fakeFunctions{
+		mappings: map[string][]lambdatypes.EventSourceMappingConfiguration{queueArn: {{FunctionArn: aws.String(fnArn), State: aws.String("Enabled")}}},
+		env:      map[string]map[string]string{fnArn: env}}
+	useAWS(t, &awsClients{tables: client, queues: queues, functions: functions,
+		stacks: fakeStacks{name: "Geo", outputs: map[string]string{outputTableName: table, outputQueueURL: queueURL}}})
+	return queues, functions
+}
+
+// fakeSendClock gives the run's Sender a clock that its sleeps move on
+// (no real sleeping); interruptAfter > 0 makes that many sleeps end as
+// Ctrl-C would.
+func fakeSendClock(t *testing.T, interruptAfter int) *simclock.Clock {
+	clock := simclock.New(t0)
+	sleeps := 0
+	saved := reprocessSendOptions
+	reprocessSendOptions = []func(*reprocess.Options){func(o *reprocess.Options) {
+		o.Clock = clock.Now
+		o.Sleep = func(ctx context.Context, d time.Duration) error {
+			if sleeps++; sleeps == interruptAfter {
+				return context.Canceled
+			}
+			clock.Advance(d)
+			return ctx.Err()
+		}
+	}}
+	t.Cleanup(func() { reprocessSendOptions = saved })
+	return clock
+}
+
+// TestReprocessSendsAtTheStacksRate: the run is sent a tenth slower than
+// the stack's pacer calls, at the rate read from its predictor's
+// configuration (6 a minute: 5.9 over the pacer's 61 s, sent at 5.3, a
+// message every 11.3 s); the dry run's estimate is that pace; --send-rate 0 sends at once, --rate
+// stands in for a configuration that cannot be read.
+func TestReprocessSendsAtTheStacksRate(t *testing.T) {
+	queues, functions := reprocessStack(t, map[string]string{envvars.RatePerMinute: "6"})
+	args := func(run string, more ...string) []string {
+		return append([]string{"reprocess", "--stack", "Geo", "--default-model", "--credits-per-call", "1", "--max-credits", "5", "--run", run}, more...)
+	}
+	interval := time.Duration(float64(time.Minute) / reprocess.SendRate(6))
+
+	clock := fakeSendClock(t, 0)
+	r := runCLI(t, nil, nil, args("dry", "--dry-run")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "about 23s: sent at 5.3/min, called at 5.9/min") || len(queues.sent) != 0 {
+		t.Fatalf("dry run: exit %d, %d sent\n%s%s", r.code, len(queues.sent), r.stdout, r.stderr)
+	}
+	r = runCLI(t, nil, nil, args("paced")...)
+	if r.code != 0 || len(queues.sent) != 2 || clock.Now().Sub(t0) != interval {
+		t.Fatalf("paced run: exit %d, %d sent over %v (want 2, one interval of %v)\n%s%s", r.code, len(queues.sent), clock.Now().Sub(t0), interval, r.stdout, r.stderr)
+	}
+
+	clock = fakeSendClock(t, 0)
+	r = runCLI(t, nil, nil, args("at-once", "--send-rate", "0")...)
+	if r.code != 0 || len(queues.sent) != 4 || !clock.Now().Equal(t0) || !strings.Contains(r.stdout, "sent all at once, called at 5.9/min") {
+		t.Fatalf("--send-rate 0: exit %d, %d sent in all, clock moved %v\n%s%s", r.code, len(queues.sent), clock.Now().Sub(t0), r.stdout, r.stderr)
+	}
+
+	functions.listErr = errors.New("AccessDeniedException: not authorized to perform lambda:ListEventSourceMappings")
+	if r = runCLI(t, nil, nil, args("unread", "--dry-run")...); r.code != 1 || !strings.Contains(r.stderr, "pass --rate") {
+		t.Errorf("unreadable configuration: exit %d, %s; want an error naming --rate", r.code, r.stderr)
+	}
+	if r = runCLI(t, nil, nil, args("given", "--dry-run", "--rate", "61")...); r.code != 0 || !strings.Contains(r.stdout, "about 2s: sent at 54.0/min, called at 60.0/min") {
+		t.Errorf("--rate 61: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestReprocessStopsOnCtrlC: interrupted between two sends, the command
+// says what it sent and that the same command resumes, and exits 1.
+func TestReprocessStopsOnCtrlC(t *testing.T) {
+	queues, _ := reprocessStack(t, nil) // unset: the setting's default, 30
+	fakeSendClock(t, 1)
+	r := runCLI(t, nil, nil, "reprocess", "--stack", "Geo", "--default-model", "--credits-per-call", "1", "--max-credits", "5", "--run", "stopped")
+	if r.code != 1 || len(queues.sent) != 1 || !strings.Contains(r.stderr, "stopped after sending 1 of 2 object(s): the same command resumes run stopped") {
+		t.Errorf("exit %d, %d sent\n%s%s", r.code, len(queues.sent), r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "sent at 26.6/min, called at 29.5/min") {
+		t.Errorf("an unset rate is not the default 30:\n%s", r.stdout)
 	}
 }

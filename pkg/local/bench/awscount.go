@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -20,9 +22,17 @@ import (
 //
 //	o.APIOptions = append(o.APIOptions, counter.Register)
 //
-// For DynamoDB it asks every item operation to return its consumed
-// capacity (ReturnConsumedCapacity INDEXES: the total, split into the
-// table's and each index's), which changes nothing else.
+// For DynamoDB it asks every item operation, TransactWriteItems included,
+// to return its consumed capacity (ReturnConsumedCapacity INDEXES: the
+// total, split into the table's and each index's), which changes nothing
+// else. A transaction's units are the ones DynamoDB returns, not computed
+// here: DynamoDB Local returns them for TransactWriteItems too, at the
+// transactional price, AWS's "A transactional write request of an item up
+// to 1 KB requires two write units"
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html):
+// a one-item write under 1 KB reports 2 units, one of 2.5 KB 6, and as
+// many again for its by-status index entry, which
+// TestRequestCounterCountsTransactionUnits checks against DynamoDB Local.
 type RequestCounter struct {
 	mu    sync.Mutex
 	usage Usage
@@ -41,9 +51,10 @@ type Usage struct {
 	// FailedWrites counts DynamoDB writes that returned an error.
 	FailedWrites int
 	// Items splits the DynamoDB item requests (GetItem, PutItem,
-	// UpdateItem, DeleteItem) by item family: the item's partition key up
-	// to its first '#' ("OBJ#", "CONTENT#", "PACE#"), so a report can say
-	// which items the units go to. They are in the totals above too.
+	// UpdateItem, DeleteItem, TransactWriteItems) by item family: the
+	// item's partition key up to its first '#' ("OBJ#", "CONTENT#",
+	// "PACE#", "RUN"), so a report can say which items the units go to.
+	// They are in the totals above too.
 	Items map[string]ItemUsage
 }
 
@@ -188,9 +199,16 @@ func itemFamily(params any) string {
 		key = in.Key
 	case *dynamodb.DeleteItemInput:
 		key = in.Key
+	case *dynamodb.TransactWriteItemsInput:
+		return transactionFamily(in.TransactItems)
 	default:
 		return ""
 	}
+	return familyOf(key)
+}
+
+// familyOf is the family of the item whose key (or whole item) is key.
+func familyOf(key map[string]types.AttributeValue) string {
 	pk, _ := key[tableschema.PartitionKey].(*types.AttributeValueMemberS)
 	if pk == nil {
 		return "?"
@@ -201,9 +219,34 @@ func itemFamily(params any) string {
 	return pk.Value
 }
 
+// transactionFamily is the family of a transaction's items; the ledger's
+// transactions write one item ("RUN", "BUDGET#"), a transaction over
+// several families is counted under their names joined by '+'.
+func transactionFamily(items []types.TransactWriteItem) string {
+	var families []string
+	for _, it := range items {
+		var f string
+		switch {
+		case it.Put != nil:
+			f = familyOf(it.Put.Item)
+		case it.Update != nil:
+			f = familyOf(it.Update.Key)
+		case it.Delete != nil:
+			f = familyOf(it.Delete.Key)
+		case it.ConditionCheck != nil:
+			f = familyOf(it.ConditionCheck.Key)
+		}
+		if !slices.Contains(families, f) {
+			families = append(families, f)
+		}
+	}
+	slices.Sort(families)
+	return strings.Join(families, "+")
+}
+
 func isDynamoDBWrite(op string) bool {
 	switch op {
-	case "DynamoDB.PutItem", "DynamoDB.UpdateItem", "DynamoDB.DeleteItem":
+	case "DynamoDB.PutItem", "DynamoDB.UpdateItem", "DynamoDB.DeleteItem", "DynamoDB.TransactWriteItems":
 		return true
 	}
 	return false
@@ -223,6 +266,8 @@ func askConsumedCapacity(params any) {
 		in.ReturnConsumedCapacity = total
 	case *dynamodb.QueryInput:
 		in.ReturnConsumedCapacity = total
+	case *dynamodb.TransactWriteItemsInput:
+		in.ReturnConsumedCapacity = total
 	}
 }
 
@@ -240,8 +285,29 @@ func consumedCapacity(result any) (cc *types.ConsumedCapacity, isWrite bool) {
 		return out.ConsumedCapacity, true
 	case *dynamodb.DeleteItemOutput:
 		return out.ConsumedCapacity, true
+	case *dynamodb.TransactWriteItemsOutput:
+		return sumCapacity(out.ConsumedCapacity), true
 	}
 	return nil, false
+}
+
+// sumCapacity adds up a transaction's consumed capacity, one entry per
+// table it wrote, into one: the total, the tables' and the indexes'.
+func sumCapacity(all []types.ConsumedCapacity) *types.ConsumedCapacity {
+	if len(all) == 0 {
+		return nil
+	}
+	var total, table float64
+	indexes := map[string]types.Capacity{}
+	for i := range all {
+		c := &all[i]
+		total += units(c)
+		table += tableUnits(c)
+		for name, ic := range c.GlobalSecondaryIndexes {
+			indexes[name] = types.Capacity{CapacityUnits: aws.Float64(aws.ToFloat64(indexes[name].CapacityUnits) + aws.ToFloat64(ic.CapacityUnits))}
+		}
+	}
+	return &types.ConsumedCapacity{CapacityUnits: aws.Float64(total), Table: &types.Capacity{CapacityUnits: aws.Float64(table)}, GlobalSecondaryIndexes: indexes}
 }
 
 func units(c *types.ConsumedCapacity) float64 {

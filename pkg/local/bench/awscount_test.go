@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,7 +12,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
 func TestRequestCounterCountsS3Operations(t *testing.T) {
@@ -122,5 +126,71 @@ func TestWritesSplitByItemAndIndex(t *testing.T) {
 	}
 	if d.WriteUnits != 6 {
 		t.Errorf("write units after the claim = %v, want 6", d.WriteUnits)
+	}
+}
+
+func TestMain(m *testing.M) { awspartstest.Main(m) }
+
+// TestRequestCounterCountsTransactionUnits: DynamoDB Local answers
+// TransactWriteItems with its consumed capacity when asked, and the
+// counter takes it, under the family of the item written: a run's credit
+// reservation (a one-item transaction under 1 KB) is 2 units, a
+// transactional put of a 2.5 KB record with a by-status key 6 in the table
+// and 6 in the index, and a refused reservation counts as a failed write.
+func TestRequestCounterCountsTransactionUnits(t *testing.T) {
+	_, table := awspartstest.DynamoDB(t, awsparts.WithoutStream)
+	ctx := context.Background()
+	var c RequestCounter
+	client := awspartstest.SharedDynamoDB(t).Client(func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.Register) })
+	store := ledger.New(client, table)
+	if _, _, err := store.StartRun(ctx, ledger.Run{Name: "r", Price: 1, Cap: 1, Selection: "status=succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+	before := c.Snapshot()
+	for want := range []bool{true, false} {
+		ok, err := store.ReserveRunCredits(ctx, "r", 1)
+		if err != nil || ok != (want == 0) {
+			t.Fatalf("reservation %d under a cap of 1: %t, %v", want+1, ok, err)
+		}
+	}
+	d := c.Snapshot().Sub(before)
+	if w := d.Items[ledger.RunPartition]; w != (ItemUsage{Writes: 2, TableUnits: 2, Failed: 1}) {
+		t.Errorf("RUN usage of a granted and a refused reservation = %+v, want 2 writes, 2 table units, 1 failed", w)
+	}
+	if d.Count("DynamoDB.TransactWriteItems") != 2 || d.WriteUnits != 2 || d.FailedWrites != 1 {
+		t.Errorf("usage = %+v", d)
+	}
+
+	before = c.Snapshot()
+	item := map[string]types.AttributeValue{
+		tableschema.PartitionKey:            &types.AttributeValueMemberS{Value: "OBJ#b#big.jpg"},
+		tableschema.SortKey:                 &types.AttributeValueMemberS{Value: "V#1"},
+		tableschema.StatusIndexPartitionKey: &types.AttributeValueMemberS{Value: "succeeded#2026-11-27"},
+		tableschema.StatusIndexSortKey:      &types.AttributeValueMemberS{Value: "2026-11-27T10:00:00Z"},
+		"blob":                              &types.AttributeValueMemberS{Value: strings.Repeat("a", 2400)},
+	}
+	if size := ItemSize(item); size <= 2048 || size > 3072 {
+		t.Fatalf("item of %d bytes, want between 2 and 3 KB", size)
+	}
+	if _, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(table), Item: item}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if w := c.Snapshot().Sub(before).Items["OBJ#"]; w != (ItemUsage{Writes: 1, TableUnits: 6, IndexUnits: 6}) {
+		t.Errorf("transactional put of a 3 KB record = %+v, want 6 table and 6 index units (2 per KB each)", w)
+	}
+}
+
+func TestTransactionFamily(t *testing.T) {
+	key := func(pk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{tableschema.PartitionKey: &types.AttributeValueMemberS{Value: pk}}
+	}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{Key: key("RUN")}}, {Put: &types.Put{Item: key("BUDGET#2026-11-27")}}, {ConditionCheck: &types.ConditionCheck{Key: key("RUN")}}}}
+	if f := itemFamily(in); f != "BUDGET#+RUN" {
+		t.Errorf("family of a transaction over a run and a budget = %q, want BUDGET#+RUN", f)
+	}
+	if f := itemFamily(&dynamodb.TransactWriteItemsInput{TransactItems: in.TransactItems[:1]}); f != "RUN" {
+		t.Errorf("family of a run's reservation = %q, want RUN", f)
 	}
 }
