@@ -141,8 +141,11 @@ func (inv *invocation) hold(ctx context.Context, obj *object, claim *ledger.Clai
 }
 
 // heldFor is the retry (for reason) of a message holding slot: hidden until
-// HeldSlotLead before it (delayMessage rounds that down to whole seconds,
-// as SQS counts them), so that its next delivery comes before the slot.
+// HeldSlotLead before it, so that its next delivery comes before the slot.
+// delayMessage rounds that down to whole seconds, as SQS counts them
+// (ChangeMessageVisibility API reference: VisibilityTimeout, "The new value
+// for the message's visibility timeout (in seconds)", an Integer): the
+// message turns visible up to a second earlier still, never later.
 func (inv *invocation) heldFor(reason string, slot time.Time) outcome {
 	return retryLater(reason).after(slot.Sub(inv.now()) - inv.h.opts.HeldSlotLead)
 }
