@@ -46,6 +46,14 @@ const (
 	// is 10 ms short: 12 ms covers that and the timers. It is 0.6% of the
 	// spacing at the default 30 calls a minute, where the window margin
 	// (or aiming, see phase.go) takes its place, and capped at 2.5% of it.
+	// Measured against the strict token bucket at 120 a minute with clocks
+	// over ±5 ms (cmd/benchreport's skew rows, 2026-11-27): 5 and 8 ms are
+	// the same there (the margin's 8.3 ms a slot is the larger), which
+	// leaves a clock 10 ms late followed by the earliest 1.7 ms short, and
+	// the 429s came at 495.8 to 499.6 ms gaps; with 12 ms, at 499.1 to
+	// 499.6 ms, where the network and the timers took more than the 2 ms
+	// left. Each ms more costs 0.2% of R at that rate: 12 ms (a 97.7%
+	// ceiling) is the smallest that covers the clocks.
 	DefaultGuard = 12 * time.Millisecond
 	// maxGuardShare caps the guard at this share of the spacing.
 	maxGuardShare = 0.025

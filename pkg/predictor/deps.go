@@ -70,6 +70,13 @@ type Pacer interface {
 	Valid(ctx context.Context, slot time.Time) (bool, error)
 }
 
+// lateAllowancer is a Pacer that tells how late a slot it granted may
+// still be used without crowding the next slot's call (pacer.Shared
+// against a token bucket); ok false when it cannot tell.
+type lateAllowancer interface {
+	LateAllowance() (allowance time.Duration, ok bool)
+}
+
 // serviceClockLearner is a Pacer that learns where the service's seconds
 // begin from the Date of its answers (pacer.Shared): every answer to a
 // prediction call is reported to it.

@@ -17,7 +17,8 @@
 //
 // Lambda bills waiting, so an invocation waits at most Options.MaxSlotWait
 // (a second) for a slot or a retry: a longer wait holds the slot on the
-// record and returns the message to the queue until it (slots.go); the
+// record and returns the message to the queue until Options.HeldSlotLead
+// before it, and the delivery that holds it waits up to both (slots.go); the
 // credits or the key missing return it after a backoff that grows with its
 // receive count (waits.go).
 //

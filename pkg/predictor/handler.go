@@ -24,17 +24,32 @@ const (
 	// slot: Lambda bills the wait, so a slot further away is held while the
 	// message waits in the queue, for free (see slots.go).
 	DefaultMaxSlotWait = time.Second
+	// DefaultHeldSlotLead is how long before its slot a held message turns
+	// visible at the least: SQS hides a message in whole seconds, so it is
+	// hidden until the lead before the slot, rounded down, and turns
+	// visible between the lead and the lead plus a second early. A visible
+	// message reaches a function only after a poll, a free instance (one
+	// still waiting for an earlier slot delays it: the event source's
+	// concurrency is capped) and an invoke; within the lead it comes back
+	// in time to call on the slot. A held message that came back before
+	// its slot wasted nothing; one that came back late either crowds the
+	// next slot's call (a strict limiter refuses it, and the 429 widens the
+	// spacing and pauses every instance) or gives the slot up. The lead is
+	// billed: the invocation waits for a held slot up to MaxSlotWait plus
+	// it, on average the lead and half a second less the delivery. 500 ms
+	// covers the local rig's deliveries under load (up to 434 ms late
+	// measured with no lead, at 120 a minute against two busy instances).
+	DefaultHeldSlotLead = 500 * time.Millisecond
 	// DefaultHeldSlotLateness is how late a message may come back for the
-	// slot it holds and still call in it. SQS hides a message in whole
-	// seconds (rounded down, so it turns visible up to a second before its
-	// slot), and a visible message reaches a function only after a poll
-	// and an invoke (50 to 150 ms in the local rig): when the slot's
-	// fraction of a second is shorter than that, it comes back a little
-	// late. Against the service's limiter, a sliding log over a minute,
-	// a call that late is absorbed by the pacer's window margin (a second
-	// a minute, pacer.DefaultWindowMargin). Given up instead, the slot
-	// would stay empty and the object take a third receive and a slot
-	// further on. Later than this, the call would crowd the next slot's.
+	// slot it holds and still call in it, when the pacer cannot tell a
+	// tighter bound (see pacer.Shared.LateAllowance: against a strict
+	// token bucket, none at rest). Against the service's limiter, a
+	// sliding log over a minute, a call that late is absorbed by the
+	// pacer's window margin (a second a minute, pacer.DefaultWindowMargin)
+	// or, aimed, by the room after the aim point in the service's second.
+	// Given up instead, the slot would stay empty and the object take a
+	// third receive and a slot further on. Later than this, the call would
+	// crowd the next slot's.
 	DefaultHeldSlotLateness = 250 * time.Millisecond
 	// finishTimeout bounds the ledger writes that end a claim when the
 	// invocation has no deadline (local runs); see finishContext.
@@ -74,8 +89,12 @@ type Options struct {
 	// before a retry): a wait longer than this holds the slot and returns
 	// the message to the queue until it.
 	MaxSlotWait time.Duration
+	// HeldSlotLead is how long before its slot a held message turns
+	// visible at the least (then rounded down to whole seconds); an
+	// invocation waits for a held slot up to MaxSlotWait plus it.
+	HeldSlotLead time.Duration
 	// HeldSlotLateness is how late a returned message may come back and
-	// still call in the slot it holds.
+	// still call in the slot it holds, at most (the pacer may tell less).
 	HeldSlotLateness time.Duration
 }
 
@@ -105,7 +124,7 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 		return nil, errors.New("predictor: config not loaded: use LoadConfig")
 	}
 	opts := Options{Parallelism: DefaultParallelism, MinCallTime: DefaultMinCallTime, Clock: time.Now, Sleep: pacer.Sleep,
-		MaxSlotWait: DefaultMaxSlotWait, HeldSlotLateness: DefaultHeldSlotLateness}
+		MaxSlotWait: DefaultMaxSlotWait, HeldSlotLead: DefaultHeldSlotLead, HeldSlotLateness: DefaultHeldSlotLateness}
 	for _, fn := range optFns {
 		fn(&opts)
 	}

@@ -11,6 +11,7 @@ import (
 	"image/jpeg"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,7 @@ type testEnv struct {
 	// client and ledger (to inject faults).
 	wrapService func(Service) Service
 	wrapLedger  func(Ledger) Ledger
+	pacerOpts   []func(*pacer.Options) // tune the shared pacer newHandler builds
 }
 
 // fakeClock is a simulated clock whose Sleep moves it on at once, so a
@@ -156,7 +158,7 @@ func (e *testEnv) newHandler(cfg Config, optFns ...func(*Options)) *Handler {
 	}
 	// The shipped pacer (shared, on the table) unless the test sets
 	// cfg.Pacing; its writes are not counted with the per-object requests.
-	var pacerOpts []func(*pacer.Options)
+	pacerOpts := slices.Clone(e.pacerOpts)
 	if e.clock != nil {
 		pacerOpts = append(pacerOpts, func(o *pacer.Options) { o.Clock = e.clock.Now })
 		optFns = append([]func(*Options){func(o *Options) { o.Clock, o.Sleep = e.clock.Now, e.clock.Sleep }}, optFns...)

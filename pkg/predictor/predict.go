@@ -63,12 +63,12 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	charged := 0
 	defer func() { budget.settle(ctx, charged) }()
 
-	slot, err := inv.slotFor(ctx, obj, claim)
+	slot, held, err := inv.slotFor(ctx, obj, claim)
 	if err != nil {
 		obj.logger.Warn("no call slot: message returned for retry", "error", err)
 		return inv.release(ctx, obj, claim, inv.noSlot(err), err.Error())
 	}
-	if !inv.soonEnough(obj, slot) {
+	if !inv.soonEnough(obj, slot, held) {
 		return inv.hold(ctx, obj, claim, slot)
 	}
 	if err := inv.sleepUntil(ctx, slot); err != nil {
@@ -247,18 +247,21 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 }
 
 // retryOf is when the object of a retryable call failure is tried again,
-// and the slot it holds for it: until the slot or the end of the wait the
-// call stopped on (returnUntil), after the outage backoff while the credits
-// or the key are missing, after the delay a 429 asked for (capped) when the
-// client gave up waiting for it, else after the queue's visibility timeout.
+// and the slot it holds for it: until HeldSlotLead before the slot, or
+// until the end of the wait the call stopped on (returnUntil), after the
+// outage backoff while the credits or the key are missing, after the delay
+// a 429 asked for (capped) when the client gave up waiting for it, else
+// after the queue's visibility timeout.
 func (inv *invocation) retryOf(obj *object, err error, code string) (outcome, time.Time) {
 	var (
 		ru *returnUntil
 		rl *geoapi.RateLimitedError
 	)
 	switch {
+	case errors.As(err, &ru) && !ru.slot.IsZero():
+		return inv.heldFor(code, ru.slot), ru.slot
 	case errors.As(err, &ru):
-		return retryLater(code).after(ru.at.Sub(inv.now())), ru.slot
+		return retryLater(code).after(ru.at.Sub(inv.now())), time.Time{}
 	case outageReason(code):
 		return inv.outage(obj, code), time.Time{}
 	case errors.As(err, &rl) && rl.RetryAfter > 0:

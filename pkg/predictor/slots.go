@@ -18,12 +18,16 @@ import (
 // A slot further away is taken all the same, so the object keeps its place
 // in the shared schedule, and held: the claim is given back with the slot
 // on the record (ledger.Release) and the message goes back to the queue,
-// hidden until the slot (whole seconds, rounded down, so it becomes visible
-// at most a second early). The delivery that claims it next finds the slot
-// on the record and calls then, unless a 429's pause has since reached past
-// it (Pacer.Valid) or it came back more than HeldSlotLateness late, when it
-// takes a new one. An object normally costs two receives this way, however
-// long the wait, far below the queue's maxReceiveCount.
+// hidden until HeldSlotLead before the slot (whole seconds, rounded down,
+// so it becomes visible between the lead and the lead plus a second
+// early). The delivery that claims it next finds the slot on the record
+// and waits for it, up to MaxSlotWait plus the lead (further, it holds it
+// again), and calls then, unless a 429's pause has since reached past it
+// (Pacer.Valid) or it came back too late (lateAllowed), when it takes a
+// new one. The lead is what keeps held calls on their slots: one made late
+// leaves the next slot's call less than the spacing after it. An object
+// normally costs two receives this way, however long the wait, far below
+// the queue's maxReceiveCount.
 
 // returnUntil stops an object's work in this invocation because its next
 // call cannot be made within MaxSlotWait: its message goes back to the
@@ -42,24 +46,42 @@ func (e *returnUntil) Error() string {
 func (e *returnUntil) Unwrap() error { return errRateWait }
 
 // slotFor is the object's call slot: the one its record holds from an
-// earlier delivery when it is still good, else a new one, as far ahead as
-// the message could be held for it.
-func (inv *invocation) slotFor(ctx context.Context, obj *object, claim *ledger.Claim) (time.Time, error) {
+// earlier delivery when it is still good (held true), else a new one, as
+// far ahead as the message could be held for it.
+func (inv *invocation) slotFor(ctx context.Context, obj *object, claim *ledger.Claim) (slot time.Time, held bool, err error) {
 	if held := heldSlot(claim); !held.IsZero() {
-		late := inv.now().Sub(held)
-		switch ok, err := inv.h.deps.Pacer.Valid(ctx, held); {
-		case late > inv.h.opts.HeldSlotLateness:
-			// A call this late would crowd the next slot's.
-			obj.logger.Info("held call slot given up: the message came back too late for it", "late_ms", late.Milliseconds())
+		ok, err := inv.h.deps.Pacer.Valid(ctx, held)
+		// Read after Valid, whose read of the schedule takes time too: the
+		// call leaves no earlier than this.
+		late, allowed := inv.now().Sub(held), inv.lateAllowed()
+		switch {
 		case err != nil:
 			obj.logger.Warn("held call slot given up: the schedule could not be read", "error", err)
 		case !ok:
 			obj.logger.Info("held call slot given up: a pause the service asked for reaches past it")
+		case late > allowed:
+			// A call this late would crowd the next slot's.
+			obj.logger.Info("held call slot given up: the message came back too late for it",
+				"late_ms", late.Milliseconds(), "allowed_ms", allowed.Milliseconds())
 		default:
-			return held, nil
+			return held, true, nil
 		}
 	}
-	return inv.reserveSlot(ctx, inv.holdHorizon())
+	slot, err = inv.reserveSlot(ctx, inv.holdHorizon())
+	return slot, false, err
+}
+
+// lateAllowed is how late a held slot may still be called in:
+// HeldSlotLateness, or less when the pacer tells that a call later than
+// that would crowd the next slot's (a strict token bucket).
+func (inv *invocation) lateAllowed() time.Duration {
+	allowed := inv.h.opts.HeldSlotLateness
+	if p, ok := inv.h.deps.Pacer.(lateAllowancer); ok {
+		if a, ok := p.LateAllowance(); ok {
+			allowed = min(allowed, a)
+		}
+	}
+	return allowed
 }
 
 // heldSlot is the slot the claimed record holds, zero when none.
@@ -77,14 +99,24 @@ func (inv *invocation) holdHorizon() time.Duration {
 }
 
 // soonEnough reports whether obj's call at slot can be made in this
-// invocation: at most maxWait away, and leaving MinCallTime before the
+// invocation: at most slotWait away, and leaving MinCallTime before the
 // call deadline.
-func (inv *invocation) soonEnough(obj *object, slot time.Time) bool {
-	if slot.Sub(inv.now()) > inv.maxWait(obj) {
+func (inv *invocation) soonEnough(obj *object, slot time.Time, held bool) bool {
+	if slot.Sub(inv.now()) > inv.slotWait(obj, held) {
 		return false
 	}
 	dl, ok := inv.callDeadline()
 	return !ok || !slot.Add(inv.h.opts.MinCallTime).After(dl)
+}
+
+// slotWait is the longest obj's invocation waits for its slot: maxWait,
+// plus HeldSlotLead for a held slot, whose message was made visible that
+// much early so that it is delivered in time.
+func (inv *invocation) slotWait(obj *object, held bool) time.Duration {
+	if held {
+		return inv.maxWait(obj) + inv.h.opts.HeldSlotLead
+	}
+	return inv.maxWait(obj)
 }
 
 // maxWait is the longest obj's invocation waits for a slot or a retry:
@@ -99,13 +131,23 @@ func (inv *invocation) maxWait(obj *object) time.Duration {
 }
 
 // hold gives the claim back holding slot and returns the message to the
-// queue until it.
+// queue until HeldSlotLead before it (heldFor).
 func (inv *invocation) hold(ctx context.Context, obj *object, claim *ledger.Claim, slot time.Time) outcome {
 	wait := max(slot.Sub(inv.now()), 0)
 	obj.logger.Info("call slot beyond this invocation's wait: message returned until it, holding the slot",
 		"wait_ms", wait.Milliseconds())
 	detail := fmt.Sprintf("holds the call slot at %s: its message is back in the queue until then", slot.UTC().Format(time.RFC3339Nano))
-	return inv.giveBack(ctx, obj, claim, retryLater(retryRateWait).after(wait), retryRateWait, detail, slot)
+	return inv.giveBack(ctx, obj, claim, inv.heldFor(retryRateWait, slot), retryRateWait, detail, slot)
+}
+
+// heldFor is the retry (for reason) of a message holding slot: hidden until
+// HeldSlotLead before it, so that its next delivery comes before the slot.
+// delayMessage rounds that down to whole seconds, as SQS counts them
+// (ChangeMessageVisibility API reference: VisibilityTimeout, "The new value
+// for the message's visibility timeout (in seconds)", an Integer): the
+// message turns visible up to a second earlier still, never later.
+func (inv *invocation) heldFor(reason string, slot time.Time) outcome {
+	return retryLater(reason).after(slot.Sub(inv.now()) - inv.h.opts.HeldSlotLead)
 }
 
 // noSlot is the outcome of an object for which the pacer had no slot at
@@ -156,7 +198,7 @@ func (inv *invocation) waitForRate(ctx context.Context, obj *object) error {
 	if err != nil {
 		return err
 	}
-	if !inv.soonEnough(obj, slot) {
+	if !inv.soonEnough(obj, slot, false) {
 		return &returnUntil{at: slot, slot: slot}
 	}
 	return inv.sleepUntil(ctx, slot)
