@@ -202,21 +202,31 @@ func (a aim) offset() int64 { return a.phase.mid() + a.rtt/2 }
 // half the width plus aimLate, plus AimedHeldLateness for a slot that may be
 // held across deliveries. Its whole-second stamp is CERTAIN when that whole
 // span lies in one second: when its predicted time falls in the second's
-// safe window [lo, hi] (see aim.window). A slot outside it is moved to the
-// next window's start; a slot inside is left alone, so an idle arrival in
-// the window is granted at once.
+// safe window [lo, hi] (see aim.placing). A slot before it is moved to its
+// start; a slot inside is left alone, so an idle arrival in the window is
+// granted at once.
+//
+// A slot past its second's window would wait for the next one's start;
+// it is sent at the next second's tick instead, sooner: its stamp is then
+// that second or the one before, and its answer's Date narrows the
+// estimate (the tick falls within its round trip), which a call inside a
+// window cannot, so the windows widen as the estimate narrows towards one
+// round trip.
 //
 // Why R+1 calls still span 60 of the service's seconds. Let x_k be call k's
-// slot before placing, z_k >= x_k where it is placed (service times), S_k =
-// floor(z_k) its certain stamp, and I >= 60 s / R the spacing. Reserve
-// writes the next slot at least I after both x_k and the start of z_k's
-// second (placing.follow), so x_{k+1} >= x_k + I and x_{k+1} >= S_k + I.
-// Then x_{k+R} >= S_k + R·I >= S_k + 60 s, and S_{k+R} >= floor(x_{k+R})
-// >= S_k + 60: the sliding log has dropped call k when call k+R comes,
-// whatever window each call was placed with (idle or held) and whether it
-// was moved. The rule costs rate only when a slot moves past its second's
-// end: with I a whole number of seconds the next slots then start at the
-// window's start and stay in it, so a backlog runs at exactly R. With I not
+// slot before placing (service time), S_k its stamp, and I >= 60 s / R the
+// spacing. Placing keeps floor(x_k) <= S_k <= H_k, where H_k is the start of
+// the latest second the call can be counted in: the placed point's, or its
+// tick's for a slot past its window (an error under a second either way
+// keeps the stamp at or after floor(x_k)). Reserve writes the next slot at
+// least I after both x_k and H_k (placing.follow), so x_{k+1} >= x_k + I
+// and x_{k+1} >= H_k + I. Then x_{k+R} >= H_k + R·I >= H_k + 60 s, and
+// S_{k+R} >= floor(x_{k+R}) >= H_k + 60 >= S_k + 60: the sliding log has
+// dropped call k when call k+R comes, whatever window each call was placed
+// with (idle or held) and whether it was moved. The rule costs rate only
+// when a slot moves past its second's end: with I a whole number of
+// seconds the next slots then start at a tick and are placed at the
+// window's start, and stay in it, so a backlog runs at exactly R. With I not
 // a whole number of seconds (R not dividing 60) every few slots would move
 // and lose up to a second each, so there every slot is placed at the fixed
 // aimInSecond and the next follows the slot before placing (x_{k+1} >=
@@ -278,7 +288,9 @@ func (a aim) placing(off, floor int64, idle bool) placing {
 }
 
 // place is the service time at which a call due at service time s is
-// counted: s inside its second's window, else the next window's start.
+// counted: s inside its second's window, the window's start before it, and
+// past it the next second's tick (a probe, see below); at the fixed aim
+// point, the next second's.
 func (pl placing) place(s int64) int64 {
 	sec := floorDiv(s, second) * second
 	switch f := s - sec; {
@@ -286,6 +298,8 @@ func (pl placing) place(s int64) int64 {
 		return sec + pl.lo
 	case f <= pl.hi:
 		return s
+	case pl.floorRule:
+		return sec + second
 	default:
 		return sec + second + pl.lo
 	}
@@ -295,7 +309,8 @@ func (pl placing) place(s int64) int64 {
 func (pl placing) placed(x int64) int64 { return pl.place(x+pl.off) - pl.off }
 
 // follow is the local time the next slot is at least a spacing after,
-// for the slot at local time x.
+// for the slot at local time x: the start of the latest second its call
+// can be counted in, when later than x.
 func (pl placing) follow(x int64) int64 {
 	if !pl.floorRule {
 		return x
@@ -308,14 +323,11 @@ func (pl placing) follow(x int64) int64 {
 // its second (follow is the slot itself) when moved is false, and where it
 // is moved to the next second's window (follow is the constant at) when
 // moved is true. A slot-taking write that does not know the slot exactly
-// is made conditional on it lying in the stretch.
+// is made conditional on it lying in the stretch. For the floor rule only.
 func (pl placing) stretch(x int64) (lo, hi, at int64, moved bool) {
 	s := x + pl.off
 	sec := floorDiv(s, second) * second
-	if !pl.floorRule || s-sec <= pl.hi {
-		if !pl.floorRule {
-			return x, x, 0, false // not used: without the rule any slot will do
-		}
+	if s-sec <= pl.hi {
 		return sec - pl.off, sec + pl.hi - pl.off, 0, false
 	}
 	return sec + pl.hi + 1 - pl.off, sec + second - 1 - pl.off, sec + second - pl.off, true

@@ -29,7 +29,8 @@ func (l *stampLog) call(stamp int64) bool {
 // random, and counted with an error drawn at the edges of its budget
 // (early, late, or held late) as often as inside it. follow is the rule
 // for the next slot. It returns the calls refused by the sliding log,
-// the calls whose stamp was not the placed one's, and the slots moved.
+// the calls counted outside the seconds placing allows, and the slots
+// moved.
 func placingRun(seed uint64, perMinute, calls int64, follow func(placing, int64) int64) (refused, uncertain, moved int) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	interval := ceilDiv(60*second, perMinute)
@@ -68,8 +69,12 @@ func placingRun(seed uint64, perMinute, calls int64, follow func(placing, int64)
 		default:
 			e = rng.Int64N(2*half+aimEarly+late+1) - half - aimEarly
 		}
+		// The stamp is certain, or, for a slot past its window sent at
+		// the next tick, between the slot's second and the one follow
+		// starts.
 		stamp := floorDiv(z+e, second)
-		if stamp != floorDiv(z, second) {
+		if pl.floorRule && (stamp < floorDiv(x+off, second) || stamp > floorDiv(follow(pl, x)+off, second)) ||
+			!pl.floorRule && stamp != floorDiv(z, second) {
 			uncertain++
 		}
 		if !svc.call(stamp) {
@@ -121,11 +126,14 @@ func TestABacklogLosesNoRateToPlacing(t *testing.T) {
 		interval := ceilDiv(60*second, perMinute)
 		a := aim{phase: phase{known: true, hi: 250_000}, exact: true}
 		pl := a.placing(123_456, interval, false)
-		x := int64(700_000) // outside the window: the first slot moves
-		first := pl.placed(x)
-		var last int64
-		for range 300 {
+		x := int64(700_000) // past the window: the first slot moves
+		var first, last int64
+		for i := range 301 {
 			last = pl.placed(x)
+			if i == 0 {
+				first = pl.follow(x) + interval
+				first = pl.placed(first) // the first slot placed in a window
+			}
 			x = pl.follow(x) + interval
 		}
 		// At a rate not dividing the minute, slots are placed at the fixed
@@ -152,7 +160,7 @@ func TestIdleSlotsGetTheWiderWindow(t *testing.T) {
 		{5*second + 100_000, 5*second + 260_000}, // early in its second: to the window's start
 		{5*second + 500_000, 5*second + 500_000}, // inside: at once
 		{5*second + 689_999, 5*second + 689_999},
-		{5*second + 690_000, 6*second + 260_000}, // past it: the next second's
+		{5*second + 690_000, 6 * second}, // past it: the next second's tick
 	} {
 		if got := idle.place(tc.at); got != tc.want {
 			t.Errorf("idle place(%d) = %d, want %d", tc.at, got, tc.want)
