@@ -289,11 +289,11 @@ func TestIdleArrivalsInsideTheWindowCallAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wait < 0 || wait >= time.Second {
+		if wait <= -time.Microsecond || wait >= time.Second {
 			t.Fatalf("arrival %d waits %v, want less than a second", i, wait)
 		}
 		total += wait
-		if wait == 0 {
+		if wait < time.Microsecond { // the slot is now, in whole microseconds
 			atOnce++
 		}
 		clk.Advance(wait)
