@@ -20,8 +20,11 @@ import (
 // now it moves on by the spacing and the slot is its old value; when it is
 // behind (no backlog) the slot is now. Either way the write also narrows
 // the spacing by a probe step while it is wider than the configured rate.
-// A schedule found further ahead than any sound one can be is repaired
-// first (see Options.Horizon).
+// With the service's clock known the slot is placed in a safe window of one
+// of its seconds, and the next follows the placed call's latest possible
+// second as well as the slot (see placing in phase.go). A schedule found
+// further ahead than any sound one can be is repaired first (see
+// Options.Horizon).
 func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Duration, error) {
 	if within < 0 {
 		return 0, ErrNoSlot
