@@ -153,10 +153,18 @@ func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take
 			// holds only while the slot is in the hint's stretch, where
 			// the next slot follows it as it follows the hint.
 			lo, hi, at, moved := t.place.stretch(st.next)
-			slotCond = slotCond.And(next.Between(expression.Value(lo), expression.Value(hi)))
+			inStretch := next.Between(expression.Value(lo), expression.Value(hi))
 			if moved {
 				t.update = expression.Set(next, expression.Value(at).Plus(interval))
+			} else {
+				// A hint a few slots stale (other instances took them)
+				// finds the slot in a later second: the same part of each
+				// of the next staleSeconds seconds is as good.
+				for j := int64(1); j <= staleSeconds; j++ {
+					inStretch = inStretch.Or(next.Between(expression.Value(lo+j*second), expression.Value(hi+j*second)))
+				}
 			}
+			slotCond = slotCond.And(inStretch)
 		}
 	} else {
 		// An idle schedule grants now, and the caller prepares its call
@@ -180,6 +188,10 @@ func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take
 	p.sharePhase(&t, st, a)
 	return t
 }
+
+// staleSeconds is how many seconds after a hint's a backlogged slot-taking
+// write finds its stretch in: 8 slots taken by others at 30 a minute.
+const staleSeconds = 16
 
 // lead is the room an idle grant leaves for the caller's preparation.
 func (p *Shared) lead() int64 { return min(max(p.opts.Lead, 0).Microseconds(), p.floor) }
