@@ -313,3 +313,30 @@ func TestIdleArrivalsInsideTheWindowCallAtOnce(t *testing.T) {
 	}
 	t.Logf("idle arrivals: mean wait %v, %d of %d at once", mean, atOnce, arrivals)
 }
+
+// A backlogged aimed take is conditional on the slot lying where its
+// successor follows it as the hint's would; a hint a few slots stale
+// (another instance took them) still takes its slot in one write.
+func TestAStaleHintTakesABackloggedAimedSlotInOneWrite(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 30, clk.Now, withMargin)
+	svc := newClockedService(700 * time.Millisecond)
+	if refused, _, first := svc.run(t, ps, clk, 20, nil); refused != 0 || first < 0 {
+		t.Fatalf("learning: %d refused, first aimed slot %d", refused, first)
+	}
+	for range 4 {
+		if _, err := take(t, ps[0], clk, pacer.Unbounded); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := ps[1].Stats()
+	wait, err := ps[1].Reserve(context.Background(), pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := ps[1].Stats()
+	if wait < 8*time.Second || after.AimedSlots != before.AimedSlots+1 || after.Writes != before.Writes+1 {
+		t.Errorf("stale hint: wait %v, %d aimed, %d writes (%d conflicts); want a slot behind the other's four, aimed, in one write",
+			wait, after.AimedSlots-before.AimedSlots, after.Writes-before.Writes, after.Conflicts-before.Conflicts)
+	}
+}
