@@ -234,7 +234,10 @@ func (a aim) offset() int64 { return a.phase.mid() + a.rtt/2 }
 // x_{k+R} >= x_k + 60 s gives S_{k+R} >= S_k + 60 directly. The two rules
 // never mix: the choice rests on the configured rate alone.
 
-// Error budgets of an aimed call, beyond half the estimate's width.
+// Error budgets of an aimed call, beyond half the estimate's width. With
+// an estimate at most DefaultPhaseTolerance wide they leave a held slot's
+// window at least the point aimInSecond, and keep a call sent at a tick
+// less than a second from it either way.
 const (
 	// aimEarly covers the shared offset being up to aimSlack off the
 	// instance's own, the instances' clocks' skew and the round trip's
@@ -256,13 +259,14 @@ const (
 // at DefaultPhaseTolerance, leaving 150 ms early and 450 ms late.
 const aimInSecond = int64(DefaultPhaseTolerance/time.Microsecond)/2 + aimEarly
 
-// placing is how one aimed slot is placed on the service's clock: sent at
-// the first point of the window [lo, hi] of one of its seconds at or after
-// the slot, with the shared offset off (service time = local time + off).
+// placing is how one aimed slot is placed on the service's clock (see
+// place): the window [lo, hi] of its seconds, and the shared offset off
+// (service time = local time + off).
 type placing struct {
 	lo, hi, off int64
-	// floorRule: the next slot follows the start of the placed slot's
-	// second as well as the slot (see above); false, it follows the slot.
+	// floorRule: the next slot follows the start of the latest second the
+	// call can be counted in as well as the slot (see above); false, it
+	// follows the slot.
 	floorRule bool
 }
 
@@ -289,8 +293,8 @@ func (a aim) placing(off, floor int64, idle bool) placing {
 
 // place is the service time at which a call due at service time s is
 // counted: s inside its second's window, the window's start before it, and
-// past it the next second's tick (a probe, see below); at the fixed aim
-// point, the next second's.
+// past it the next second's tick (see above); at the fixed aim point, the
+// next second's.
 func (pl placing) place(s int64) int64 {
 	sec := floorDiv(s, second) * second
 	switch f := s - sec; {
