@@ -196,21 +196,145 @@ func (p *Shared) aimFor(st schedule, now int64) aim {
 // somewhere within it).
 func (a aim) offset() int64 { return a.phase.mid() + a.rtt/2 }
 
-// aimed is the local time to send a call due at x so that it is counted
-// at the aim point of a second of the service's clock, with offset.
-func aimed(x, offset int64) int64 { return aimPoint(x+offset) - offset }
+// An aimed call is counted at its predicted service time (local send time
+// plus the shared offset) give or take its error: early by at most half the
+// estimate's width (the truth lies within it) plus aimEarly, late by at most
+// half the width plus aimLate, plus AimedHeldLateness for a slot that may be
+// held across deliveries. Its whole-second stamp is CERTAIN when that whole
+// span lies in one second: when its predicted time falls in the second's
+// safe window [lo, hi] (see aim.placing). A slot before it is moved to its
+// start; a slot inside is left alone, so an idle arrival in the window is
+// granted at once.
+//
+// A slot past its second's window would wait for the next one's start;
+// it is sent at the next second's tick instead, sooner: its stamp is then
+// that second or the one before, and its answer's Date narrows the
+// estimate (the tick falls within its round trip), which a call inside a
+// window cannot, so the windows widen as the estimate narrows towards one
+// round trip.
+//
+// Why R+1 calls still span 60 of the service's seconds. Let x_k be call k's
+// slot before placing (service time), S_k its stamp, and I >= 60 s / R the
+// spacing. Placing keeps floor(x_k) <= S_k <= H_k, where H_k is the start of
+// the latest second the call can be counted in: the placed point's, or its
+// tick's for a slot past its window (an error under a second either way
+// keeps the stamp at or after floor(x_k)). Reserve writes the next slot at
+// least I after both x_k and H_k (placing.follow), so x_{k+1} >= x_k + I
+// and x_{k+1} >= H_k + I. Then x_{k+R} >= H_k + R·I >= H_k + 60 s, and
+// S_{k+R} >= floor(x_{k+R}) >= H_k + 60 >= S_k + 60: the sliding log has
+// dropped call k when call k+R comes, whatever window each call was placed
+// with (idle or held) and whether it was moved. The rule costs rate only
+// when a slot moves past its second's end: with I a whole number of
+// seconds the next slots then start at a tick and are placed at the
+// window's start, and stay in it, so a backlog runs at exactly R. With I not
+// a whole number of seconds (R not dividing 60) every few slots would move
+// and lose up to a second each, so there every slot is placed at the fixed
+// aimInSecond and the next follows the slot before placing (x_{k+1} >=
+// x_k + I): placing is then monotone and periodic in whole seconds, so
+// x_{k+R} >= x_k + 60 s gives S_{k+R} >= S_k + 60 directly. The two rules
+// never mix: the choice rests on the configured rate alone.
 
-// aimInSecond is where in a second of the service's clock calls are aimed.
-// Before its middle: a call is early only by the estimate's error (at most
-// half of PhaseTolerance), but late by that, the timers' overshoot, its
-// upload and, for a slot held across deliveries, up to the predictor's
-// HeldSlotLateness (250 ms); 350 ms leaves 150 ms early and 450 ms late.
-const aimInSecond = 350 * int64(time.Millisecond/time.Microsecond)
+// Error budgets of an aimed call, beyond half the estimate's width. With
+// an estimate at most DefaultPhaseTolerance wide they leave a held slot's
+// window at least the point aimInSecond, and keep a call sent at a tick
+// less than a second from it either way.
+const (
+	// aimEarly covers the shared offset being up to aimSlack off the
+	// instance's own, the instances' clocks' skew and the round trip's
+	// variation.
+	aimEarly = 150 * int64(time.Millisecond/time.Microsecond)
+	// aimLate covers the timers' overshoot, the call's preparation and its
+	// upload, and the same offset and skew errors.
+	aimLate = 200 * int64(time.Millisecond/time.Microsecond)
+	// AimedHeldLateness is how late a held slot's call may be sent (the
+	// predictor's HeldSlotLateness, which must not exceed it): a slot
+	// granted ahead of now may be held across deliveries, one granted for
+	// now is called at once.
+	AimedHeldLateness = 250 * time.Millisecond
+)
 
-// aimPoint is the first aim point of a service second at or after service
-// time s.
-func aimPoint(s int64) int64 {
-	return ceilDiv(s-aimInSecond, second)*second + aimInSecond
+// aimInSecond is where in a second of the service's clock calls are placed
+// when no window fits (the widest estimate aimed with, or a rate that is not
+// a whole number of seconds per call): the start of a held slot's window
+// at DefaultPhaseTolerance, leaving 150 ms early and 450 ms late.
+const aimInSecond = int64(DefaultPhaseTolerance/time.Microsecond)/2 + aimEarly
+
+// placing is how one aimed slot is placed on the service's clock (see
+// place): the window [lo, hi] of its seconds, and the shared offset off
+// (service time = local time + off).
+type placing struct {
+	lo, hi, off int64
+	// floorRule: the next slot follows the start of the latest second the
+	// call can be counted in as well as the slot (see above); false, it
+	// follows the slot.
+	floorRule bool
+}
+
+// placing is the placing of a slot taken with aim a, the shared offset
+// off and the spacing floor; idle reports a slot granted for now, which is
+// called at once and never held.
+func (a aim) placing(off, floor int64, idle bool) placing {
+	if floor%second != 0 {
+		return placing{lo: aimInSecond, hi: aimInSecond, off: off}
+	}
+	half := (a.phase.width() + 1) / 2
+	late := aimLate
+	if !idle {
+		late += AimedHeldLateness.Microseconds()
+	}
+	// hi is the last microsecond from which a call late by its budget is
+	// still counted in the same second.
+	pl := placing{lo: half + aimEarly, hi: second - 1 - half - late, off: off, floorRule: true}
+	if pl.lo > pl.hi {
+		pl.lo, pl.hi = aimInSecond, aimInSecond
+	}
+	return pl
+}
+
+// place is the service time at which a call due at service time s is
+// counted: s inside its second's window, the window's start before it, and
+// past it the next second's tick (see above); at the fixed aim point, the
+// next second's.
+func (pl placing) place(s int64) int64 {
+	sec := floorDiv(s, second) * second
+	switch f := s - sec; {
+	case f < pl.lo:
+		return sec + pl.lo
+	case f <= pl.hi:
+		return s
+	case pl.floorRule:
+		return sec + second
+	default:
+		return sec + second + pl.lo
+	}
+}
+
+// placed is the local time to send the call of the slot at local time x.
+func (pl placing) placed(x int64) int64 { return pl.place(x+pl.off) - pl.off }
+
+// follow is the local time the next slot is at least a spacing after,
+// for the slot at local time x: the start of the latest second its call
+// can be counted in, when later than x.
+func (pl placing) follow(x int64) int64 {
+	if !pl.floorRule {
+		return x
+	}
+	return max(x, floorDiv(pl.place(x+pl.off), second)*second-pl.off)
+}
+
+// stretch is the run of local slot times around x over which follow is
+// the same function as at x: [lo, hi] is where the slot is not moved past
+// its second (follow is the slot itself) when moved is false, and where it
+// is moved to the next second's window (follow is the constant at) when
+// moved is true. A slot-taking write that does not know the slot exactly
+// is made conditional on it lying in the stretch. For the floor rule only.
+func (pl placing) stretch(x int64) (lo, hi, at int64, moved bool) {
+	s := x + pl.off
+	sec := floorDiv(s, second) * second
+	if s-sec <= pl.hi {
+		return sec - pl.off, sec + pl.hi - pl.off, 0, false
+	}
+	return sec + pl.hi + 1 - pl.off, sec + second - 1 - pl.off, sec + second - pl.off, true
 }
 
 // probeDelay is how much to delay a slot at local time t while the phase

@@ -93,10 +93,15 @@ func TestThePhaseIsLearntAndTheMarginDropped(t *testing.T) {
 			if first < 0 || first > 15 {
 				t.Fatalf("first aimed slot: call %d, want within the first 15 (the margin kept only while the phase is unknown)", first)
 			}
-			tail := slots[first+1:]
-			spacing := tail[len(tail)-1].Sub(tail[0]) / time.Duration(len(tail)-1)
+			// The service's whole seconds the aimed calls are counted in
+			// are exactly 60 s / 30 apart: the slots within them may move
+			// (to a window's start, which comes earlier as the estimate
+			// narrows).
+			stamp := func(i int) int64 { return slots[i].Add(arrival(i)).Add(svc.offset).Unix() }
+			last := len(slots) - 1
+			spacing := time.Duration(stamp(last)-stamp(first+1)) * time.Second / time.Duration(last-first-1)
 			if spacing != 2*time.Second {
-				t.Errorf("aimed slots spaced %v on average, want exactly 60 s / 30", spacing)
+				t.Errorf("aimed calls counted %v apart on average, want exactly 60 s / 30", spacing)
 			}
 			t.Logf("aimed from call %d (%v after the first slot); %v apart after", first, slots[first].Sub(slots[0]), spacing)
 		})
@@ -253,5 +258,85 @@ func TestA429RemovesTheSharedEstimate(t *testing.T) {
 	}
 	if after := ps[0].Stats().AimedSlots + ps[1].Stats().AimedSlots - aimed; after != 0 {
 		t.Errorf("%d slots aimed within the hold-off after a 429, want none", after)
+	}
+}
+
+// Once the phase is known, an idle arrival whose call would be counted well
+// inside one of the service's seconds is granted at once: only one outside
+// the second's safe window waits, to the window's start. Arrivals at every
+// point of a second (50 ms apart) wait 0.5 s on average with a fixed aim
+// point; with the window well under half that, and none is refused.
+func TestIdleArrivalsInsideTheWindowCallAtOnce(t *testing.T) {
+	clk := simclock.New(epoch.Add(370 * time.Millisecond))
+	ps, _, _ := newPacers(t, 1, 30, clk.Now, withMargin)
+	svc := newClockedService(-1300 * time.Millisecond)
+	if refused, _, first := svc.run(t, ps, clk, 20, nil); refused != 0 || first < 0 {
+		t.Fatalf("learning: %d refused, first aimed slot %d", refused, first)
+	}
+	var (
+		total     time.Duration
+		atOnce    int
+		refused   int
+		aimedFrom = ps[0].Stats().AimedSlots
+	)
+	const arrivals = 20
+	base := clk.Now().Add(time.Second)
+	for i := range arrivals {
+		// Idle: more than a spacing since the last call, at a point of
+		// the second 50 ms on from the last arrival's.
+		clk.Advance(base.Add(time.Duration(i) * (3*time.Second + 50*time.Millisecond)).Sub(clk.Now()))
+		wait, err := ps[0].Reserve(context.Background(), pacer.Unbounded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wait <= -time.Microsecond || wait >= time.Second {
+			t.Fatalf("arrival %d waits %v, want less than a second", i, wait)
+		}
+		total += wait
+		if wait < time.Microsecond { // the slot is now, in whole microseconds
+			atOnce++
+		}
+		clk.Advance(wait)
+		counted := clk.Now().Add(arrival(i)).Add(svc.offset)
+		if !svc.log.call(counted) {
+			refused++
+		}
+		clk.Advance(svc.roundTrip)
+		ps[0].Answered(counted.UTC().Format(http.TimeFormat), svc.roundTrip)
+	}
+	if aimed := ps[0].Stats().AimedSlots - aimedFrom; aimed != arrivals {
+		t.Fatalf("%d of %d idle arrivals aimed, want all", aimed, arrivals)
+	}
+	mean := total / arrivals
+	if refused != 0 || mean > 250*time.Millisecond || atOnce < arrivals/4 {
+		t.Errorf("%d refused, mean wait %v, %d of %d granted at once; want none, at most 250ms and at least a quarter", refused, mean, atOnce, arrivals)
+	}
+	t.Logf("idle arrivals: mean wait %v, %d of %d at once", mean, atOnce, arrivals)
+}
+
+// A backlogged aimed take is conditional on the slot lying where its
+// successor follows it as the hint's would; a hint a few slots stale
+// (another instance took them) still takes its slot in one write.
+func TestAStaleHintTakesABackloggedAimedSlotInOneWrite(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 30, clk.Now, withMargin)
+	svc := newClockedService(700 * time.Millisecond)
+	if refused, _, first := svc.run(t, ps, clk, 20, nil); refused != 0 || first < 0 {
+		t.Fatalf("learning: %d refused, first aimed slot %d", refused, first)
+	}
+	for range 4 {
+		if _, err := take(t, ps[0], clk, pacer.Unbounded); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := ps[1].Stats()
+	wait, err := ps[1].Reserve(context.Background(), pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := ps[1].Stats()
+	if wait < 8*time.Second || after.AimedSlots != before.AimedSlots+1 || after.Writes != before.Writes+1 {
+		t.Errorf("stale hint: wait %v, %d aimed, %d writes (%d conflicts); want a slot behind the other's four, aimed, in one write",
+			wait, after.AimedSlots-before.AimedSlots, after.Writes-before.Writes, after.Conflicts-before.Conflicts)
 	}
 }

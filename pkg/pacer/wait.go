@@ -20,8 +20,11 @@ import (
 // now it moves on by the spacing and the slot is its old value; when it is
 // behind (no backlog) the slot is now. Either way the write also narrows
 // the spacing by a probe step while it is wider than the configured rate.
-// A schedule found further ahead than any sound one can be is repaired
-// first (see Options.Horizon).
+// With the service's clock known the slot is placed in a safe window of one
+// of its seconds, and the next follows the placed call's latest possible
+// second as well as the slot (see placing in phase.go). A schedule found
+// further ahead than any sound one can be is repaired first (see
+// Options.Horizon).
 func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Duration, error) {
 	if within < 0 {
 		return 0, ErrNoSlot
@@ -63,13 +66,17 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 			}
 		}
 		slot += in.shift
-		next := schedule{known: true, next: slot + interval, interval: interval - in.step, widenUntil: seen.widenUntil,
+		base := in.place.follow(slot)
+		if !ahead {
+			base = max(base, slot+p.lead())
+		}
+		next := schedule{known: true, next: base + interval, interval: interval - in.step, widenUntil: seen.widenUntil,
 			pausedUntil: seen.pausedUntil, phase: seen.phase, phaseReset: seen.phaseReset, aim: in.aim, hasAim: in.aimed}
 		if in.phaseWritten {
 			next.phase = a.phase
 		}
 		if in.aimed {
-			slot = aimed(slot, in.aim)
+			slot = in.place.placed(slot)
 			p.countAimed(start)
 		} else {
 			slot += a.probeDelay(slot)
@@ -110,9 +117,11 @@ type take struct {
 	cond   expression.ConditionBuilder
 	step   int64 // the narrowing of the spacing it writes
 	// aimed: the slot is aimed at a second of the service's clock with
-	// the shared offset aim, shift later than the schedule's slot.
+	// the shared offset aim, shift later than the schedule's slot, and
+	// placed by place (the zero placing, unaimed: the slot as it is).
 	aimed        bool
 	aim, shift   int64
+	place        placing
 	phaseWritten bool // the write shares the instance's estimate
 }
 
@@ -124,23 +133,46 @@ func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take
 	next, interval := expression.Name(attrNext), expression.Name(attrInterval)
 	var t take
 	var slotCond expression.ConditionBuilder
+	t = p.aimInput(st, a)
+	if t.aimed {
+		// A slot granted for now (idle, not shifted) is called at once,
+		// never held: its window allows for less lateness.
+		t.place = a.placing(t.aim, p.aimedFloor, !ahead && t.shift == 0)
+	}
 	if ahead {
-		t = p.aimInput(st, a)
 		t.update = expression.Set(next, next.Plus(interval))
 		slotCond = next.GreaterThan(expression.Value(now)).And(next.LessThanEqual(expression.Value(last)))
-		if t.shift > 0 {
+		switch {
+		case t.shift > 0:
 			// Rare (the shared aim moved earlier): written as absolute
 			// values, on the schedule as last seen.
-			t.update = expression.Set(next, expression.Value(st.next+t.shift).Plus(interval))
+			t.update = expression.Set(next, expression.Value(t.place.follow(st.next+t.shift)).Plus(interval))
 			slotCond = slotCond.And(next.Equal(expression.Value(st.next)))
+		case t.place.floorRule:
+			// The slot is the item's, which the hint may not be: the write
+			// holds only while the slot is in the hint's stretch, where
+			// the next slot follows it as it follows the hint.
+			lo, hi, at, moved := t.place.stretch(st.next)
+			inStretch := next.Between(expression.Value(lo), expression.Value(hi))
+			if moved {
+				t.update = expression.Set(next, expression.Value(at).Plus(interval))
+			} else {
+				// A hint a few slots stale (other instances took them)
+				// finds the slot in a later second: the same part of each
+				// of the next staleSeconds seconds is as good.
+				for j := int64(1); j <= staleSeconds; j++ {
+					inStretch = inStretch.Or(next.Between(expression.Value(lo+j*second), expression.Value(hi+j*second)))
+				}
+			}
+			slotCond = slotCond.And(inStretch)
 		}
 	} else {
-		t = p.aimInput(st, a)
 		// An idle schedule grants now, and the caller prepares its call
 		// (up to Lead) before sending it: the next slot leaves room for
 		// that, up to one spacing, so the call sent late is still a whole
 		// spacing before the next. At high rates the spacing bounds it.
-		after := now + t.shift + min(max(p.opts.Lead, 0).Microseconds(), p.floor)
+		slot := now + t.shift
+		after := max(t.place.follow(slot), slot+p.lead())
 		t.update = expression.Set(next, expression.Value(after).Plus(expression.IfNotExists(interval, expression.Value(p.floor))))
 		slotCond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
 	}
@@ -156,6 +188,13 @@ func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take
 	p.sharePhase(&t, st, a)
 	return t
 }
+
+// staleSeconds is how many seconds after a hint's a backlogged slot-taking
+// write finds its stretch in: 8 slots taken by others at 30 a minute.
+const staleSeconds = 16
+
+// lead is the room an idle grant leaves for the caller's preparation.
+func (p *Shared) lead() int64 { return min(max(p.opts.Lead, 0).Microseconds(), p.floor) }
 
 // aimInput chooses the offset an aimed slot is aimed with (none while the
 // phase is not known well enough): the item's, the same for every
