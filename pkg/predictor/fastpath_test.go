@@ -64,7 +64,8 @@ func TestRequestsPerImage(t *testing.T) {
 		},
 		{
 			name: "redelivered image", body: func(t *testing.T) []byte { return testJPEG(t, 71) }, twice: true,
-			// The second delivery costs one refused claim and nothing else.
+			// The second delivery (SQS's redelivery: a receive count of 2)
+			// costs one refused claim and nothing else.
 			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 3, "dynamodb.PutItem": 1},
 			status: ledger.StatusSucceeded, calls: 1,
 		},
@@ -81,8 +82,10 @@ func TestRequestsPerImage(t *testing.T) {
 			if tt.twice {
 				deliveries = 2
 			}
-			for range deliveries {
-				if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); len(failed) != 0 {
+			for i := range deliveries {
+				msg := uploadMessage("m", u)
+				msg.receives = i + 1
+				if failed := e.invokeSQS(sqsBatch(msg)); len(failed) != 0 {
 					t.Fatalf("failures %v", failed)
 				}
 			}
