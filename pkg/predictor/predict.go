@@ -318,7 +318,9 @@ func (inv *invocation) retryOf(obj *object, err error, code string) (outcome, ti
 func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.Claim, res callResult) outcome {
 	rec := resultRecord(obj, res)
 	inv.addHistory(ctx, obj, &rec)
-	inv.logStripped(obj)
+	// On whichever line ends this paid upload: what it carried of the
+	// photo's metadata.
+	stripped := inv.strippedAttrs(obj)
 	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
 	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)
 	if rec.ErrorKm != nil {
@@ -333,25 +335,25 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 		obj.logger.Error("result refused by DynamoDB: recorded as failed without it", "code", ledger.ErrorCodeResultNotStorable,
 			"prediction_id", rec.PredictionID, "credits", rec.CreditsConsumed, "error", err)
 		inv.metrics.countReason(metricImagesFailed, ledger.ErrorCodeResultNotStorable)
-		inv.logRecorded(obj, ledger.StatusFailed, nil)
+		inv.logRecorded(obj, ledger.StatusFailed, nil, stripped...)
 		return outcome{kind: outcomeFailed, reason: ledger.ErrorCodeResultNotStorable}
 	}
 	if errors.Is(err, ledger.ErrClaimLost) {
 		obj.logger.Error("result not recorded: another attempt took the object over after this one's lease expired",
-			"prediction_id", rec.PredictionID, "place", rec.Place, "credits", rec.CreditsConsumed)
+			append([]any{"prediction_id", rec.PredictionID, "place", rec.Place, "credits", rec.CreditsConsumed}, stripped...)...)
 		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
 	}
 	if err != nil {
 		// Paid but unrecorded after retrying for the whole finishing window:
 		// the record stays in progress and is never called again (its lease
 		// expires into outcome_unknown). The result survives in this log line.
-		obj.logger.Error("result not recorded: message returned for retry", "error", err,
+		obj.logger.Error("result not recorded: message returned for retry", append([]any{"error", err,
 			"prediction_id", rec.PredictionID, "place", rec.Place, "country", rec.CountryCode,
-			"latitude", rec.Latitude, "longitude", rec.Longitude, "credits", rec.CreditsConsumed)
+			"latitude", rec.Latitude, "longitude", rec.Longitude, "credits", rec.CreditsConsumed}, stripped...)...)
 		return retryLater(retryLedger)
 	}
 	obj.answerRecorded = obj.content != nil
 	inv.metrics.succeeded(rec.ModelID)
-	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
+	inv.logRecorded(obj, ledger.StatusSucceeded, &rec, stripped...)
 	return outcome{kind: outcomeSucceeded}
 }
