@@ -45,7 +45,14 @@ func (inv *invocation) handleSQS(ctx context.Context, batch events.SQSEvent) eve
 				events.SQSBatchItemFailure{ItemIdentifier: batch.Records[i].MessageId})
 		}
 	}
-	inv.logger.Info("batch done", "messages", len(batch.Records), "retry", len(resp.BatchItemFailures))
+	// A batch of one message acknowledged says nothing its message's own
+	// line (recorded, rejected, duplicate...) did not: at INFO it would
+	// only cost log bytes per image.
+	level := slog.LevelInfo
+	if len(batch.Records) == 1 && len(resp.BatchItemFailures) == 0 {
+		level = slog.LevelDebug
+	}
+	inv.logger.Log(ctx, level, "batch done", "messages", len(batch.Records), "retry", len(resp.BatchItemFailures))
 	return resp
 }
 

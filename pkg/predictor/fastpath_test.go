@@ -64,7 +64,8 @@ func TestRequestsPerImage(t *testing.T) {
 		},
 		{
 			name: "redelivered image", body: func(t *testing.T) []byte { return testJPEG(t, 71) }, twice: true,
-			// The second delivery costs one refused claim and nothing else.
+			// The second delivery (SQS's redelivery: a receive count of 2)
+			// costs one refused claim and nothing else.
 			want:   map[string]int{"s3.GetObject": 1, "dynamodb.UpdateItem": 3, "dynamodb.PutItem": 1},
 			status: ledger.StatusSucceeded, calls: 1,
 		},
@@ -81,8 +82,10 @@ func TestRequestsPerImage(t *testing.T) {
 			if tt.twice {
 				deliveries = 2
 			}
-			for range deliveries {
-				if failed := e.invokeSQS(sqsBatch(uploadMessage("m", u))); len(failed) != 0 {
+			for i := range deliveries {
+				msg := uploadMessage("m", u)
+				msg.receives = i + 1
+				if failed := e.invokeSQS(sqsBatch(msg)); len(failed) != 0 {
 					t.Fatalf("failures %v", failed)
 				}
 			}
@@ -334,4 +337,69 @@ func (e *testEnv) creditsReserved() int {
 		e.t.Fatal(err)
 	}
 	return n
+}
+
+// gatedObjects signals each GET of the object's stream on got.
+type gatedObjects struct {
+	ObjectStore
+	got chan struct{}
+}
+
+func (g gatedObjects) GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	select {
+	case g.got <- struct{}{}:
+	default:
+	}
+	return g.ObjectStore.GetObject(ctx, in, optFns...)
+}
+
+// claimWatcher reports, for each claim, whether a GET of the object came
+// while the claim's write was under way: it waits up to wait for one
+// before writing.
+type claimWatcher struct {
+	Ledger
+	got        chan struct{}
+	wait       time.Duration
+	overlapped []bool
+}
+
+func (c *claimWatcher) Claim(ctx context.Context, ref ledger.ObjectRef, lease time.Duration) (*ledger.Claim, ledger.ClaimOutcome, error) {
+	select {
+	case <-c.got:
+		c.overlapped = append(c.overlapped, true)
+	case <-time.After(c.wait):
+		c.overlapped = append(c.overlapped, false)
+	}
+	return c.Ledger.Claim(ctx, ref, lease)
+}
+
+// TestFirstDeliveryReadsBesideTheClaim: on a first delivery the object's
+// GET runs while the claim is taken, so the pipeline's own time is the
+// longer of the two; a redelivery, where a refused claim is likely, claims
+// before any GET, and its refusal costs nothing else.
+func TestFirstDeliveryReadsBesideTheClaim(t *testing.T) {
+	e := newTestEnv(t, nil)
+	got := make(chan struct{}, 1)
+	e.objects = gatedObjects{ObjectStore: e.objects, got: got}
+	w := &claimWatcher{got: got, wait: 200 * time.Millisecond}
+	e.wrapLedger = func(l Ledger) Ledger { w.Ledger = l; return w }
+	e.h = e.newHandler(e.cfg)
+
+	u := e.put("beside/claim.jpg", testJPEG(t, 80))
+	for i := range 2 {
+		msg := uploadMessage("m", u)
+		msg.receives = i + 1
+		if failed := e.invokeSQS(sqsBatch(msg)); len(failed) != 0 {
+			t.Fatalf("delivery %d: failures %v", i+1, failed)
+		}
+	}
+	if want := []bool{true, false}; !slices.Equal(w.overlapped, want) {
+		t.Errorf("GET under way during the claim, per delivery: %v, want %v", w.overlapped, want)
+	}
+	if n := e.requests.get("s3.GetObject"); n != 1 {
+		t.Errorf("%d GETs, want 1: the redelivery's refused claim costs no read", n)
+	}
+	if rec := e.record(u); rec == nil || rec.Status != ledger.StatusSucceeded || rec.CreditsConsumed != 1 {
+		t.Fatalf("record %+v, want succeeded once", rec)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -370,6 +371,9 @@ func encodeS3Key(key string) string {
 type sqsMessage struct {
 	id   string
 	body string
+	// receives is the message's ApproximateReceiveCount; 0 means 1, a
+	// first delivery.
+	receives int
 }
 
 func uploadMessage(id string, ups ...upload) sqsMessage {
@@ -381,7 +385,7 @@ func sqsBatch(msgs ...sqsMessage) []byte {
 	for _, m := range msgs {
 		ev.Records = append(ev.Records, events.SQSMessage{
 			MessageId: m.id, ReceiptHandle: "handle-" + m.id, Body: m.body,
-			Attributes:     map[string]string{"ApproximateReceiveCount": "1"},
+			Attributes:     map[string]string{"ApproximateReceiveCount": strconv.Itoa(max(m.receives, 1))},
 			EventSource:    sourceSQS,
 			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:geolocate-uploads", AWSRegion: "us-east-1",
 		})

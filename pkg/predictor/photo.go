@@ -340,24 +340,32 @@ func (inv *invocation) uploadSource(obj *object, src geoapi.ImageSource) geoapi.
 	}
 }
 
-// logStripped says what the recorded upload carried of the photo's
-// metadata, and warns when the stripper met a structure it could not
-// follow past the head (the rest was sent as zeros).
-func (inv *invocation) logStripped(obj *object) {
+// strippedAttrs says what the paid upload carried of the photo's metadata,
+// as attributes of the line that records its answer (one line per image
+// instead of two: the request id and the key already tie them together),
+// and warns on a line of its own when the stripper met a structure it could
+// not follow past the head (the rest was sent as zeros). None for a photo
+// whose own bytes were not sent (downscaled).
+func (inv *invocation) strippedAttrs(obj *object) []any {
 	u := obj.photo.upload
 	if u == nil {
-		return
+		return nil
 	}
 	r := u.last.Load()
 	if r == nil {
-		obj.logger.Info("metadata sent as stored", "upload_metadata", u.mode)
-		return
+		return []any{"upload_metadata", u.mode}
 	}
 	rep := r.Report()
 	if p := rep.Problem; p != nil {
 		obj.logger.Warn("metadata stripper could not follow the file: the rest was sent as zero bytes",
 			"offset", p.Offset, "reason", p.Reason)
 	}
-	obj.logger.Info("metadata stripped before upload", "upload_metadata", u.mode,
-		"removed", rep.String(), "removed_bytes", rep.Bytes(), "orientation_kept", rep.Orientation)
+	attrs := []any{"upload_metadata", u.mode, "metadata_removed", rep.String()}
+	if n := rep.Bytes(); n > 0 {
+		attrs = append(attrs, "removed_bytes", n)
+	}
+	if rep.Orientation != 0 {
+		attrs = append(attrs, "orientation_kept", rep.Orientation)
+	}
+	return attrs
 }

@@ -23,7 +23,11 @@ import (
 // with exifGps=skip its EXIF position decides. The stream then stays open
 // while the invocation waits for its slot, at most MaxSlotWait; a slot
 // further away closes it, and the delivery that calls opens it again.
-func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.Claim, key string) outcome {
+//
+// st is the object's staging, started beside the claim (nil for a photo
+// over the limit): its GET, sniffing and digest already ran, so predict
+// only decides with their findings.
+func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.Claim, key string, st *staging) outcome {
 	var body *openedObject // the object's stream once opened; stays nil when the downscaled image is sent
 	// Closed on every exit, a panic's included; a no-op once the upload
 	// has consumed and closed it.
@@ -31,11 +35,13 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	var (
 		o  outcome
 		ok bool
+		op opened
 	)
-	if obj.Size > inv.h.cfg.MaxImageBytes {
+	if st == nil {
 		o, ok = inv.prepareOversize(ctx, obj, claim)
 	} else {
-		body, o, ok = inv.openForUpload(ctx, obj, claim)
+		op = st.result(ctx, obj)
+		body, o, ok = inv.settleOpen(ctx, obj, claim, op)
 	}
 	if !ok {
 		return o
@@ -43,7 +49,14 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	if inv.knownPosition(obj) {
 		return inv.completeFromEXIF(ctx, obj, claim)
 	}
-	content, o, ok := inv.claimContent(ctx, obj, claim, &body)
+	if inv.h.cfg.reuseOn() && !op.hashed {
+		// The downscaled JPEG's digest (the object's stream is hashed in
+		// staging).
+		op.digest, op.digestErr = inv.contentDigest(obj, body)
+		body.closeIfOpened()
+		body = nil
+	}
+	content, o, ok := inv.claimContent(ctx, obj, claim, op.digest, op.digestErr)
 	if !ok {
 		return o
 	}
@@ -114,51 +127,79 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 	return inv.complete(fctx, obj, claim, res)
 }
 
-// openImage opens the object with one GET, sniffs its first bytes and reads
-// EXIF from them (into obj.photo). A non-image, an image whose header
-// declares absurd dimensions, or a vanished object ends the claim as
-// rejected; any other S3 error releases it for a retry. The stream is closed
-// unless returned.
-func (inv *invocation) openImage(ctx context.Context, obj *object, claim *ledger.Claim) (*openedObject, outcome, bool) {
+// opened is what one GET of the object and its first bytes said, found
+// without the claim (startStaging runs it while the claim is taken):
+// settleOpen decides with the claim.
+type opened struct {
+	body   *openedObject // the stream, still open; nil once hashed or closed
+	err    error         // the GET failed
+	reason string        // the head rejects the object (with detail)
+	detail string
+	// hashed says the stream was read to its end for the content digest
+	// (contentDigest): digest, or digestErr when the read failed.
+	hashed    bool
+	digest    string
+	digestErr error
+}
+
+// open opens the object with one GET, sniffs its first bytes and reads EXIF
+// from them (into obj.photo). forUpload adds the stripping check of
+// openForUpload and, when answers are reused and the photo is to be called
+// for, its content digest. It writes nothing but obj's photo facts and
+// content type, so it can run beside the claim on a copy of obj; every
+// decision that needs the claim is settleOpen's.
+func (inv *invocation) open(ctx context.Context, obj *object, forUpload bool) opened {
 	body, err := openObject(ctx, inv.h.deps.Objects, obj.upload)
 	if err != nil {
-		fctx, cancel := finishContext(ctx)
-		defer cancel()
-		if objectGone(err) {
-			return nil, inv.rejectClaimed(fctx, obj, claim, ReasonObjectNotFound,
-				"the object version was deleted or replaced before processing"), false
-		}
-		obj.logger.Warn("S3 read failed: message returned for retry", "error", err)
-		return nil, inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, err.Error()), false
+		return opened{err: err}
 	}
 	v := examineHead(body.head, obj.Size, inv.h.cfg)
 	obj.contentType = v.format.MIME
 	if v.reason != "" {
 		body.Close()
-		fctx, cancel := finishContext(ctx)
-		defer cancel()
-		return nil, inv.rejectClaimed(fctx, obj, claim, v.reason, v.detail), false
+		return opened{reason: v.reason, detail: v.detail}
 	}
 	inv.readEXIF(obj, body.head, v.exif, v.exifErr)
-	return body, outcome{}, true
-}
-
-// openForUpload opens an object that is sent as stored (not downscaled)
-// with openImage, and rejects it through the claim when its metadata must
-// be stripped and cannot be (uploadMetadata=strip): no credit is spent on a
-// photo that cannot be sent.
-func (inv *invocation) openForUpload(ctx context.Context, obj *object, claim *ledger.Claim) (*openedObject, outcome, bool) {
-	body, o, ok := inv.openImage(ctx, obj, claim)
-	if !ok {
-		return nil, o, false
+	if !forUpload {
+		return opened{body: body}
 	}
 	if detail, ok := inv.checkStrippable(obj, body.head); !ok {
 		body.Close()
-		fctx, cancel := finishContext(ctx)
-		defer cancel()
-		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonCannotStripMetadata, detail), false
+		return opened{reason: ReasonCannotStripMetadata, detail: detail}
 	}
-	return body, outcome{}, true
+	if !inv.h.cfg.reuseOn() || inv.knownPosition(obj) {
+		return opened{body: body}
+	}
+	sum, err := inv.contentDigest(obj, body)
+	body.Close()
+	return opened{hashed: true, digest: sum, digestErr: err}
+}
+
+// settleOpen ends the claim when open found the object unfit: a non-image,
+// an image whose header declares absurd dimensions, metadata that cannot be
+// stripped or a vanished object as rejected; any other S3 error releases it
+// for a retry.
+func (inv *invocation) settleOpen(ctx context.Context, obj *object, claim *ledger.Claim, op opened) (*openedObject, outcome, bool) {
+	if op.err == nil && op.reason == "" {
+		return op.body, outcome{}, true
+	}
+	fctx, cancel := finishContext(ctx)
+	defer cancel()
+	switch {
+	case op.reason != "":
+		return nil, inv.rejectClaimed(fctx, obj, claim, op.reason, op.detail), false
+	case objectGone(op.err):
+		return nil, inv.rejectClaimed(fctx, obj, claim, ReasonObjectNotFound,
+			"the object version was deleted or replaced before processing"), false
+	}
+	obj.logger.Warn("S3 read failed: message returned for retry", "error", op.err)
+	return nil, inv.releaseAs(fctx, obj, claim, retryLater(retryStorage), CodeStorage, op.err.Error()), false
+}
+
+// openImage opens the object (open) holding the claim, for the downscaling
+// path. The stream is closed unless returned.
+func (inv *invocation) openImage(ctx context.Context, obj *object, claim *ledger.Claim) (*openedObject, outcome, bool) {
+	return inv.settleOpen(ctx, obj, claim, inv.open(ctx, obj, false))
 }
 
 // release gives the claim back before any call, as a retryable failure
@@ -277,7 +318,9 @@ func (inv *invocation) retryOf(obj *object, err error, code string) (outcome, ti
 func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.Claim, res callResult) outcome {
 	rec := resultRecord(obj, res)
 	inv.addHistory(ctx, obj, &rec)
-	inv.logStripped(obj)
+	// On whichever line ends this paid upload: what it carried of the
+	// photo's metadata.
+	stripped := inv.strippedAttrs(obj)
 	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
 	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)
 	if rec.ErrorKm != nil {
@@ -292,25 +335,25 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 		obj.logger.Error("result refused by DynamoDB: recorded as failed without it", "code", ledger.ErrorCodeResultNotStorable,
 			"prediction_id", rec.PredictionID, "credits", rec.CreditsConsumed, "error", err)
 		inv.metrics.countReason(metricImagesFailed, ledger.ErrorCodeResultNotStorable)
-		inv.logRecorded(obj, ledger.StatusFailed, nil)
+		inv.logRecorded(obj, ledger.StatusFailed, nil, stripped...)
 		return outcome{kind: outcomeFailed, reason: ledger.ErrorCodeResultNotStorable}
 	}
 	if errors.Is(err, ledger.ErrClaimLost) {
 		obj.logger.Error("result not recorded: another attempt took the object over after this one's lease expired",
-			"prediction_id", rec.PredictionID, "place", rec.Place, "credits", rec.CreditsConsumed)
+			append([]any{"prediction_id", rec.PredictionID, "place", rec.Place, "credits", rec.CreditsConsumed}, stripped...)...)
 		return outcome{kind: outcomeDuplicate, reason: "claim_lost"}
 	}
 	if err != nil {
 		// Paid but unrecorded after retrying for the whole finishing window:
 		// the record stays in progress and is never called again (its lease
 		// expires into outcome_unknown). The result survives in this log line.
-		obj.logger.Error("result not recorded: message returned for retry", "error", err,
+		obj.logger.Error("result not recorded: message returned for retry", append([]any{"error", err,
 			"prediction_id", rec.PredictionID, "place", rec.Place, "country", rec.CountryCode,
-			"latitude", rec.Latitude, "longitude", rec.Longitude, "credits", rec.CreditsConsumed)
+			"latitude", rec.Latitude, "longitude", rec.Longitude, "credits", rec.CreditsConsumed}, stripped...)...)
 		return retryLater(retryLedger)
 	}
 	obj.answerRecorded = obj.content != nil
 	inv.metrics.succeeded(rec.ModelID)
-	inv.logRecorded(obj, ledger.StatusSucceeded, &rec)
+	inv.logRecorded(obj, ledger.StatusSucceeded, &rec, stripped...)
 	return outcome{kind: outcomeSucceeded}
 }

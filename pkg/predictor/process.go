@@ -61,7 +61,11 @@ func (inv *invocation) processObject(ctx context.Context, u upload, msg *events.
 	start := inv.now()
 	defer func() {
 		if r := recover(); r != nil {
-			o = inv.contain(ctx, obj, r, debug.Stack())
+			stack := debug.Stack()
+			if p, ok := r.(stagedPanic); ok {
+				r, stack = p.value, p.stack
+			}
+			o = inv.contain(ctx, obj, r, stack)
 		}
 		obj.logger.Debug("object processed", "outcome", o.kind.String(), "reason", o.reason,
 			"elapsed_ms", inv.now().Sub(start).Milliseconds())
@@ -182,11 +186,109 @@ func (inv *invocation) process(ctx context.Context, obj *object) outcome {
 		}
 		return inv.outage(obj, retryKeyUnavailable)
 	}
+	var st *staging
+	switch {
+	case obj.Size > cfg.MaxImageBytes:
+		// Downscaled, holding the claim (prepareOversize).
+	case receiveCount(obj.msg) > 1:
+		// A redelivery is where a refused claim (a duplicate, another
+		// attempt at work) is likely and a moment matters least (it
+		// waited out a visibility timeout): it claims before any GET, so
+		// a refused claim costs nothing else.
+		st = inv.stageAfterClaim(obj)
+	default:
+		// A first delivery reads beside the claim's write; the GET is
+		// abandoned when the claim is refused.
+		st = inv.startStaging(ctx, obj)
+		defer st.stop()
+	}
 	claim, o, ok := inv.claim(ctx, obj)
 	if !ok {
 		return o
 	}
-	return inv.predict(ctx, obj, claim, key)
+	return inv.predict(ctx, obj, claim, key, st)
+}
+
+// staging runs open (the GET, the sniffing, EXIF and the content digest)
+// for a photo sent as stored, while the claim's conditional write is under
+// way: the pipeline's own time per image is then the longer of the two, not
+// their sum. It holds to the order of process: nothing it does spends (a
+// GET is no call, no budget and no slot), it writes nothing to the ledger,
+// and every decision from what it found (a rejection, a release, the
+// content claim) is taken only once the claim is held (settleOpen). When
+// the claim is refused the GET was the only cost: a duplicate delivery pays
+// one S3 request, never a credit.
+type staging struct {
+	inv *invocation
+	// done is closed when the staging goroutine ends; nil for a staging
+	// that runs open in result, holding the claim (stageAfterClaim).
+	done   chan struct{}
+	cancel context.CancelFunc
+	// obj is a copy of the object that only the staging goroutine writes
+	// until done: its photo facts and content type go to the object in
+	// result, so the claim's writes to the object (its logger, its claim)
+	// never race with it.
+	obj      *object
+	op       opened
+	panicked *stagedPanic
+}
+
+// stagedPanic carries a panic of the staging goroutine, with its stack, to
+// the object's own goroutine, where contain records it with the claim.
+type stagedPanic struct {
+	value any
+	stack []byte
+}
+
+func (inv *invocation) startStaging(ctx context.Context, obj *object) *staging {
+	sctx, cancel := context.WithCancel(ctx)
+	st := &staging{inv: inv, done: make(chan struct{}), cancel: cancel,
+		obj: &object{upload: obj.upload, msg: obj.msg, logger: obj.logger}}
+	go func() {
+		defer close(st.done)
+		defer func() {
+			if r := recover(); r != nil {
+				st.panicked = &stagedPanic{value: r, stack: debug.Stack()}
+			}
+		}()
+		st.op = inv.open(sctx, st.obj, true)
+	}()
+	return st
+}
+
+// stageAfterClaim is a staging that opens the object only once the claim
+// is held, in the object's goroutine.
+func (inv *invocation) stageAfterClaim(obj *object) *staging {
+	return &staging{inv: inv, obj: obj}
+}
+
+// result waits for the staging and hands what it found to obj, the open
+// stream included (stop no longer closes it). A panic of the staging is
+// raised again here, in the object's goroutine, holding the claim.
+func (st *staging) result(ctx context.Context, obj *object) opened {
+	if st.done == nil {
+		return st.inv.open(ctx, obj, true)
+	}
+	<-st.done
+	if p := st.panicked; p != nil {
+		panic(*p)
+	}
+	obj.photo, obj.contentType = st.obj.photo, st.obj.contentType
+	op := st.op
+	st.op.body = nil
+	return op
+}
+
+// stop abandons what the staging still holds: it cancels its reads, waits
+// for it and closes a stream result did not hand over. It runs when the
+// object's processing ends, so a handed-over stream is read in full first.
+func (st *staging) stop() {
+	if st.done == nil {
+		return
+	}
+	st.cancel()
+	<-st.done
+	st.op.body.closeIfOpened()
 }
 
 // claim takes the object with one conditional write. When the write is

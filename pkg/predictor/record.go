@@ -78,12 +78,15 @@ func resultRecord(obj *object, res callResult) ledger.Record {
 func ptr[T any](v T) *T { return &v }
 
 // logRecorded writes the one line per recorded object that the dashboard's
-// Logs Insights table reads: bucket and key come from the object's logger.
-func (inv *invocation) logRecorded(obj *object, status string, rec *ledger.Record) {
+// Logs Insights table reads: bucket and key come from the object's logger,
+// extra adds attributes of this object's outcome (strippedAttrs). Fields
+// with nothing to say (no reuse, no EXIF distance) are left out: a missing
+// field reads as empty in Logs Insights, and each costs log bytes per image.
+func (inv *invocation) logRecorded(obj *object, status string, rec *ledger.Record, extra ...any) {
 	if rec == nil {
 		rec = &ledger.Record{}
 	}
-	obj.logger.Info("prediction recorded",
+	attrs := append([]any{
 		"status", status,
 		"place", rec.Place,
 		"admin1", rec.Admin1,
@@ -93,8 +96,13 @@ func (inv *invocation) logRecorded(obj *object, status string, rec *ledger.Recor
 		"credits", rec.CreditsConsumed,
 		"model_id", rec.ModelID,
 		"source", rec.Source,
-		"error_km", rec.ErrorKm,
 		"downscaled", rec.Downscaled,
-		"reused_from", rec.ReusedFrom,
-	)
+	}, extra...)
+	if rec.ErrorKm != nil {
+		attrs = append(attrs, "error_km", *rec.ErrorKm)
+	}
+	if rec.ReusedFrom != "" {
+		attrs = append(attrs, "reused_from", rec.ReusedFrom)
+	}
+	obj.logger.Info("prediction recorded", attrs...)
 }

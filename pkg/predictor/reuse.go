@@ -161,23 +161,19 @@ func hashStream(r io.Reader, strip bool, keep *bytes.Buffer) (digest, error) {
 	return d, nil
 }
 
-// claimContent identifies the photo and consults the content ledger,
-// holding the object's claim and before any budget, slot or call: an
-// answer for the same content and request is copied (no call), a copy
-// being called for elsewhere sends the message back until that call has
-// ended, and otherwise the object pays and holds the content until its
-// record is written (endContent). The opened stream is consumed and closed
-// (*body becomes nil): the call uploads the bytes kept while hashing
+// claimContent consults the content ledger with the photo's digest (sum,
+// or err when reading the photo to hash it failed), holding the object's
+// claim and before any budget, slot or call: an answer for the same
+// content and request is copied (no call), a copy being called for
+// elsewhere sends the message back until that call has ended, and
+// otherwise the object pays and holds the content until its record is
+// written (endContent). The call uploads the bytes kept while hashing
 // (obj.photo.sent), or opens the object again for a larger photo.
-func (inv *invocation) claimContent(ctx context.Context, obj *object, claim *ledger.Claim, body **openedObject) (*ledger.ContentClaim, outcome, bool) {
+func (inv *invocation) claimContent(ctx context.Context, obj *object, claim *ledger.Claim, sum string, err error) (*ledger.ContentClaim, outcome, bool) {
 	cfg := inv.h.cfg
 	if !cfg.reuseOn() {
 		return nil, outcome{}, true
 	}
-	start := inv.now()
-	sum, err := inv.contentDigest(obj, *body)
-	(*body).closeIfOpened()
-	*body = nil
 	if err != nil {
 		fctx, cancel := finishContext(ctx)
 		defer cancel()
@@ -190,7 +186,6 @@ func (inv *invocation) claimContent(ctx context.Context, obj *object, claim *led
 	}
 	obj.content = &c
 	obj.logger = obj.logger.With("content_sha256", sum)
-	obj.logger.Debug("content identified", "elapsed_ms", inv.now().Sub(start).Milliseconds())
 
 	cc, got, err := inv.h.deps.Ledger.ClaimContent(ctx, c, obj.ref(), cfg.ClaimLease, cfg.ReuseMaxAge)
 	switch {
