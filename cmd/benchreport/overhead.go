@@ -36,7 +36,7 @@ type overheadConfig struct {
 	Latency time.Duration
 	// CompareReuse also runs each image's copy under another key through a
 	// handler with reuseResults=off: the difference is what the content
-	// identity (the digest over the bytes sent, the second GET, the content
+	// identity (the digest over the bytes sent, the content
 	// ledger's writes) adds per image.
 	CompareReuse bool
 }

@@ -108,4 +108,16 @@ func TestPacingSectionPutsEachRunInItsKindsTable(t *testing.T) {
 	if skewRow := rows[3]; skewRow.verdict != "MISS" || !strings.Contains(skewRow.measured, "N=2") || !strings.Contains(skewRow.figure, "10ms of each other") {
 		t.Errorf("headline for the skewed run = %+v, want a MISS naming clocks 10ms apart and N=2", skewRow)
 	}
+	if why := rows[3].why; why != "see the pacing section" {
+		t.Errorf("a miss with 13 429s is explained as %q, want the pacing section", why)
+	}
+	// A run that misses with a single 429 is told what that 429 cost.
+	for _, run := range r.Pacing {
+		if run.Kind == "skew" {
+			run.Result.Status429 = 1
+		}
+	}
+	if why := r.pacingRows()[3].why; !strings.Contains(why, "drew a single 429") || !strings.Contains(why, "97.7%, the guard's ceiling") {
+		t.Errorf("a miss with one 429 is explained as %q", why)
+	}
 }

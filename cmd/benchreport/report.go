@@ -197,7 +197,7 @@ func (r *results) overheadSection(p func(string, ...any)) {
 	}
 	p("- The pipeline's own time per image (median handler minus median floor): %.2f ms.\n", bench.Ms(extra))
 	if o.ReuseOffWall.N > 0 {
-		p("- The same handler with `reuseResults=off`, on a copy of each image under another key (it pays again), interleaved: median %.2f ms, so the content identity (digest over the bytes sent, second GET, content ledger's writes) adds %+.2f ms per image. Its requests per image: %s.\n",
+		p("- The same handler with `reuseResults=off`, on a copy of each image under another key (it pays again), interleaved: median %.2f ms, so the content identity (digest over the bytes sent, content ledger's writes; a photo up to 4 MiB is read once) adds %+.2f ms per image. Its requests per image: %s.\n",
 			bench.Ms(o.ReuseOffWall.Median), bench.Ms(o.HandlerWall.Median-o.ReuseOffWall.Median), perImageRequests(o.ReuseOffUsage, o.Images))
 	}
 	if l := r.OverheadAtLatency; l != nil {
