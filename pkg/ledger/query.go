@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
@@ -106,7 +107,7 @@ func (s *Store) Query(ctx context.Context, in QueryInput) ([]Record, error) {
 			dayRecords = append(dayRecords, recs...)
 		}
 		// Each status came back newest first; merge them.
-		slices.SortStableFunc(dayRecords, func(a, b Record) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+		slices.SortStableFunc(dayRecords, newestFirst)
 		records = append(records, dayRecords...)
 		if in.Limit > 0 && len(records) >= in.Limit {
 			return records[:in.Limit], nil
@@ -181,12 +182,8 @@ func (s *Store) queryDay(ctx context.Context, partition string, r dayRange, limi
 		if err != nil {
 			return nil, err
 		}
-		for _, item := range out.Items {
-			rec, err := unmarshalRecord(item)
-			if err != nil {
-				return nil, fmt.Errorf("decode: %w", err)
-			}
-			records = append(records, *rec)
+		if records, err = appendRecords(records, out.Items); err != nil {
+			return nil, err
 		}
 		if len(out.LastEvaluatedKey) == 0 || (limit > 0 && len(records) >= limit) {
 			return records, nil
@@ -231,12 +228,8 @@ func (s *Store) scanStatus(ctx context.Context, status string, r dayRange, limit
 		if err != nil {
 			return nil, fmt.Errorf("query %s: scan: %w", status, err)
 		}
-		for _, item := range out.Items {
-			rec, err := unmarshalRecord(item)
-			if err != nil {
-				return nil, fmt.Errorf("query %s: decode: %w", status, err)
-			}
-			records = append(records, *rec)
+		if records, err = appendRecords(records, out.Items); err != nil {
+			return nil, fmt.Errorf("query %s: %w", status, err)
 		}
 		if len(out.LastEvaluatedKey) == 0 {
 			break
@@ -244,9 +237,24 @@ func (s *Store) scanStatus(ctx context.Context, status string, r dayRange, limit
 		input.ExclusiveStartKey = out.LastEvaluatedKey
 	}
 	// A scan reads in no useful order: the newest are known only at its end.
-	slices.SortStableFunc(records, func(a, b Record) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	slices.SortStableFunc(records, newestFirst)
 	if limit > 0 && len(records) > limit {
 		records = records[:limit]
 	}
 	return records, nil
 }
+
+// appendRecords decodes a page of items onto records.
+func appendRecords(records []Record, items []map[string]types.AttributeValue) ([]Record, error) {
+	for _, item := range items {
+		rec, err := unmarshalRecord(item)
+		if err != nil {
+			return records, fmt.Errorf("decode: %w", err)
+		}
+		records = append(records, *rec)
+	}
+	return records, nil
+}
+
+// newestFirst orders records by UpdatedAt, most recent first.
+func newestFirst(a, b Record) int { return b.UpdatedAt.Compare(a.UpdatedAt) }
