@@ -391,11 +391,10 @@ func (r *results) pacingRows() []row {
 }
 
 // guardCeiling is the share of R the shared pacer reaches at most against a
-// strict limiter: the spacing 1/R plus pacer.DefaultGuard (the window
-// margin's is smaller above 60 calls a minute).
+// strict limiter, where it never aims: 1/R over its spacing
+// (pacer.DefaultSpacing, the guard's above 60 calls a minute).
 func guardCeiling(ratePerMinute float64) float64 {
-	spacing := time.Minute.Seconds() / ratePerMinute
-	return spacing / (spacing + pacer.DefaultGuard.Seconds())
+	return float64(time.Minute) / ratePerMinute / float64(pacer.DefaultSpacing(ratePerMinute))
 }
 
 // instancesList is "1, 2, 4, 10" for the runs' N.

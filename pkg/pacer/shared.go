@@ -252,15 +252,7 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 		o.AimHoldOff = DefaultAimHoldOff
 	}
 	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
-	// The guard is capped at a small share of the spacing: at high rates
-	// (a service with a burst, or tests) it must not change the rate.
-	guarded := spacing + min(max(o.Guard, 0).Microseconds(), int64(float64(spacing)*maxGuardShare))
-	// Slots spread a minute and the window margin over R: the service
-	// counts calls in a window of whole seconds (see DefaultWindowMargin).
-	// The margin's share of the spacing also covers what the guard does,
-	// hence the larger of the two, not their sum.
-	window := time.Minute + max(o.WindowMargin, 0)
-	floor := max(guarded, int64(math.Ceil(float64(window.Microseconds())/ratePerMinute)))
+	floor := floorSpacing(ratePerMinute, o.Guard, o.WindowMargin)
 	return &Shared{
 		ddb:   ddb,
 		table: table,
@@ -275,6 +267,30 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 		// neither the guard nor the margin is needed (see phase.go).
 		aimedFloor: spacing,
 	}, nil
+}
+
+// floorSpacing is, in microseconds, the narrowest spacing of a pacer at
+// ratePerMinute while the service's clock is unknown: 1/R plus the guard,
+// or R spread over a minute and the window margin, whichever is wider
+// (negative guard or margin: none).
+func floorSpacing(ratePerMinute float64, guard, windowMargin time.Duration) int64 {
+	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
+	// The guard is capped at a small share of the spacing: at high rates
+	// (a service with a burst, or tests) it must not change the rate.
+	guarded := spacing + min(max(guard, 0).Microseconds(), int64(float64(spacing)*maxGuardShare))
+	// Slots spread a minute and the window margin over R: the service
+	// counts calls in a window of whole seconds (see DefaultWindowMargin).
+	// The margin's share of the spacing also covers what the guard does,
+	// hence the larger of the two, not their sum.
+	window := time.Minute + max(windowMargin, 0)
+	return max(guarded, int64(math.Ceil(float64(window.Microseconds())/ratePerMinute)))
+}
+
+// DefaultSpacing is the spacing between calls a Shared pacer with the
+// default options keeps at ratePerMinute until it has learnt the
+// service's clock: what callers that plan around its rate should assume.
+func DefaultSpacing(ratePerMinute float64) time.Duration {
+	return time.Duration(floorSpacing(ratePerMinute, DefaultGuard, DefaultWindowMargin)) * time.Microsecond
 }
 
 // Stats returns the pacer's counters.

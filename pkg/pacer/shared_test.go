@@ -321,6 +321,24 @@ func TestTheGuardWidensTheConfiguredSpacing(t *testing.T) {
 	}
 }
 
+// DefaultSpacing is the spacing a pacer with the default options keeps:
+// the window margin's at the real rate, the guard's above 60 a minute.
+func TestDefaultSpacingIsThePacersOwn(t *testing.T) {
+	client, table := awspartstest.DynamoDB(t)
+	for _, tt := range []struct {
+		rate float64
+		want time.Duration
+	}{{30, 2033334 * time.Microsecond}, {120, 512 * time.Millisecond}, {600, 102500 * time.Microsecond}} {
+		p, err := pacer.NewShared(client, table, tt.rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, own := pacer.DefaultSpacing(tt.rate), p.Interval(); got != tt.want || own != tt.want {
+			t.Errorf("at %v/min: DefaultSpacing %v, the pacer's %v; want %v", tt.rate, got, own, tt.want)
+		}
+	}
+}
+
 func TestAnIdleSlotLeavesRoomForTheCallersLead(t *testing.T) {
 	clk := simclock.New(epoch)
 	ps, _, _ := newPacers(t, 1, 60, clk.Now, func(o *pacer.Options) { o.Lead = 200 * time.Millisecond })

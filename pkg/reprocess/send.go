@@ -45,13 +45,13 @@ const DefaultProgressEvery = 30 * time.Second
 const SendShare = 0.9
 
 // PacerRate is the most calls a minute the shared pacer of a stack whose
-// rate is ratePerMinute makes: it spreads R slots over a minute and its
-// window margin (pacer.DefaultWindowMargin) until it has learnt the
-// service's clock, 29.5 a minute for 30. Work that arrives faster builds a
-// backlog whatever the design, which waits for its slots (and is held for
-// them).
+// rate is ratePerMinute makes until it has learnt the service's clock
+// (pacer.DefaultSpacing: R spread over a minute and its window margin, or
+// 1/R plus its guard), 29.5 a minute for 30. Work that arrives faster
+// builds a backlog whatever the design, which waits for its slots (and is
+// held for them).
 func PacerRate(ratePerMinute float64) float64 {
-	return ratePerMinute * time.Minute.Seconds() / (time.Minute + pacer.DefaultWindowMargin).Seconds()
+	return float64(time.Minute) / float64(pacer.DefaultSpacing(ratePerMinute))
 }
 
 // SendRate is the rate a run is sent at by default: SendShare of the
