@@ -33,6 +33,15 @@ func newClockedService(offset time.Duration) *clockedService {
 // varying call to call and not in step with a window's 30 calls.
 func arrival(i int) time.Duration { return time.Duration((i*7)%11) * 15 * time.Millisecond }
 
+// learn runs the 20 calls in which the pacers learn the service's clock
+// and aim, and fails the test when any is refused or none was aimed.
+func (s *clockedService) learn(t *testing.T, ps []*pacer.Shared, clk *simclock.Clock) {
+	t.Helper()
+	if refused, _, first := s.run(t, ps, clk, 20, nil); refused != 0 || first < 0 {
+		t.Fatalf("learning: %d refused, first aimed slot %d", refused, first)
+	}
+}
+
 // run makes calls calls from the instances in turn, each at its slot:
 // the service counts it (or refuses it, reported to the pacer as a 429)
 // and answers with its Date, which the instance's pacer is told. It
@@ -229,9 +238,7 @@ func TestA429RemovesTheSharedEstimate(t *testing.T) {
 	clk := simclock.New(epoch)
 	ps, client, table := newPacers(t, 2, 30, clk.Now, withMargin)
 	svc := newClockedService(1100 * time.Millisecond)
-	if refused, _, first := svc.run(t, ps, clk, 20, nil); refused != 0 || first < 0 {
-		t.Fatalf("learning: %d refused, first aimed slot %d", refused, first)
-	}
+	svc.learn(t, ps, clk)
 	item := func() map[string]types.AttributeValue {
 		out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
 			Key: map[string]types.AttributeValue{
@@ -270,9 +277,7 @@ func TestIdleArrivalsInsideTheWindowCallAtOnce(t *testing.T) {
 	clk := simclock.New(epoch.Add(370 * time.Millisecond))
 	ps, _, _ := newPacers(t, 1, 30, clk.Now, withMargin)
 	svc := newClockedService(-1300 * time.Millisecond)
-	if refused, _, first := svc.run(t, ps, clk, 20, nil); refused != 0 || first < 0 {
-		t.Fatalf("learning: %d refused, first aimed slot %d", refused, first)
-	}
+	svc.learn(t, ps, clk)
 	var (
 		total     time.Duration
 		atOnce    int
@@ -321,9 +326,7 @@ func TestAStaleHintTakesABackloggedAimedSlotInOneWrite(t *testing.T) {
 	clk := simclock.New(epoch)
 	ps, _, _ := newPacers(t, 2, 30, clk.Now, withMargin)
 	svc := newClockedService(700 * time.Millisecond)
-	if refused, _, first := svc.run(t, ps, clk, 20, nil); refused != 0 || first < 0 {
-		t.Fatalf("learning: %d refused, first aimed slot %d", refused, first)
-	}
+	svc.learn(t, ps, clk)
 	for range 4 {
 		if _, err := take(t, ps[0], clk, pacer.Unbounded); err != nil {
 			t.Fatal(err)
