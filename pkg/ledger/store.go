@@ -75,7 +75,11 @@ func formatTimestamp(t time.Time) string { return t.UTC().Format(timestampLayout
 func statusDay(status string, t time.Time) string { return status + "#" + Day(t) }
 
 // Indexed reports whether records of status are in the by-status index.
-// An in-progress record is not: every paid photo is claimed once and
+// A record is in it only while it holds status_day ("Global secondary
+// indexes are sparse by default ... only items in the base table that
+// contain those attributes appear in the index", DynamoDB developer guide,
+// bp-indexes-general-sparse-indexes). An in-progress record is not: every
+// paid photo is claimed once and
 // recorded a moment later, and with the claim in the index each photo
 // paid for three more index writes (the claim's entry, then its delete and
 // the final entry when the status changes: "two writes are required, one
