@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
