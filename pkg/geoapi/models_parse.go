@@ -117,7 +117,11 @@ func parseModel(raw json.RawMessage, keyID string) (Model, error) {
 		m.Name = rawString(rec["name"]) // otherwise the name is the id
 	}
 	m.Version = firstString(rec, "version")
-	m.CreditsPerUse = rawInt(rec["credits_per_use"], rec["credits_per_call"], rec["credits"])
+	// A listed cost sets what a reprocess run reserves a call: one that
+	// no call can be charged is left out, as a cost not listed.
+	if n := rawInt(rec["credits_per_use"], rec["credits_per_call"], rec["credits"]); n != nil && *n >= 0 && *n <= MaxCreditsConsumed {
+		m.CreditsPerUse = n
+	}
 	return m, nil
 }
 

@@ -48,6 +48,11 @@ const (
 	// CreditsSaved adds the credits those answers cost their payer.
 	ImagesReused = "ImagesReused" // Count
 	CreditsSaved = "CreditsSaved" // Count
+
+	// CreditFiguresInvalid counts paid answers whose credits_consumed
+	// could not be a charge (negative, fractional, not a JSON number,
+	// absurdly large): each is counted as the credits its call reserved.
+	CreditFiguresInvalid = "CreditFiguresInvalid" // Count
 )
 
 // Monitor metrics.
