@@ -112,6 +112,11 @@ func (c *Client) Models(ctx context.Context, in *ModelsInput, optFns ...func(*Op
 // which a proxy echoing the request headers fills with the key: key is
 // removed from everything they carry.
 func asDecodeError(op string, resp *response, err error, key string) error {
+	if fe, ok := err.(*FigureError); ok {
+		fe.Operation = op
+		fe.Refusal.Value = redact(fe.Refusal.Value, key)
+		return fe
+	}
 	if le, ok := err.(*LayoutError); ok {
 		le.Operation = op
 		le.Missing = redact(le.Missing, key)

@@ -172,6 +172,9 @@ func (m *Monitor) checkCredits(ctx context.Context, run *runState, key string, n
 	default:
 		run.setSummaryReadable(true)
 		m.explainCredits(run, string(SourceSummary), "")
+		for _, r := range reading.Refused {
+			run.warn("credits", "a figure of the credit summary refused, not published: "+r.String())
+		}
 		if m.history != nil {
 			// The summary counts every charge so far: the estimate, should
 			// the summary stop taking keys, starts from this balance.

@@ -1,6 +1,10 @@
 package monitor
 
-import "time"
+import (
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+)
 
 // Report is what one run saw; the handler returns it (a local run prints it).
 // Figures that could not be read are absent, never zero-filled.
@@ -47,6 +51,9 @@ type CreditsReading struct {
 	// top-up balance, when the summary shows them.
 	Subscription *float64 `json:"subscription,omitempty"`
 	TopUp        *float64 `json:"top_up,omitempty"`
+	// Refused lists the summary's figures found and not read (not a JSON
+	// number, or outside geoapi's range): none is published.
+	Refused []geoapi.FigureRefusal `json:"refused,omitempty"`
 }
 
 // ModelsReading is the model list as the key sees it.
