@@ -81,4 +81,11 @@ const (
 	// without the results table, which keeps the last run's list.
 	NewModelsAvailable = "NewModelsAvailable" // Count
 	MonitorHealthy     = "MonitorHealthy"     // 1 on a full success, 0 otherwise
+
+	// ModelIdsLeftOut counts the model list's ids not published as ModelId
+	// dimensions nor watched one by one: all but the ones the pipeline uses
+	// when the list holds more than monitor.MaxModelsPublished, and the
+	// entries the client refused (an id over geoapi.MaxModelIDBytes). 0 on
+	// an ordinary list.
+	ModelIdsLeftOut = "ModelIdsLeftOut" // Count
 )
