@@ -14,10 +14,10 @@ import (
 // MaxModelsPublished bounds the model ids one run publishes as ModelId
 // dimensions (ModelReady) and compares one by one with the last run's
 // (Model Available events). Each distinct ModelId value is a custom metric
-// CloudWatch bills by the hour it is published in, and each new id an
-// event: a list of 30,000 ids published whole was 30,001 metrics (about
-// $5,000 a month) and 5,000 ids changing on every listing 5,000 events (500
-// PutEvents calls) a run. 100 is 25 times the largest list seen (4 models
+// CloudWatch bills on its own (docs/models.md cites the rule), and each new
+// id an event: a list of 30,000 ids published whole was 30,001 metrics
+// (about $5,000 a month at the tiered prices) and 5,000 ids changing on
+// every listing 5,000 events (500 PutEvents calls) a run. 100 is 25 times the largest list seen (4 models
 // in the simulator's and the public backend's). A list over it is an
 // anomaly: it is still counted (ModelsReady, ...) and its configured model
 // judged, but only the ids the pipeline uses are published.
