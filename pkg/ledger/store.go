@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
@@ -42,8 +43,7 @@ type Options struct {
 	// release that DynamoDB cancels for a conflict or throttling (see
 	// transactWrite). Default DefaultTransactAttempts.
 	TransactAttempts int
-	// Sleep waits between those attempts. Default: a timer that honours
-	// ctx.
+	// Sleep waits between those attempts. Default pacer.Sleep.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
@@ -67,7 +67,7 @@ func New(client DynamoDBAPI, table string, optFns ...func(*Options)) *Store {
 		opts.TransactAttempts = DefaultTransactAttempts
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleepContext
+		opts.Sleep = pacer.Sleep
 	}
 	return &Store{client: client, table: table, opts: opts}
 }

@@ -178,15 +178,3 @@ func cancellationReasons(err error) ([]string, bool) {
 	}
 	return reasons, true
 }
-
-// sleepContext waits d or until ctx ends.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
