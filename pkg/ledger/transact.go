@@ -20,16 +20,16 @@ import (
 // API Reference's TransactionCanceledException entry lists them). "None"
 // is an item without an error in a cancelled transaction of several.
 const (
-	ReasonConditionalCheckFailed        = "ConditionalCheckFailed"
-	ReasonTransactionConflict           = "TransactionConflict"
-	ReasonThrottlingError               = "ThrottlingError"
-	ReasonProvisionedThroughputExceeded = "ProvisionedThroughputExceeded"
-	reasonNone                          = "None"
+	cancelConditionFailed    = "ConditionalCheckFailed"
+	cancelConflict           = "TransactionConflict"
+	cancelThrottling         = "ThrottlingError"
+	cancelThroughputExceeded = "ProvisionedThroughputExceeded"
+	cancelNone               = "None"
 )
 
 // transientReasons are the cancellations that clear by themselves: another
 // transaction held the item, or the table or partition was throttled.
-var transientReasons = []string{ReasonTransactionConflict, ReasonThrottlingError, ReasonProvisionedThroughputExceeded}
+var transientReasons = []string{cancelConflict, cancelThrottling, cancelThroughputExceeded}
 
 // Retries of a cancelled transaction. A conflict lasts as long as the other
 // transaction (milliseconds) and throttling as long as a burst, so the
@@ -87,7 +87,7 @@ func (s *Store) transactWrite(ctx context.Context, item types.TransactWriteItem)
 		switch {
 		case !cancelled:
 			return false, err
-		case slices.Contains(reasons, ReasonConditionalCheckFailed):
+		case slices.Contains(reasons, cancelConditionFailed):
 			return true, nil
 		case !transientCancellation(reasons):
 			return false, err
@@ -137,7 +137,7 @@ func transientCancellation(reasons []string) bool {
 		switch {
 		case slices.Contains(transientReasons, r):
 			found = true
-		case r != reasonNone:
+		case r != cancelNone:
 			return false
 		}
 	}
@@ -161,7 +161,7 @@ func cancellationReasons(err error) ([]string, bool) {
 	for _, r := range tce.CancellationReasons {
 		code := aws.ToString(r.Code)
 		if code == "" {
-			code = reasonNone
+			code = cancelNone
 		}
 		reasons = append(reasons, code)
 	}
