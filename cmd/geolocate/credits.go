@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -113,8 +112,8 @@ func creditsRefuseKeys(ctx context.Context, client *geoapi.Client, refusal error
 // summary.
 func declareCredits(ctx context.Context, c *cli, loc *stackLocator, raw string) error {
 	balance, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
-	if err != nil || balance < 0 || math.IsInf(balance, 0) || math.IsNaN(balance) {
-		return usageError{fmt.Errorf("--declare %q: give the balance as a number of credits, 0 or more", raw)}
+	if err != nil || geoapi.CheckCreditFigure(balance) != nil {
+		return usageError{fmt.Errorf("--declare %q: give the balance as a number of credits, 0 or more, at most 10^15", raw)}
 	}
 	clients, err := loadAWS(ctx)
 	if err != nil {

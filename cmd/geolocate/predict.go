@@ -146,7 +146,11 @@ func (m sentMetadata) String() string {
 }
 
 func writePredictionTable(w io.Writer, file string, out *geoapi.PredictOutput, sent sentMetadata) error {
-	fmt.Fprintf(w, "%s: model %s, %d credit(s), prediction %s; %s\n", file, out.ModelID, out.CreditsConsumed, out.PredictionID, sent)
+	credits := fmt.Sprintf("%d credit(s)", out.CreditsConsumed)
+	if out.CreditsInvalid != "" {
+		credits = fmt.Sprintf("credits unknown (the service sent %s: %s)", out.CreditsReported, out.CreditsInvalid)
+	}
+	fmt.Fprintf(w, "%s: model %s, %s, prediction %s; %s\n", file, out.ModelID, credits, out.PredictionID, sent)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	switch out.Result.Type {
 	case geoapi.ResultTypeCoordinates:
@@ -183,10 +187,14 @@ func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 
 // predictionJSON is the --json output: the envelope's fields, the best
 // location flattened, and the prediction exactly as the service sent it.
 type predictionJSON struct {
-	File            string          `json:"file"`
-	PredictionID    string          `json:"prediction_id"`
-	ModelID         string          `json:"model_id"`
-	CreditsConsumed int             `json:"credits_consumed"`
+	File            string `json:"file"`
+	PredictionID    string `json:"prediction_id"`
+	ModelID         string `json:"model_id"`
+	CreditsConsumed int    `json:"credits_consumed"`
+	// CreditsReported and CreditsInvalid: a credits_consumed that could not
+	// be a charge, as sent, and why (geoapi.PredictOutput).
+	CreditsReported string          `json:"credits_reported,omitempty"`
+	CreditsInvalid  string          `json:"credits_invalid,omitempty"`
 	ResultType      string          `json:"result_type"`
 	Top             *topJSON        `json:"top,omitempty"`
 	Attempts        int             `json:"attempts"`
@@ -211,6 +219,8 @@ func writePredictionJSON(w io.Writer, file string, out *geoapi.PredictOutput, se
 		PredictionID:    out.PredictionID.String(),
 		ModelID:         out.ModelID,
 		CreditsConsumed: out.CreditsConsumed,
+		CreditsReported: out.CreditsReported,
+		CreditsInvalid:  out.CreditsInvalid,
 		ResultType:      out.Result.Type,
 		Attempts:        out.Attempts,
 		Prediction:      out.Result.Raw,

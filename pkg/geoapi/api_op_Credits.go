@@ -32,6 +32,10 @@ type CreditsOutput struct {
 	Used                  *float64
 	Total                 *float64
 
+	// Refused lists the figures found and not read (not a JSON number, or
+	// outside MinCreditFigure to MaxCreditFigure): each is left nil above.
+	Refused []FigureRefusal
+
 	// Raw is the response body.
 	Raw      json.RawMessage
 	Attempts int
@@ -60,6 +64,9 @@ func (c *Client) Credits(ctx context.Context, in *CreditsInput, optFns ...func(*
 			err = rerr
 		}
 		return nil, asDecodeError(opName, resp, err, key)
+	}
+	for i := range out.Refused {
+		out.Refused[i].Value = redact(out.Refused[i].Value, key)
 	}
 	out.Attempts = resp.attempts
 	return out, nil

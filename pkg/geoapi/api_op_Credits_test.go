@@ -34,21 +34,21 @@ func TestParseCredits(t *testing.T) {
 				t.Errorf("figures = %+v", o)
 			}
 		}},
-		{"flat credits_* under data", `{"data":{"credits_remaining":"75","credits_used":25,"credits_total":100}}`, "", ptr(75), "data.credits_remaining",
+		{"flat credits_* under data", `{"data":{"credits_remaining":75,"credits_used":25,"credits_total":100}}`, "", ptr(75), "data.credits_remaining",
 			func(t *testing.T, o *CreditsOutput) {
 				if !eqPtr(o.Used, ptr(25)) || !eqPtr(o.Total, ptr(100)) {
 					t.Errorf("used %v total %v", o.Used, o.Total)
 				}
 			}},
 		{"data.remaining", `{"data":{"remaining":12.5}}`, "", ptr(12.5), "data.remaining", nil},
-		{"data.balance", `{"data":{"balance":"8"}}`, "", ptr(8), "data.balance", nil},
+		{"data.balance", `{"data":{"balance":8}}`, "", ptr(8), "data.balance", nil},
 		{"no wrapper", `{"credits_remaining":3}`, "", ptr(3), "credits_remaining", nil},
-		{"subscription remaining plus top-up", `{"data":{"subscription":{"remaining":90},"top_up":{"balance":"10"}}}`, "",
+		{"subscription remaining plus top-up", `{"data":{"subscription":{"remaining":90},"top_up":{"balance":10}}}`, "",
 			ptr(100), "data.subscription.remaining + data.top_up.balance", nil},
-		{"derived from allowance", `{"subscription":{"credits":500,"used":"120"},"topup":{"remaining":5}}`, "",
+		{"derived from allowance", `{"subscription":{"credits":500,"used":120},"topup":{"remaining":5}}`, "",
 			ptr(385), "subscription.credits - subscription.used + topup.remaining", nil},
 		{"explicit path wins", simulatorCredits, "data.subscription.remaining", ptr(990), "data.subscription.remaining", nil},
-		{"explicit path into an array", `{"items":[{"left":4},{"left":"6"}]}`, "items.1.left", ptr(6), "items.1.left", nil},
+		{"explicit path into an array", `{"items":[{"left":4},{"left":6}]}`, "items.1.left", ptr(6), "items.1.left", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,8 +89,6 @@ func TestParseCreditsNeverInventsANumber(t *testing.T) {
 		{"subscription without top-up", `{"data":{"subscription":{"remaining":90}}}`, "", "remaining credits", nil},
 		{"allowance without used", `{"data":{"subscription":{"allowance":90},"topups":{"balance":1}}}`, "", "remaining credits", nil},
 		{"configured path missing", simulatorCredits, "data.summary.available", `"data.summary.available"`, nil},
-		{"configured path not a number", simulatorCredits, "data.subscription", `number at configured path "data.subscription"`, nil},
-		{"NaN string", `{"data":{"remaining":"NaN"}}`, "", "remaining credits", nil},
 		{"array body", `[1,2]`, "", "remaining credits", nil},
 	}
 	for _, tt := range tests {
@@ -107,6 +105,56 @@ func TestParseCreditsNeverInventsANumber(t *testing.T) {
 				t.Errorf("Keys = %v, want %v", le.Keys, tt.keys)
 			}
 		})
+	}
+}
+
+// TestParseCreditsRefusesFigures: a figure found where a credit figure is
+// looked for is read only when it is a JSON number from 0 (or 10^-6) to
+// 10^15, inside both CloudWatch's and DynamoDB's number ranges; a remaining
+// figure refused is a *FigureError naming where it was, what it held and
+// why, never a number; another figure refused is left out and listed.
+func TestParseCreditsRefusesFigures(t *testing.T) {
+	for _, tt := range []struct {
+		name, body, path string
+		refusal          FigureRefusal
+	}{
+		{"beyond DynamoDB's range", `{"credits_remaining":1e308}`, "", FigureRefusal{"credits_remaining", "1e308", "above 10^15"}},
+		{"beyond float64", `{"data":{"remaining":1e400}}`, "", FigureRefusal{"data.remaining", "1e400", "above 10^15"}},
+		{"negative", `{"credits_remaining":-5}`, "", FigureRefusal{"credits_remaining", "-5", "negative"}},
+		{"too small", `{"credits_remaining":1e-200}`, "", FigureRefusal{"credits_remaining", "1e-200", "below 10^-6"}},
+		{"a string", `{"data":{"credits_remaining":"1000"}}`, "", FigureRefusal{"data.credits_remaining", `"1000"`, "a JSON string, not a number"}},
+		{"a padded string", `{"data":{"balance":"  42 "}}`, "", FigureRefusal{"data.balance", `"  42 "`, "a JSON string, not a number"}},
+		{"NaN string", `{"data":{"remaining":"NaN"}}`, "", FigureRefusal{"data.remaining", `"NaN"`, "a JSON string, not a number"}},
+		{"configured path holds an object", simulatorCredits, "data.subscription", FigureRefusal{"data.subscription", `{"allowance":1000,"remaining":990,"used":10}`, "not a JSON number"}},
+		{"configured path holds a string", `{"left":"6"}`, "left", FigureRefusal{"left", `"6"`, "a JSON string, not a number"}},
+		{"a derived figure past the range", `{"subscription":{"remaining":9e14},"topup":{"balance":9e14}}`, "",
+			FigureRefusal{"subscription.remaining + topup.balance", "1.8e+15", "above 10^15"}},
+		{"a long string, cut", `{"credits_remaining":"` + strings.Repeat("7", 1000) + `"}`, "",
+			FigureRefusal{"credits_remaining", `"` + strings.Repeat("7", 179) + "… (1002 bytes)", "a JSON string, not a number"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := parseCredits([]byte(tt.body), tt.path)
+			var fe *FigureError
+			if !errors.As(err, &fe) {
+				t.Fatalf("got %+v, %v; want *FigureError", out, err)
+			}
+			if fe.Refusal != tt.refusal || len(fe.Refusal.Value) > maxFigureExcerpt {
+				t.Errorf("refusal %+v, want %+v", fe.Refusal, tt.refusal)
+			}
+		})
+	}
+	out, err := parseCredits([]byte(`{"credits_remaining":500,"subscription":{"remaining":1e308},"topup":{"balance":-5},"credits_used":"9"}`), "")
+	if err != nil || !eqPtr(out.Remaining, ptr(500)) || out.SubscriptionRemaining != nil || out.TopUpBalance != nil || out.Used != nil {
+		t.Fatalf("got %+v, %v; want 500 and the refused figures left out", out, err)
+	}
+	want := []FigureRefusal{{"subscription.remaining", "1e308", "above 10^15"}, {"topup.balance", "-5", "negative"}, {"credits_used", `"9"`, "a JSON string, not a number"}}
+	if len(out.Refused) != len(want) {
+		t.Fatalf("refused %v, want %v", out.Refused, want)
+	}
+	for i := range want {
+		if out.Refused[i] != want[i] {
+			t.Errorf("refused[%d] = %+v, want %+v", i, out.Refused[i], want[i])
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // ModelStatus is a model's serving health.
@@ -51,6 +52,11 @@ type Model struct {
 // ModelsOutput is the result of Models.
 type ModelsOutput struct {
 	Models []Model
+	// Refused counts the list's entries left out of Models: an id longer
+	// than MaxModelIDBytes, or a record without an id. RefusedExamples
+	// describes the first few, each id cut to 32 bytes.
+	Refused         int
+	RefusedExamples []string
 	// Raw is the response body.
 	Raw      json.RawMessage
 	Attempts int
@@ -95,7 +101,7 @@ func (c *Client) Models(ctx context.Context, in *ModelsInput, optFns ...func(*Op
 	if err != nil {
 		return nil, err
 	}
-	models, err := parseModels(resp.body)
+	list, err := parseModels(resp.body)
 	if err != nil {
 		// Described again from a body without the key, so that no excerpt
 		// cut short can keep part of it.
@@ -104,7 +110,15 @@ func (c *Client) Models(ctx context.Context, in *ModelsInput, optFns ...func(*Op
 		}
 		return nil, asDecodeError(opName, resp, err, key)
 	}
-	return &ModelsOutput{Models: models, Raw: resp.body, Attempts: resp.attempts}, nil
+	out := &ModelsOutput{Models: list.models, Refused: list.refused, Raw: resp.body, Attempts: resp.attempts}
+	for _, e := range list.examples {
+		out.RefusedExamples = append(out.RefusedExamples, redact(e, key))
+	}
+	if out.Refused > 0 {
+		o.Logger.Warn("geoapi: model list entries refused", "field", "id", "refused", out.Refused,
+			"value", excerpt(strings.Join(out.RefusedExamples, "; "), maxFigureExcerpt), "listed", len(out.Models))
+	}
+	return out, nil
 }
 
 // asDecodeError keeps a *LayoutError as is (the JSON was fine, its layout
@@ -112,6 +126,11 @@ func (c *Client) Models(ctx context.Context, in *ModelsInput, optFns ...func(*Op
 // which a proxy echoing the request headers fills with the key: key is
 // removed from everything they carry.
 func asDecodeError(op string, resp *response, err error, key string) error {
+	if fe, ok := err.(*FigureError); ok {
+		fe.Operation = op
+		fe.Refusal.Value = redact(fe.Refusal.Value, key)
+		return fe
+	}
 	if le, ok := err.(*LayoutError); ok {
 		le.Operation = op
 		le.Missing = redact(le.Missing, key)

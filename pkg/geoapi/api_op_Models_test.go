@@ -1,10 +1,14 @@
 package geoapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -51,10 +55,11 @@ func TestParseModelsLayouts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			models, err := parseModels([]byte(tt.body))
+			list, err := parseModels([]byte(tt.body))
 			if err != nil {
 				t.Fatalf("parseModels: %v", err)
 			}
+			models := list.models
 			got := make([]brief, 0, len(models))
 			for _, m := range models {
 				got = append(got, brief{m.ID, string(m.Status), m.StatusRaw, m.AccessClass, m.Type})
@@ -70,11 +75,12 @@ func TestParseModelsLayouts(t *testing.T) {
 }
 
 func TestParseModelsBackendFields(t *testing.T) {
-	models, err := parseModels([]byte(`{"data":[{"model_id":"global_v0.1","credits_per_use":1,"status":"ready"},
+	list, err := parseModels([]byte(`{"data":[{"model_id":"global_v0.1","credits_per_use":1,"status":"ready"},
 {"id":"cars_v0.1","name":"Vehicle ID","version":"0.1","enabled":true},{"name":"only-a-name"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
+	models := list.models
 	if m := models[0]; m.CreditsPerUse == nil || *m.CreditsPerUse != 1 {
 		t.Errorf("credits_per_use not read: %+v", m)
 	}
@@ -111,6 +117,46 @@ func TestParseModelsLayoutErrors(t *testing.T) {
 	}
 	if _, err := parseModels([]byte(`{not json`)); err == nil {
 		t.Error("invalid JSON should fail")
+	}
+}
+
+// TestModelListEntriesRefused: an id longer than MaxModelIDBytes or a
+// record without an id is left out and counted, the rest of the list read;
+// the refusal is one log line naming the field, with a bounded excerpt; a
+// list with no readable entry at all is still a *LayoutError.
+func TestModelListEntriesRefused(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	body := `{"models":[{"id":"global-v1","status":"ready"},{"id":"` + huge + `","status":"ready"},{"status":"down"},` +
+		`{"id":"` + strings.Repeat("y", MaxModelIDBytes) + `"},{"id":"` + strings.Repeat("z", MaxModelIDBytes+1) + `"}]}`
+	rec := newRecorder(t, respond(http.StatusOK, body))
+	var logs bytes.Buffer
+	c, _ := rec.client(t, func(o *Options) { o.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
+	out, err := c.Models(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("Models: %v", err)
+	}
+	if len(out.Models) != 2 || out.Models[0].ID != "global-v1" || len(out.Models[1].ID) != MaxModelIDBytes || out.Refused != 3 {
+		t.Fatalf("%d models, %d refused; want global-v1 and the id of exactly %d bytes, 3 refused", len(out.Models), out.Refused, MaxModelIDBytes)
+	}
+	if len(out.RefusedExamples) != 3 || !strings.Contains(out.RefusedExamples[0], "1048576 bytes") {
+		t.Errorf("examples %q", out.RefusedExamples)
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	var refusals int
+	for _, line := range lines {
+		if len(line) > 1024 {
+			t.Errorf("log line of %d bytes", len(line))
+		}
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && l["field"] == "id" {
+			refusals++
+			if v, _ := l["value"].(string); len(v) > maxFigureExcerpt {
+				t.Errorf("logged value of %d bytes", len(v))
+			}
+		}
+	}
+	if refusals != 1 {
+		t.Errorf("%d refusal lines, want 1:\n%s", refusals, logs.String())
 	}
 }
 
@@ -177,11 +223,14 @@ func FuzzParseModels(f *testing.F) {
 	f.Add([]byte(`{"models":{"models":{"models":{"models":[]}}}}`))
 	f.Add([]byte(`{"data":[[[]]]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		models, err := parseModels(body)
+		list, err := parseModels(body)
 		if err != nil {
 			return
 		}
-		for _, m := range models {
+		for _, m := range list.models {
+			if len(m.ID) > MaxModelIDBytes {
+				t.Fatalf("id of %d bytes kept", len(m.ID))
+			}
 			if m.ID == "" {
 				t.Fatalf("model without id: %+v", m)
 			}

@@ -54,10 +54,20 @@ type PredictInput struct {
 
 // PredictOutput is the result of Predict.
 type PredictOutput struct {
-	MessageCode     string
-	PredictionID    uuid.UUID
-	ModelID         string
+	MessageCode  string
+	PredictionID uuid.UUID
+	ModelID      string
+	// CreditsConsumed is data.credits_consumed, a whole number from 0 to
+	// MaxCreditsConsumed. When the service sent anything else (negative,
+	// fractional, not a JSON number, absurdly large) the answer is still
+	// a success, since the call was made and may have charged anything:
+	// CreditsConsumed is then 0, CreditsInvalid says why the figure was
+	// refused (CreditsNegative, ...), and CreditsReported holds it as
+	// sent (at most 200 bytes, without the key). A caller counting credits
+	// counts what it reserved for the call instead.
 	CreditsConsumed int
+	CreditsInvalid  string
+	CreditsReported string
 	Result          Result
 	// Attempts is the number of HTTP attempts made.
 	Attempts int
@@ -149,6 +159,11 @@ func (c *Client) Predict(ctx context.Context, in *PredictInput, optFns ...func(*
 	}
 	out.Attempts = resp.attempts
 	out.RoundTrip = resp.roundTrip
+	if out.CreditsInvalid != "" {
+		out.CreditsReported = figureExcerpt([]byte(out.CreditsReported), key)
+		o.Logger.Warn("geoapi: paid answer's credit figure refused", "field", "data.credits_consumed",
+			"value", out.CreditsReported, "reason", out.CreditsInvalid, "prediction_id", out.PredictionID.String())
+	}
 	o.Logger.Debug("geoapi prediction", "prediction_id", out.PredictionID.String(), "model_id", out.ModelID,
 		"credits_consumed", out.CreditsConsumed, "result_type", out.Result.Type,
 		"attempts", out.Attempts, "round_trip", out.RoundTrip)

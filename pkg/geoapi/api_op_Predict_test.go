@@ -310,7 +310,7 @@ func TestPredictDecodeErrors(t *testing.T) {
 		{"missing prediction id", `{"message_code":"success","data":{"prediction":{"result_type":"coordinates","clusters":[]}}}`},
 		{"clusters of the wrong type", `{"data":{"prediction":{"result_type":"coordinates","clusters":{"a":1}},"prediction_id":"` + testPredictionID + `"}}`},
 		{"missing credits_consumed: a paid call is never read as free", `{"message_code":"success","data":{"prediction":{"result_type":"coordinates","clusters":[]},"prediction_id":"` + testPredictionID + `","model_id":"geo-global-v2"}}`},
-		{"fractional credits", `{"data":{"prediction":{"result_type":"coordinates"},"prediction_id":"` + testPredictionID + `","credits_consumed":1.5}}`},
+		{"null credits_consumed", `{"data":{"prediction":{"result_type":"coordinates"},"prediction_id":"` + testPredictionID + `","credits_consumed":null}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -360,6 +360,18 @@ func (e *LayoutError) Error() string {
 		e.Operation, e.Missing, strings.Join(e.Keys, ", "))
 }
 
+// FigureError is a credit summary whose remaining figure was found and
+// refused (see FigureRefusal): not a JSON number, or outside the range of
+// MinCreditFigure to MaxCreditFigure.
+type FigureError struct {
+	Operation string
+	Refusal   FigureRefusal
+}
+
+func (e *FigureError) Error() string {
+	return fmt.Sprintf("geoapi: %s: remaining credits refused: %s", e.Operation, e.Refusal)
+}
+
 // TransportError is a failure to send the request or read its response
 // headers: connection refused or reset, EOF, or a per-attempt timeout.
 type TransportError struct {

@@ -194,7 +194,7 @@ func (c *Client) attempt(ctx context.Context, o *Options, op *operation, target 
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		apiErr := newAPIError(op.name, resp.StatusCode, resp.Header, raw, op.apiKey, op.requestedModel, time.Now())
+		apiErr := newAPIError(op.name, resp.StatusCode, resp.Header, raw, op.apiKey, op.requestedModel, serviceNow(resp.Header, time.Now()))
 		o.capDelay(apiErr)
 		var se *ServerError
 		if errors.As(apiErr, &se) {

@@ -7,10 +7,51 @@ import (
 	"strings"
 )
 
+// MaxModelIDBytes bounds a model id: the predictor keeps a model id to the
+// same length (MaxResultText), and real ids are a few dozen bytes. A longer
+// id is refused: left out of the list and counted.
+const MaxModelIDBytes = MaxResultText
+
+// maxRefusedExamples bounds the refused entries a list names.
+const maxRefusedExamples = 3
+
+// modelList is a parsed model list: the models read, and the entries left
+// out (an id over MaxModelIDBytes, a record without an id).
+type modelList struct {
+	models   []Model
+	refused  int
+	examples []string
+}
+
+func (l *modelList) refuse(what string) {
+	l.refused++
+	if len(l.examples) < maxRefusedExamples {
+		l.examples = append(l.examples, what)
+	}
+}
+
+// add reads one entry, refusing it when it has no usable id.
+func (l *modelList) add(raw json.RawMessage, keyID, where string) error {
+	m, err := parseModel(raw, keyID)
+	if err != nil {
+		l.refuse(fmt.Sprintf("%s: %v", where, err))
+		return err
+	}
+	if len(m.ID) > MaxModelIDBytes {
+		l.refuse(fmt.Sprintf("%s: id of %d bytes (%s…), more than %d", where, len(m.ID), oneLine(m.ID, 32), MaxModelIDBytes))
+		return nil
+	}
+	l.models = append(l.models, m)
+	return nil
+}
+
 // parseModels finds the model list in any of the layouts seen in practice:
 // a bare array, {"data":[...]}, {"data":{"models":[...]}}, {"models":[...]},
-// or an object keyed by model id at any of those places.
-func parseModels(body []byte) ([]Model, error) {
+// or an object keyed by model id at any of those places. An entry that
+// cannot be read is left out and counted, so one strange entry does not
+// hide the others; a list none of whose entries has an id is a
+// *LayoutError.
+func parseModels(body []byte) (*modelList, error) {
 	var root json.RawMessage
 	if err := json.Unmarshal(body, &root); err != nil {
 		return nil, err
@@ -19,13 +60,12 @@ func parseModels(body []byte) ([]Model, error) {
 	if !ok {
 		return nil, &LayoutError{Missing: "model list", Keys: topLevelKeys(root)}
 	}
-	models := make([]Model, 0, len(list)+len(keyed))
+	out := &modelList{models: make([]Model, 0, len(list)+len(keyed))}
+	var firstErr error
 	for i, raw := range list {
-		m, err := parseModel(raw, "")
-		if err != nil {
-			return nil, &LayoutError{Missing: fmt.Sprintf("model id in entry %d (%v)", i, err), Keys: topLevelKeys(root)}
+		if err := out.add(raw, "", fmt.Sprintf("entry %d", i)); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("model id in entry %d (%v)", i, err)
 		}
-		models = append(models, m)
 	}
 	ids := make([]string, 0, len(keyed))
 	for id := range keyed {
@@ -33,13 +73,14 @@ func parseModels(body []byte) ([]Model, error) {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		m, err := parseModel(keyed[id], id)
-		if err != nil {
-			return nil, &LayoutError{Missing: fmt.Sprintf("model record for %q (%v)", oneLine(id, 64), err), Keys: topLevelKeys(root)}
+		if err := out.add(keyed[id], id, fmt.Sprintf("record %q", oneLine(id, 32))); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("model record for %q (%v)", oneLine(id, 64), err)
 		}
-		models = append(models, m)
 	}
-	return models, nil
+	if firstErr != nil && len(out.models) == 0 {
+		return nil, &LayoutError{Missing: firstErr.Error(), Keys: topLevelKeys(root)}
+	}
+	return out, nil
 }
 
 // findModelList descends through "models" and "data" wrappers to an array,
@@ -117,7 +158,11 @@ func parseModel(raw json.RawMessage, keyID string) (Model, error) {
 		m.Name = rawString(rec["name"]) // otherwise the name is the id
 	}
 	m.Version = firstString(rec, "version")
-	m.CreditsPerUse = rawInt(rec["credits_per_use"], rec["credits_per_call"], rec["credits"])
+	// A listed cost sets what a reprocess run reserves a call: one that
+	// no call can be charged is left out, as a cost not listed.
+	if n := rawInt(rec["credits_per_use"], rec["credits_per_call"], rec["credits"]); n != nil && *n >= 0 && *n <= MaxCreditsConsumed {
+		m.CreditsPerUse = n
+	}
 	return m, nil
 }
 

@@ -182,14 +182,14 @@ func nonNegative(field string, v float64) error {
 func chargedCredits(body []byte) *int {
 	var env struct {
 		Data struct {
-			CreditsConsumed *json.Number `json:"credits_consumed"`
+			CreditsConsumed json.RawMessage `json:"credits_consumed"`
 		} `json:"data"`
 	}
-	if json.Unmarshal(body, &env) != nil || env.Data.CreditsConsumed == nil {
+	if json.Unmarshal(body, &env) != nil || len(env.Data.CreditsConsumed) == 0 {
 		return nil
 	}
-	n, err := wholeNumber(*env.Data.CreditsConsumed)
-	if err != nil || n < 0 {
+	n, invalid := creditsFigure(env.Data.CreditsConsumed)
+	if invalid != "" {
 		return nil
 	}
 	return &n

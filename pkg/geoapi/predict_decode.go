@@ -21,7 +21,7 @@ type (
 		Prediction      json.RawMessage `json:"prediction"`
 		PredictionID    *string         `json:"prediction_id"`
 		ModelID         string          `json:"model_id"`
-		CreditsConsumed *json.Number    `json:"credits_consumed"`
+		CreditsConsumed json.RawMessage `json:"credits_consumed"`
 	}
 	// wireResult is the fields every result type shares; predictions are
 	// decoded per type, since vehicle and property results reuse the name.
@@ -99,13 +99,13 @@ func decodePredictBody(body []byte) (*PredictOutput, error) {
 	}
 	// The contract puts credits_consumed in every success envelope. Reading
 	// a missing figure as 0 would record a paid call as free.
-	if d.CreditsConsumed == nil {
+	if len(d.CreditsConsumed) == 0 || bytes.Equal(d.CreditsConsumed, []byte("null")) {
 		return nil, errors.New("no data.credits_consumed")
 	}
-	credits, err := wholeNumber(*d.CreditsConsumed)
-	if err != nil {
-		return nil, fmt.Errorf("data.credits_consumed: %w", err)
-	}
+	// A figure that cannot be a charge does not make the paid answer
+	// unreadable: the result is kept and the caller counts what it
+	// reserved (PredictOutput.CreditsInvalid).
+	credits, invalid := creditsFigure(d.CreditsConsumed)
 	result, err := decodeResult(d.Prediction)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,11 @@ func decodePredictBody(body []byte) (*PredictOutput, error) {
 		PredictionID:    id,
 		ModelID:         d.ModelID,
 		CreditsConsumed: credits,
+		CreditsInvalid:  invalid,
 		Result:          result,
+	}
+	if invalid != "" {
+		out.CreditsReported = string(bytes.TrimSpace(d.CreditsConsumed))
 	}
 	out.Result.Truncated = boundResult(out)
 	return out, nil
@@ -279,16 +283,4 @@ func (p wirePoint) toPoint() PointPrediction {
 		Latitude: p.Latitude, Longitude: p.Longitude, Confidence: p.Confidence,
 		Rank: p.Rank, Location: p.Location.toLocation(), HeadingDeg: p.HeadingDeg,
 	}
-}
-
-// wholeNumber accepts 3 and 3.0 but not 2.5 or values out of int range.
-func wholeNumber(n json.Number) (int, error) {
-	f, err := n.Float64()
-	if err != nil {
-		return 0, err
-	}
-	if f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
-		return 0, fmt.Errorf("%s is not a whole number", n)
-	}
-	return int(f), nil
 }

@@ -100,7 +100,8 @@ const (
 // time; the public backend sends the same seconds as its retry-after). The
 // precise header goes first: Retry-After is rounded up to whole seconds,
 // and waiting a second where a tenth would do costs throughput under a
-// tight rate limit. The first form holding a usable value wins.
+// tight rate limit. The first form holding a usable value wins. now is
+// the service's clock (serviceNow), against which a point in time counts.
 func serverDelay(h http.Header, p errorBody, now time.Time) (time.Duration, string, bool) {
 	if d, ok := secondsOrUnixTime(h.Get(delayRateLimitRetryAfter), now); ok {
 		return d, delayRateLimitRetryAfter, true
@@ -120,6 +121,23 @@ func serverDelay(h http.Header, p errorBody, now time.Time) (time.Duration, stri
 		return d, delayRateLimitReset, true
 	}
 	return 0, "", false
+}
+
+// serviceNow is the service's clock when it answered: the answer's own
+// Date header when it holds a valid HTTP date (RFC 9110, section 6.6.1:
+// "the date and time at which the message was originated"), else local,
+// the local clock. A point in time the same answer names (a Retry-After
+// date, a Unix time) is measured against it, so a service whose clock is
+// an hour off ours still means the delay it asks for: read on our clock,
+// "its Date plus 2 s" was an hour's wait (capped at MaxServerDelay) when
+// its clock ran ahead, and none when it ran behind. The Date has whole
+// seconds, as has a Retry-After date, so the difference of the two is the
+// delay exactly.
+func serviceNow(h http.Header, local time.Time) time.Time {
+	if t, err := http.ParseTime(h.Get("Date")); err == nil {
+		return t
+	}
+	return local
 }
 
 // unixTimeThreshold tells a point in time from a delay: no service asks to

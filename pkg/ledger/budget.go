@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -133,17 +132,20 @@ func parseDay(day string) (time.Time, error) {
 }
 
 // updateCounter applies one conditional update to day's counter, at most
-// once: it is sent as a one-item TransactWriteItems with a client request
-// token, so when DynamoDB applied it but the answer was lost, the SDK's retry
-// (same token, within DynamoDB's 10-minute idempotency window) is answered
-// as the first try was instead of counting the credits again. An
-// UpdateItem would count them twice. It reports whether cond (none when
-// nil) failed.
+// once (see updateOnce). It reports whether cond (none when nil) failed.
 func (s *Store) updateCounter(ctx context.Context, day string, cond *expression.ConditionBuilder, update expression.UpdateBuilder) (bool, error) {
 	return s.updateOnce(ctx, itemKey(budgetPrefix+day, budgetSortKey), cond, update)
 }
 
-// updateOnce is updateCounter on any item (a run's counter too).
+// updateOnce applies one conditional update to the item at key, at most
+// once: it is sent as a one-item TransactWriteItems with a client request
+// token, so when DynamoDB applied it but the answer was lost, the SDK's retry
+// (same token, within DynamoDB's 10-minute idempotency window) is answered
+// as the first try was instead of counting the credits again. An
+// UpdateItem would count them twice. A cancelled transaction is sent
+// again when its cancellation says another transaction or throttling was
+// in the way (transactWrite). It reports whether cond (none when nil)
+// failed.
 func (s *Store) updateOnce(ctx context.Context, key map[string]types.AttributeValue, cond *expression.ConditionBuilder, update expression.UpdateBuilder) (bool, error) {
 	b := expression.NewBuilder().WithUpdate(update)
 	if cond != nil {
@@ -153,21 +155,12 @@ func (s *Store) updateOnce(ctx context.Context, key map[string]types.AttributeVa
 	if err != nil {
 		return false, fmt.Errorf("build expression: %w", err)
 	}
-	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		ClientRequestToken: aws.String(rand.Text()),
-		TransactItems: []types.TransactWriteItem{{Update: &types.Update{
-			TableName:                 aws.String(s.table),
-			Key:                       key,
-			ConditionExpression:       expr.Condition(),
-			UpdateExpression:          expr.Update(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-		}}},
-	})
-	var canceled *types.TransactionCanceledException
-	if errors.As(err, &canceled) && len(canceled.CancellationReasons) == 1 &&
-		aws.ToString(canceled.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
-		return true, nil
-	}
-	return false, err
+	return s.transactWrite(ctx, types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(s.table),
+		Key:                       key,
+		ConditionExpression:       expr.Condition(),
+		UpdateExpression:          expr.Update(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}})
 }

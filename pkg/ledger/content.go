@@ -325,7 +325,7 @@ func ReusedResult(paid *Record, paidRef ObjectRef) Record {
 	rec.EventType, rec.Phase, rec.Owner = "", "", ""
 	rec.LeaseUntil, rec.SlotAt = time.Time{}, time.Time{}
 	rec.Retryable, rec.DeadLetter, rec.Attempts = false, false, 0
-	rec.CreditsConsumed, rec.RoundTripMS = 0, 0
+	rec.CreditsConsumed, rec.CreditsReported, rec.CreditsInvalid, rec.RoundTripMS = 0, "", "", 0
 	rec.ExifLatitude, rec.ExifLongitude, rec.ExifAltitudeM, rec.ExifDirectionDeg = nil, nil, nil, nil
 	rec.ExifGPSProblem, rec.CapturedAt, rec.CameraMake, rec.CameraModel = "", "", "", ""
 	rec.ErrorKm = nil

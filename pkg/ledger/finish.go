@@ -134,6 +134,7 @@ func reduced(rec *Record, why string) *Record {
 		Owner: rec.Owner, Attempts: rec.Attempts,
 		ModelID: truncateUTF8(rec.ModelID, maxReducedRawBytes), RequestedModelID: rec.RequestedModelID,
 		Fallback: rec.Fallback, PredictionID: rec.PredictionID, CreditsConsumed: rec.CreditsConsumed,
+		CreditsReported: rec.CreditsReported, CreditsInvalid: rec.CreditsInvalid,
 		ResultType: truncateUTF8(rec.ResultType, maxReducedRawBytes), Source: rec.Source,
 		ErrorCode: ErrorCodeResultNotStorable,
 		ErrorMessage: truncateUTF8("DynamoDB refused the charged result, recorded without it ("+why+")"+

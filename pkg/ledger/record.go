@@ -112,7 +112,14 @@ type Record struct {
 	Fallback         bool   `dynamodbav:"fallback,omitempty"`
 	PredictionID     string `dynamodbav:"prediction_id,omitempty"`
 	CreditsConsumed  int    `dynamodbav:"credits_consumed,omitempty"`
-	ResultType       string `dynamodbav:"result_type,omitempty"`
+	// CreditsReported is the answer's credits_consumed as the service sent
+	// it when it could not be a charge (negative, fractional, not a JSON
+	// number, over geoapi.MaxCreditsConsumed), at most 200 bytes, and
+	// CreditsInvalid says why; CreditsConsumed then holds what the call
+	// reserved, which the daily budget and a run's cap counted.
+	CreditsReported string `dynamodbav:"credits_reported,omitempty"`
+	CreditsInvalid  string `dynamodbav:"credits_invalid,omitempty"`
+	ResultType      string `dynamodbav:"result_type,omitempty"`
 
 	// The top location, flattened for easy reading and querying.
 	Place       string   `dynamodbav:"place,omitempty"`

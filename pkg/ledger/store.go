@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
@@ -37,6 +38,13 @@ type Options struct {
 
 	// Clock returns the current time; tests replace it. Default time.Now.
 	Clock func() time.Time
+
+	// TransactAttempts bounds the attempts of a credit reservation or
+	// release that DynamoDB cancels for a conflict or throttling (see
+	// transactWrite). Default DefaultTransactAttempts.
+	TransactAttempts int
+	// Sleep waits between those attempts. Default pacer.Sleep.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Store reads and writes records in one table.
@@ -54,6 +62,12 @@ func New(client DynamoDBAPI, table string, optFns ...func(*Options)) *Store {
 	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
+	}
+	if opts.TransactAttempts <= 0 {
+		opts.TransactAttempts = DefaultTransactAttempts
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = pacer.Sleep
 	}
 	return &Store{client: client, table: table, opts: opts}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
@@ -87,8 +88,8 @@ type tallyItem struct {
 // application) as the anchor of the estimate, at the moment at. The next
 // monitor run starts counting from it. It replaces an earlier declaration.
 func (h *History) Declare(ctx context.Context, d Declared) error {
-	if d.Remaining < 0 || d.Remaining != d.Remaining {
-		return fmt.Errorf("declare credits: %v is not a balance", d.Remaining)
+	if err := geoapi.CheckCreditFigure(d.Remaining); err != nil {
+		return fmt.Errorf("declare credits: %w", err)
 	}
 	item := declaredItem{PK: h.partitionKey(), SK: declaredSortKey, Remaining: d.Remaining,
 		At: d.At.UTC().Format(historyTimeLayout), DeclaredBy: d.By}

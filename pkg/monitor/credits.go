@@ -22,9 +22,17 @@ func (m *Monitor) readCredits(ctx context.Context, key string) (*CreditsReading,
 		return err
 	})
 	if err != nil {
-		var layout *geoapi.LayoutError
+		var (
+			layout *geoapi.LayoutError
+			figure *geoapi.FigureError
+		)
 		if geoapi.KeyNotAccepted(err) {
 			return nil, err // a state, not a failure: the caller estimates
+		}
+		if errors.As(err, &figure) {
+			// Never published nor stored: the credit watch has no figure
+			// this run, and says which one the service sent.
+			return nil, fmt.Errorf("credit summary's remaining credits refused: %s", figure.Refusal)
 		}
 		if errors.As(err, &layout) {
 			return nil, fmt.Errorf("credit summary layout not recognised: no %s (keys seen: %s); set %s to the dotted JSON path of the remaining credits",
@@ -36,6 +44,7 @@ func (m *Monitor) readCredits(ctx context.Context, key string) (*CreditsReading,
 		return nil, fmt.Errorf("credit summary layout not recognised: no remaining credits; set %s", envvars.CreditsPath)
 	}
 	reading := &CreditsReading{
+		Refused:       out.Refused,
 		Remaining:     *out.Remaining,
 		Source:        SourceSummary,
 		RemainingPath: out.RemainingPath,
@@ -44,7 +53,9 @@ func (m *Monitor) readCredits(ctx context.Context, key string) (*CreditsReading,
 	}
 	if reading.Subscription == nil && out.SubscriptionAllowance != nil && out.SubscriptionUsed != nil {
 		left := *out.SubscriptionAllowance - *out.SubscriptionUsed
-		reading.Subscription = &left
+		if geoapi.CheckCreditFigure(left) == nil {
+			reading.Subscription = &left
+		}
 	}
 	return reading, nil
 }

@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
@@ -73,6 +75,12 @@ func (h *History) Put(ctx context.Context, r Reading) error { return h.put(ctx, 
 // put stores a reading with its source (SourceSummary or SourceEstimate),
 // kept in the item so a reader of the table can tell them apart.
 func (h *History) put(ctx context.Context, r Reading, source CreditSource) error {
+	// Within DynamoDB's number range (and CloudWatch's) by far: a figure
+	// beyond it failed the write on every run. A summary's figures are
+	// bounded already (geoapi.MaxCreditFigure); an estimate may be negative.
+	if !(math.Abs(r.Remaining) <= geoapi.MaxCreditFigure) {
+		return fmt.Errorf("credit reading %g is beyond ±10^15: not stored", r.Remaining)
+	}
 	item := historyItem{PK: h.partitionKey(), SK: historySortKey(r.At), Remaining: r.Remaining, Source: string(source)}
 	if h.ttl > 0 {
 		item.ExpiresAt = r.At.Add(h.ttl).Unix()

@@ -60,6 +60,7 @@ func metricsFor(rep Report) []metric {
 		if mr.Watched {
 			out = append(out, metric{Name: metricnames.NewModelsAvailable, Count: true, Value: float64(len(mr.New))})
 		}
+		out = append(out, metric{Name: metricnames.ModelIdsLeftOut, Count: true, Value: float64(mr.LeftOut)})
 		for _, model := range mr.Models {
 			out = append(out, metric{Name: metricnames.ModelReady, Value: boolValue(model.Status == "ready"), ModelID: model.ID})
 		}

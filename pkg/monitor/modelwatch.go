@@ -2,6 +2,8 @@ package monitor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,14 +58,45 @@ const (
 )
 
 // modelsSeen is what one run saw: the listed ids and the default model.
+// It stays a small item whatever the list holds (DynamoDB's limit is 400
+// KB: 30,000 ids, or one id of 1 MB, failed its write on every run, and
+// the monitor was unhealthy every run): the whole list is kept as its count
+// and digest, its ids only when there are at most MaxModelsPublished.
 type modelsSeen struct {
-	PK  string   `dynamodbav:"pk"`
-	SK  string   `dynamodbav:"sk"`
-	IDs []string `dynamodbav:"ids"`
+	PK string `dynamodbav:"pk"`
+	SK string `dynamodbav:"sk"`
+	// IDs are the ids compared one by one with the next run's: the whole
+	// list, sorted, or only the ones published when Partial.
+	IDs     []string `dynamodbav:"ids"`
+	Partial bool     `dynamodbav:"partial,omitempty"`
+	// Count and Digest are the whole list's: its number of ids and the
+	// SHA-256 of the sorted ids, each followed by a newline. An item of
+	// an earlier version has neither, and its IDs are the whole list.
+	Count  int    `dynamodbav:"count,omitempty"`
+	Digest string `dynamodbav:"digest,omitempty"`
 	// Default is the model the latest record made without a requested
 	// model ran on (the service reports it; the list does not mark it).
 	Default string `dynamodbav:"default_model,omitempty"`
 	At      string `dynamodbav:"at"`
+}
+
+// listDigest is the digest of sorted ids (modelsSeen.Digest).
+func listDigest(ids []string) string {
+	h := sha256.New()
+	for _, id := range ids {
+		h.Write([]byte(id))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// digest is the whole list's digest as the item records it, computed for
+// an item of an earlier version.
+func (s modelsSeen) digest() string {
+	if s.Digest == "" && !s.Partial {
+		return listDigest(s.IDs)
+	}
+	return s.Digest
 }
 
 // defaultLookback bounds how far back the monitor looks for a record that
@@ -75,11 +108,22 @@ const (
 	defaultRecords  = 20
 )
 
+// recentModels is what the newest records show of the models in use: the
+// default model (that of the newest record made without a requested
+// model, "" when none shows it) and every model they ran, newest first.
+type recentModels struct {
+	Default string
+	Ran     []string
+}
+
 // watchModels compares the model list and the default model with what the
 // previous run saw, stores what this run saw, and returns the models that
 // became available. The first run stores a baseline and announces nothing:
 // every listed model would otherwise be "new" on the day of deployment.
-func (h *History) watchModels(ctx context.Context, reading *ModelsReading, now time.Time) ([]ModelAvailable, error) {
+// Listed ids are compared only when both lists were whole (at most
+// MaxModelsPublished ids): a longer list is an anomaly whose churn is not
+// news, and a run after one starts a new baseline of ids.
+func (h *History) watchModels(ctx context.Context, reading *ModelsReading, list *modelList, recent recentModels, now time.Time) ([]ModelAvailable, error) {
 	// A Query on the one item, not GetItem: the monitor's role reads the
 	// table with Query and writes with PutItem only.
 	got, err := h.client.Query(ctx, &dynamodb.QueryInput{
@@ -104,16 +148,15 @@ func (h *History) watchModels(ctx context.Context, reading *ModelsReading, now t
 			return nil, fmt.Errorf("read the models seen by the last run: %w", err)
 		}
 	}
-	current := modelsSeen{PK: modelsPartitionPrefix + h.pipeline, SK: modelsSortKey, At: now.UTC().Format(time.RFC3339)}
-	status := map[string]string{}
-	for _, m := range reading.Models {
-		current.IDs = append(current.IDs, m.ID)
-		status[m.ID] = m.Status
-	}
-	slices.Sort(current.IDs)
-	current.Default, err = h.defaultModel(ctx, now)
-	if err != nil {
-		return nil, err
+	current := modelsSeen{PK: modelsPartitionPrefix + h.pipeline, SK: modelsSortKey, At: now.UTC().Format(time.RFC3339),
+		Count: len(list.ids), Digest: listDigest(list.ids), Partial: len(list.ids) > MaxModelsPublished, Default: recent.Default}
+	if current.Partial {
+		for _, m := range reading.Models {
+			current.IDs = append(current.IDs, m.ID)
+		}
+		slices.Sort(current.IDs)
+	} else {
+		current.IDs = list.ids
 	}
 	if current.Default == "" {
 		// No record shows it this time (none made, or all pinned): the
@@ -123,21 +166,23 @@ func (h *History) watchModels(ctx context.Context, reading *ModelsReading, now t
 
 	var out []ModelAvailable
 	if !first {
-		for _, id := range current.IDs {
-			if !slices.Contains(prev.IDs, id) {
-				out = append(out, ModelAvailable{ModelID: id, Listed: true, Status: status[id]})
+		if !prev.Partial && !current.Partial {
+			for _, id := range current.IDs {
+				if !slices.Contains(prev.IDs, id) {
+					out = append(out, ModelAvailable{ModelID: id, Listed: true, Status: list.status[id]})
+				}
 			}
 		}
 		if current.Default != prev.Default && prev.Default != "" {
 			i := slices.IndexFunc(out, func(a ModelAvailable) bool { return a.ModelID == current.Default })
 			if i < 0 {
-				out = append(out, ModelAvailable{ModelID: current.Default, Status: status[current.Default]})
+				out = append(out, ModelAvailable{ModelID: current.Default, Status: list.status[current.Default]})
 				i = len(out) - 1
 			}
 			out[i].Default, out[i].PreviousDefault = true, prev.Default
 		}
 	}
-	if first || !slices.Equal(current.IDs, prev.IDs) || current.Default != prev.Default {
+	if first || current.Digest != prev.digest() || current.Default != prev.Default || !slices.Equal(current.IDs, prev.IDs) {
 		item, err := attributevalue.MarshalMap(current)
 		if err != nil {
 			return nil, fmt.Errorf("marshal the models seen: %w", err)
@@ -149,20 +194,27 @@ func (h *History) watchModels(ctx context.Context, reading *ModelsReading, now t
 	return out, nil
 }
 
-// defaultModel is the model the newest succeeded record made without a
-// requested model ran on, "" when no recent record shows it.
-func (h *History) defaultModel(ctx context.Context, now time.Time) (string, error) {
+// recentModels reads the newest succeeded records (at most defaultRecords,
+// of the last defaultLookback) for the models in use.
+func (h *History) recentModels(ctx context.Context, now time.Time) (recentModels, error) {
 	store := ledger.New(h.client, h.table, func(o *ledger.Options) { o.Clock = func() time.Time { return now } })
 	records, err := store.Query(ctx, ledger.QueryInput{Status: ledger.StatusSucceeded, Since: now.Add(-defaultLookback), Limit: defaultRecords})
 	if err != nil {
-		return "", fmt.Errorf("read the latest records for the default model: %w", err)
+		return recentModels{}, fmt.Errorf("read the latest records for the models in use: %w", err)
 	}
-	for _, r := range records {
-		if r.RequestedModelID == "" && r.ModelID != "" {
-			return r.ModelID, nil
+	var r recentModels
+	for _, rec := range records {
+		if rec.ModelID == "" {
+			continue
+		}
+		if r.Default == "" && rec.RequestedModelID == "" {
+			r.Default = rec.ModelID
+		}
+		if !slices.Contains(r.Ran, rec.ModelID) {
+			r.Ran = append(r.Ran, rec.ModelID)
 		}
 	}
-	return "", nil
+	return r, nil
 }
 
 // announce puts one Model Available event per model on the bus. PutEvents

@@ -172,6 +172,9 @@ func (m *Monitor) checkCredits(ctx context.Context, run *runState, key string, n
 	default:
 		run.setSummaryReadable(true)
 		m.explainCredits(run, string(SourceSummary), "")
+		for _, r := range reading.Refused {
+			run.warn("credits", "a figure of the credit summary refused, not published: "+r.String())
+		}
 		if m.history != nil {
 			// The summary counts every charge so far: the estimate, should
 			// the summary stop taking keys, starts from this balance.
@@ -212,7 +215,7 @@ func (m *Monitor) explainCredits(run *runState, state, note string) {
 }
 
 func (m *Monitor) checkModels(ctx context.Context, run *runState, key string, now time.Time) {
-	reading, note, err := m.readModels(ctx, key)
+	reading, list, note, err := m.readModels(ctx, key, run.log)
 	if err != nil {
 		run.fail("models", err)
 		return
@@ -220,8 +223,24 @@ func (m *Monitor) checkModels(ctx context.Context, run *runState, key string, no
 	if note != "" {
 		run.warn("models", note)
 	}
+	// The models the pipeline uses come first: the configured one, then
+	// what the records show (the default, the models they ran).
+	used := []string{m.cfg.ModelID}
+	var recent recentModels
 	if m.history != nil {
-		m.watchModels(ctx, run, reading, now)
+		if recent, err = m.history.recentModels(ctx, now); err != nil {
+			run.fail("model_watch", err)
+		}
+		used = append(append(used, recent.Default), recent.Ran...)
+	}
+	reading.publish(list, used)
+	if reading.Listed > MaxModelsPublished {
+		// One line a run, whatever the list holds (ModelIdsLeftOut counts).
+		run.warn("models", fmt.Sprintf("the model list holds %d ids, more than the %d a run publishes: only the %d the pipeline uses are published and watched one by one",
+			reading.Listed, MaxModelsPublished, len(reading.Models)))
+	}
+	if m.history != nil && err == nil {
+		m.watchModels(ctx, run, reading, list, recent, now)
 	}
 	run.setModels(reading)
 }
@@ -229,8 +248,8 @@ func (m *Monitor) checkModels(ctx context.Context, run *runState, key string, no
 // watchModels tells of the models that became available since the last
 // run: in the report (and so the NewModelsAvailable metric), the log, and
 // a Model Available event each.
-func (m *Monitor) watchModels(ctx context.Context, run *runState, reading *ModelsReading, now time.Time) {
-	available, err := m.history.watchModels(ctx, reading, now)
+func (m *Monitor) watchModels(ctx context.Context, run *runState, reading *ModelsReading, list *modelList, recent recentModels, now time.Time) {
+	available, err := m.history.watchModels(ctx, reading, list, recent, now)
 	if err != nil {
 		run.fail("model_watch", err)
 		return

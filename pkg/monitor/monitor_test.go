@@ -41,6 +41,7 @@ func TestMetricsFromKnownFixtures(t *testing.T) {
 	pts.want(t, metricnames.ModelReady, 0, "ModelId", geosim.ModelVehicle)
 	pts.want(t, metricnames.ModelReady, 0, "ModelId", geosim.ModelHighAccuracy)
 	pts.want(t, metricnames.ConfiguredModelAvailable, 1)
+	pts.want(t, metricnames.ModelIdsLeftOut, 0)
 	pts.want(t, metricnames.MonitorHealthy, 1)
 	// No table: no forecast, said so, still healthy.
 	pts.wantAbsent(t, metricnames.CreditBurnPerDay, metricnames.CreditDaysRemaining)
@@ -56,7 +57,7 @@ func TestMetricsFromKnownFixtures(t *testing.T) {
 		wantUnit := "None"
 		switch pt.Name {
 		case metricnames.CreditsRemaining, metricnames.SubscriptionCredits, metricnames.TopUpCredits,
-			metricnames.ModelsReady, metricnames.ModelsDown, metricnames.ModelsUnknown:
+			metricnames.ModelsReady, metricnames.ModelsDown, metricnames.ModelsUnknown, metricnames.ModelIdsLeftOut:
 			wantUnit = "Count"
 		}
 		if pt.Unit != wantUnit {

@@ -1,6 +1,10 @@
 package monitor
 
-import "time"
+import (
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+)
 
 // Report is what one run saw; the handler returns it (a local run prints it).
 // Figures that could not be read are absent, never zero-filled.
@@ -47,14 +51,27 @@ type CreditsReading struct {
 	// top-up balance, when the summary shows them.
 	Subscription *float64 `json:"subscription,omitempty"`
 	TopUp        *float64 `json:"top_up,omitempty"`
+	// Refused lists the summary's figures found and not read (not a JSON
+	// number, or outside geoapi's range): none is published.
+	Refused []geoapi.FigureRefusal `json:"refused,omitempty"`
 }
 
 // ModelsReading is the model list as the key sees it.
 type ModelsReading struct {
-	Ready   int          `json:"ready"`
-	Down    int          `json:"down"`
-	Unknown int          `json:"unknown"`
-	Models  []ModelState `json:"models"`
+	// Ready, Down and Unknown count the whole list, Listed its ids.
+	Ready   int `json:"ready"`
+	Down    int `json:"down"`
+	Unknown int `json:"unknown"`
+	Listed  int `json:"listed"`
+	// Models are the ones published (ModelReady by ModelId): every listed
+	// model, or only those the pipeline uses when the list holds more
+	// than MaxModelsPublished.
+	Models []ModelState `json:"models"`
+	// Refused counts the entries the client left out (an id over
+	// geoapi.MaxModelIDBytes, a record without an id); LeftOut the listed
+	// ids not published, with those (the ModelIdsLeftOut metric).
+	Refused int `json:"refused,omitempty"`
+	LeftOut int `json:"left_out,omitempty"`
 	// ConfiguredModel is GEO_MODEL_ID, empty for the default path.
 	ConfiguredModel string `json:"configured_model,omitempty"`
 	// ConfiguredAvailable is the ConfiguredModelAvailable metric.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/geoapi"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 )
 
@@ -97,6 +98,12 @@ func budgetDetail(o outcome) string {
 // overspend (a model dearer than expected) so the counter stays true. It
 // runs once per reservation, deferred, in a context of its own: it also
 // settles a call cut off at the call deadline.
+//
+// What it gives back is between 0 and what this call reserved, whatever
+// charged says: the ledger's releases check only that the counter stays
+// at or above zero, which other calls' reservations satisfy, so a release
+// of more than this call reserved would hand their credits out again (a
+// negative credits_consumed once let a budget of 3 make 10 paid calls).
 func (r *reservation) settle(ctx context.Context, charged int) {
 	if r == nil {
 		return
@@ -104,21 +111,47 @@ func (r *reservation) settle(ctx context.Context, charged int) {
 	ctx, cancel := finishContext(ctx)
 	defer cancel()
 	ledgerAPI := r.inv.h.deps.Ledger
+	charged = max(charged, 0)
+	release := r.credits - min(charged, r.credits) // in [0, r.credits]
+	over := charged - min(charged, r.credits)
 	var errs []error
-	diff := r.credits - charged
-	if r.day != "" && diff > 0 {
-		errs = append(errs, ledgerAPI.ReleaseCredits(ctx, r.day, diff))
-	} else if r.day != "" && diff < 0 {
-		errs = append(errs, ledgerAPI.RecordOverspend(ctx, r.day, -diff))
+	if r.day != "" && release > 0 {
+		errs = append(errs, ledgerAPI.ReleaseCredits(ctx, r.day, release))
+	} else if r.day != "" && over > 0 {
+		errs = append(errs, ledgerAPI.RecordOverspend(ctx, r.day, over))
 	}
-	if r.run != "" && diff > 0 {
-		errs = append(errs, ledgerAPI.ReleaseRunCredits(ctx, r.run, diff))
-	} else if r.run != "" && diff < 0 {
-		errs = append(errs, ledgerAPI.RecordRunOverspend(ctx, r.run, -diff))
+	if r.run != "" && release > 0 {
+		errs = append(errs, ledgerAPI.ReleaseRunCredits(ctx, r.run, release))
+	} else if r.run != "" && over > 0 {
+		errs = append(errs, ledgerAPI.RecordRunOverspend(ctx, r.run, over))
 	}
 	if err := errors.Join(errs...); err != nil {
 		r.obj.logger.Error("settle credit reservation failed", "reserved", r.credits, "charged", charged, "run", r.run, "error", err)
 	}
+}
+
+// counted is what a paid answer counts against its reservation r (nil
+// without a daily budget or a run): the service's figure when it is one,
+// above the reservation too (counted as charged and logged: the budget can
+// only lose room, never gain it); else, a figure that cannot be a charge
+// (geoapi.PredictOutput.CreditsInvalid), what the call reserved, or would
+// have reserved (expectedCost), since the call was answered and may have
+// charged anything. The refusal itself is geoapi's one log line; here it
+// is counted in CreditFiguresInvalid.
+func (inv *invocation) counted(obj *object, r *reservation, out *geoapi.PredictOutput) int {
+	reserved := r.reserved()
+	if r == nil {
+		reserved = inv.expectedCost(obj)
+	}
+	if out.CreditsInvalid != "" {
+		inv.metrics.count(metricCreditsInvalid)
+		return reserved
+	}
+	if r != nil && out.CreditsConsumed > reserved {
+		obj.logger.Warn("the service charged more than the call reserved: counted as charged",
+			"reserved", reserved, "charged", out.CreditsConsumed, "run", obj.Run, "model_id", out.ModelID)
+	}
+	return out.CreditsConsumed
 }
 
 // reserved is the credits the reservation holds; 0 without a budget.

@@ -15,6 +15,9 @@ type callResult struct {
 	err              error
 	requestedModelID string // the configured model, "" when none
 	fallback         bool   // the default model ran instead of the retired configured one
+	// charged is the credits a successful call counts (counted): its
+	// budget, its run's cap, its record and the CreditsConsumed metric.
+	charged int
 }
 
 // call makes the prediction call, every attempt uploading the downscaled

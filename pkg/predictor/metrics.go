@@ -23,6 +23,7 @@ const (
 	metricBudgetDeferred    = metricnames.BudgetDeferred
 	metricImagesRetried     = metricnames.ImagesRetried
 	metricDeadLettered      = metricnames.ImagesDeadLettered
+	metricCreditsInvalid    = metricnames.CreditFiguresInvalid
 )
 
 // metrics collects one invocation's figures in Embedded Metric Format,

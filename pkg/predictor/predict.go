@@ -118,12 +118,19 @@ func (inv *invocation) predict(ctx context.Context, obj *object, claim *ledger.C
 		return inv.rejectClaimed(fctx, obj, claim, ReasonUnsupportedFormat, "the service refused the file's type: "+res.err.Error())
 	case res.err != nil:
 		f := classifyFailure(res.err)
-		if !f.maybeCharged {
+		var de *geoapi.DecodeError
+		switch {
+		case !f.maybeCharged:
 			charged = 0
+		case errors.As(res.err, &de) && de.CreditsConsumed != nil:
+			// An unreadable answer that says what it charged: never less
+			// than the reservation, more when it says so.
+			charged = max(charged, *de.CreditsConsumed)
 		}
 		return inv.fail(fctx, obj, claim, res, f)
 	}
-	charged = res.out.CreditsConsumed
+	charged = inv.counted(obj, budget, res.out)
+	res.charged = charged
 	return inv.complete(fctx, obj, claim, res)
 }
 
@@ -321,7 +328,7 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 	// On whichever line ends this paid upload: what it carried of the
 	// photo's metadata.
 	stripped := inv.strippedAttrs(obj)
-	inv.metrics.add(metricCreditsConsumed, float64(res.out.CreditsConsumed))
+	inv.metrics.add(metricCreditsConsumed, float64(res.charged))
 	inv.metrics.millis(metricServiceLatency, res.out.RoundTrip)
 	if rec.ErrorKm != nil {
 		inv.metrics.accuracy(rec.ModelID, *rec.ErrorKm)

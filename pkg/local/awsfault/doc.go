@@ -9,7 +9,9 @@
 //
 //   - an error answer with AWS's exact error code, HTTP status and body
 //     shape for the service's protocol (ThrottlingException 400 for
-//     DynamoDB, SlowDown 503 for S3, ...); the backend never sees the request;
+//     DynamoDB, SlowDown 503 for S3, ...), a TransactWriteItems cancelled
+//     with its CancellationReasons (DynamoDBTransactionCanceled) included;
+//     the backend never sees the request;
 //   - added latency before the request is forwarded;
 //   - a connection reset before the request reaches the backend;
 //   - "answer lost": the request is forwarded and applied, then the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -49,15 +50,21 @@ type Fault struct {
 	Status  int    // Error: the HTTP status
 	Code    string // Error: the AWS error code, e.g. ThrottlingException
 	Message string // Error: the message
+	// Reasons, for DynamoDB's TransactionCanceledException, are the
+	// cancellation reason codes, one per item of the transaction, sent in
+	// CancellationReasons and in the message, as DynamoDB sends them.
+	Reasons []string
 	Delay   time.Duration
 }
 
 // Name identifies the fault in counts: the error code, or the kind.
 func (f Fault) Name() string {
-	switch f.Kind {
-	case Error:
+	switch {
+	case f.Kind == Error && len(f.Reasons) > 0:
+		return f.Code + " [" + strings.Join(f.Reasons, ", ") + "]"
+	case f.Kind == Error:
 		return f.Code
-	case Delay:
+	case f.Kind == Delay:
 		return fmt.Sprintf("delay %s", f.Delay)
 	}
 	return f.Kind.String()
@@ -110,6 +117,12 @@ var (
 	// transaction holds the item.
 	DynamoDBTransactionConflict = Fault{Kind: Error, Status: http.StatusBadRequest, Code: "TransactionConflictException",
 		Message: "Transaction is ongoing for the item"}
+	// DynamoDBTransactionConflictCancel is a TransactWriteItems cancelled
+	// because another transaction holds its item.
+	DynamoDBTransactionConflictCancel = DynamoDBTransactionCanceled(ReasonTransactionConflict)
+	// DynamoDBThrottlingCancel is a TransactWriteItems cancelled because its
+	// item's table or partition is throttled (an on-demand table scaling).
+	DynamoDBThrottlingCancel = DynamoDBTransactionCanceled(ReasonThrottlingError)
 	// S3SlowDown is S3's request-rate pushback.
 	S3SlowDown = Fault{Kind: Error, Status: http.StatusServiceUnavailable, Code: "SlowDown",
 		Message: "Please reduce your request rate."}
@@ -130,3 +143,30 @@ var (
 
 // Latency is a Delay fault of d.
 func Latency(d time.Duration) Fault { return Fault{Kind: Delay, Delay: d} }
+
+// Cancellation reason codes of DynamoDB's TransactionCanceledException,
+// with the messages the API Reference lists for them.
+const (
+	ReasonTransactionConflict           = "TransactionConflict"
+	ReasonThrottlingError               = "ThrottlingError"
+	ReasonProvisionedThroughputExceeded = "ProvisionedThroughputExceeded"
+	ReasonConditionalCheckFailed        = "ConditionalCheckFailed"
+	ReasonNone                          = "None"
+)
+
+var reasonMessages = map[string]string{
+	ReasonTransactionConflict:           "Transaction is ongoing for the item",
+	ReasonThrottlingError:               "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or index so please try again shortly. If exceptions persist, check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html.",
+	ReasonProvisionedThroughputExceeded: "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.",
+	ReasonConditionalCheckFailed:        "The conditional request failed",
+}
+
+// DynamoDBTransactionCanceled is a TransactWriteItems cancelled as a whole
+// (nothing applied) with one reason per item, answered as DynamoDB answers
+// it: 400, TransactionCanceledException, the reasons in
+// CancellationReasons and listed at the end of the message.
+func DynamoDBTransactionCanceled(reasons ...string) Fault {
+	return Fault{Kind: Error, Status: http.StatusBadRequest, Code: "TransactionCanceledException",
+		Message: "Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(reasons, ", ") + "]",
+		Reasons: slices.Clone(reasons)}
+}

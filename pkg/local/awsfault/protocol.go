@@ -107,6 +107,9 @@ func (s Service) writeError(w http.ResponseWriter, req *http.Request, f Fault, r
 			typ, contentType = "com.amazonaws.dynamodb.v20120810#"+f.Code, "application/x-amz-json-1.0"
 		}
 		body, _ := json.Marshal(map[string]string{"__type": typ, "message": f.Message})
+		if s == DynamoDB && len(f.Reasons) > 0 {
+			body = cancellationBody(typ, f)
+		}
 		h.Set("Content-Type", contentType)
 		h.Set("X-Amzn-Requestid", requestID)
 		h.Set("X-Amzn-Errortype", f.Code)
@@ -133,4 +136,25 @@ func (s Service) writeError(w http.ResponseWriter, req *http.Request, f Fault, r
 	default:
 		http.Error(w, f.Code+": "+f.Message, f.Status)
 	}
+}
+
+// cancellationBody is a TransactionCanceledException's body as DynamoDB
+// (and DynamoDB Local) sends it: "Message" capitalised, and one
+// CancellationReasons entry per item, an item without an error as code
+// "None" and no message.
+func cancellationBody(typ string, f Fault) []byte {
+	type reason struct {
+		Code    string
+		Message string `json:",omitempty"`
+	}
+	reasons := make([]reason, 0, len(f.Reasons))
+	for _, code := range f.Reasons {
+		reasons = append(reasons, reason{Code: code, Message: reasonMessages[code]})
+	}
+	body, _ := json.Marshal(struct {
+		Type                string `json:"__type"`
+		CancellationReasons []reason
+		Message             string
+	}{typ, reasons, f.Message})
+	return body
 }

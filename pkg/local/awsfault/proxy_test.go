@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -263,5 +264,65 @@ func TestSecretsManagerThrottling(t *testing.T) {
 	t0 := time.Now()
 	if _, err := c.GetSecretValue(ctx, in); err != nil || time.Since(t0) < 150*time.Millisecond {
 		t.Errorf("delayed read: %v after %v", err, time.Since(t0))
+	}
+}
+
+// TestTransactionCanceledIsDynamoDBs: a cancelled TransactWriteItems comes
+// back as the SDK's typed TransactionCanceledException with its reasons,
+// one per item, in CancellationReasons and in the message, exactly as
+// DynamoDB Local answers a real cancellation; nothing reaches the table.
+func TestTransactionCanceledIsDynamoDBs(t *testing.T) {
+	tb := newTable(t)
+	ctx := context.Background()
+	write := func(id string, cond *string) error {
+		_, err := tb.viaProxy.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{Put: &types.Put{
+			TableName: aws.String(tb.name), ConditionExpression: cond,
+			Item: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: id}, "sk": &types.AttributeValueMemberS{Value: "v"}},
+		}}}})
+		return err
+	}
+	reasons := func(err error) ([]string, string) {
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			t.Fatalf("error %v is not a TransactionCanceledException", err)
+		}
+		var codes []string
+		for _, r := range tce.CancellationReasons {
+			codes = append(codes, aws.ToString(r.Code))
+		}
+		return codes, aws.ToString(tce.Message)
+	}
+	// The reference: a real cancellation by DynamoDB Local.
+	if err := write("real", nil); err != nil {
+		t.Fatal(err)
+	}
+	realCodes, realMsg := reasons(write("real", aws.String("attribute_not_exists(pk)")))
+	injected, injectedMsg := reasons(func() error {
+		tb.proxy.SetRules(awsfault.At(1, awsfault.DynamoDBTransactionCanceled(awsfault.ReasonConditionalCheckFailed)).On("TransactWriteItems"))
+		defer tb.proxy.SetRules()
+		return write("fake", nil)
+	}())
+	if fmt.Sprint(injected) != fmt.Sprint(realCodes) || injectedMsg != realMsg {
+		t.Errorf("injected cancellation %v %q, DynamoDB Local's %v %q", injected, injectedMsg, realCodes, realMsg)
+	}
+	for _, f := range []awsfault.Fault{awsfault.DynamoDBTransactionConflictCancel, awsfault.DynamoDBThrottlingCancel,
+		awsfault.DynamoDBTransactionCanceled(awsfault.ReasonNone, awsfault.ReasonProvisionedThroughputExceeded)} {
+		t.Run(f.Name(), func(t *testing.T) {
+			tb.proxy.SetRules(awsfault.At(1, f).On("TransactWriteItems"))
+			id := "cancel-" + f.Name()
+			err := write(id, nil)
+			if code, status := apiError(t, err); code != "TransactionCanceledException" || status != 400 {
+				t.Errorf("code %s status %d", code, status)
+			}
+			if codes, msg := reasons(err); fmt.Sprint(codes) != fmt.Sprint(f.Reasons) || !strings.HasSuffix(msg, "["+strings.Join(f.Reasons, ", ")+"]") {
+				t.Errorf("reasons %v in %q, want %v", codes, msg, f.Reasons)
+			}
+			if tb.stored(t, id) {
+				t.Error("a cancelled transaction reached the table")
+			}
+			if n := tb.proxy.Stats().Injected["TransactWriteItems: "+f.Name()]; n != 1 {
+				t.Errorf("counted %d injections as %q", n, f.Name())
+			}
+		})
 	}
 }

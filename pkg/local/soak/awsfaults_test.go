@@ -54,6 +54,9 @@ func awsFaults(r *rig) []faultStep {
 			s3, on(ddb, awsfault.At(0.8, awsfault.DynamoDBThrottling)), sm)},
 		{at: 0.30, name: "DynamoDB transaction conflicts (1 s, 50% of item writes)", run: episode(time.Second,
 			s3, on(ddb, awsfault.At(0.5, awsfault.DynamoDBTransactionConflict).On("PutItem", "UpdateItem")), sm)},
+		{at: 0.35, name: "DynamoDB transactions cancelled (1 s, 50% of TransactWriteItems: conflict, throttling)", run: episode(time.Second,
+			s3, on(ddb, awsfault.At(0.25, awsfault.DynamoDBTransactionConflictCancel).On("TransactWriteItems"),
+				awsfault.At(1.0/3, awsfault.DynamoDBThrottlingCancel).On("TransactWriteItems")), sm)},
 		{at: 0.40, name: "Secrets Manager throttled (2 s, 90%)", run: episode(2*time.Second,
 			s3, ddb, on(sm, awsfault.At(0.9, awsfault.SecretsManagerThrottling)))},
 		{at: 0.50, name: "DynamoDB answers lost (2 s, 30% of writes)", run: episode(2*time.Second,
@@ -73,5 +76,6 @@ var awsFaultsExpected = []struct{ service, fault string }{
 	{"DynamoDB", "ThrottlingException"}, {"DynamoDB", "ProvisionedThroughputExceededException"},
 	{"DynamoDB", "InternalServerError"}, {"DynamoDB", "TransactionConflictException"},
 	{"DynamoDB", "answer lost"}, {"DynamoDB", "reset before the backend"},
+	{"DynamoDB", awsfault.DynamoDBTransactionConflictCancel.Name()}, {"DynamoDB", awsfault.DynamoDBThrottlingCancel.Name()},
 	{"Secrets Manager", "ThrottlingException"},
 }

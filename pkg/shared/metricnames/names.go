@@ -48,6 +48,11 @@ const (
 	// CreditsSaved adds the credits those answers cost their payer.
 	ImagesReused = "ImagesReused" // Count
 	CreditsSaved = "CreditsSaved" // Count
+
+	// CreditFiguresInvalid counts paid answers whose credits_consumed
+	// could not be a charge (negative, fractional, not a JSON number,
+	// absurdly large): each is counted as the credits its call reserved.
+	CreditFiguresInvalid = "CreditFiguresInvalid" // Count
 )
 
 // Monitor metrics.
@@ -76,4 +81,11 @@ const (
 	// without the results table, which keeps the last run's list.
 	NewModelsAvailable = "NewModelsAvailable" // Count
 	MonitorHealthy     = "MonitorHealthy"     // 1 on a full success, 0 otherwise
+
+	// ModelIdsLeftOut counts the model list's ids not published as ModelId
+	// dimensions nor watched one by one: all but the ones the pipeline uses
+	// when the list holds more than monitor.MaxModelsPublished, and the
+	// entries the client refused (an id over geoapi.MaxModelIDBytes). 0 on
+	// an ordinary list.
+	ModelIdsLeftOut = "ModelIdsLeftOut" // Count
 )
