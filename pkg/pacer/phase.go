@@ -178,7 +178,7 @@ type aim struct {
 // machine's clock) would otherwise draw a 429, each costing a window, every
 // few calls.
 func (p *Shared) aimFor(st schedule, now int64) aim {
-	if p.aimedFloor < second {
+	if !p.opts.probes(p.aimedFloor) {
 		return aim{}
 	}
 	p.mu.Lock()

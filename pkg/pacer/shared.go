@@ -36,16 +36,20 @@ const (
 	// DefaultSlowest bounds the widening: never below this share of the
 	// configured rate.
 	DefaultSlowest = 0.05
-	// DefaultGuard is added to the configured spacing: calls leave an
-	// instance a few milliseconds late or early (timers, scheduling, the
-	// network), and against a limiter with no burst a call that lands even
-	// a little less than 1/R after the previous one is refused. The clocks
-	// of Lambda's instances are taken to be within 10 ms of each other
-	// (issue 38's figure: AWS documents none for Lambda), and a
-	// slot read on a clock 10 ms late followed by one read on the earliest
-	// is 10 ms short: 12 ms covers that and the timers. It is 0.6% of the
-	// spacing at the default 30 calls a minute, where the window margin
-	// (or aiming, see phase.go) takes its place, and capped at 2.5% of it.
+	// DefaultGuard is added to the configured spacing against a limiter
+	// that does not count whole seconds (IgnoreServiceClock: a token
+	// bucket): calls leave an instance a few milliseconds late or early
+	// (timers, scheduling, the network), and against a limiter with no
+	// burst a call that lands even a little less than 1/R after the
+	// previous one is refused. The clocks of Lambda's instances are taken
+	// to be within 10 ms of each other (issue 38's figure: AWS documents
+	// none for Lambda), and a slot read on a clock 10 ms late followed by
+	// one read on the earliest is 10 ms short: 12 ms covers that and the
+	// timers. Capped at 2.5% of the spacing. Against the service's sliding
+	// log of whole seconds the window margin covers the same error and
+	// more, at every rate (see DefaultWindowMargin), so no guard is added
+	// there: above 60 calls a minute its 2.5% cap used to set the rate
+	// (97.6% of R), the margin's share being smaller (issue 48).
 	// Measured against the strict token bucket at 120 a minute with clocks
 	// over ±5 ms (cmd/benchreport's skew rows, 2026-11-27): 5 and 8 ms are
 	// the same there (the margin's 8.3 ms a slot is the larger), which
@@ -67,8 +71,23 @@ const (
 	// exactly a minute can put R+1 calls into one window of 60 whole
 	// seconds, and that 429 costs every instance the rest of the window.
 	// One second more per minute absorbs up to a second of spread, for
-	// 1.6% of the rate.
+	// 1.6% of the rate. That is the margin at rates where the pacer probes
+	// the service's clock (see phase.go: at most 60 calls a minute), whose
+	// probes delay calls by up to maxProbeDelay on top of the spread
+	// DefaultUnaimedMargin covers: 860 ms.
 	DefaultWindowMargin = time.Second
+	// DefaultUnaimedMargin is the window margin where the pacer never
+	// probes nor aims (above 60 calls a minute, or IgnoreServiceClock), so
+	// that no call is delayed past its slot but by its own spread: from
+	// the clocks' 10 ms early to aimLate's 200 ms (timers, the call's
+	// preparation and its upload) plus AimedHeldLateness's 250 ms late,
+	// 460 ms, the budgets aimed calls rest on. Half a second absorbs it,
+	// for 0.8% of the rate: R+1 calls whose slots span a minute and the
+	// margin, and whose arrivals are within the margin of their slots,
+	// span at least 60 whole seconds. With a second there (and the guard's
+	// 2.5% cap above it, see DefaultGuard) every rate above 60 a minute
+	// stayed under 99% of R (issue 48).
+	DefaultUnaimedMargin = 500 * time.Millisecond
 	// maxTries bounds the conditional writes of one Wait: each failed one
 	// returns the item, so the next is aimed right unless another instance
 	// moved it in between.
@@ -101,11 +120,14 @@ type Options struct {
 	// Slowest is the lowest rate the spacing widens to, as a share of the
 	// configured rate.
 	Slowest float64
-	// Guard is added to the configured spacing (1/rate), up to 2.5% of it;
-	// negative: none. Zero means DefaultGuard.
+	// Guard is added to the configured spacing (1/rate), up to 2.5% of it,
+	// with IgnoreServiceClock (see DefaultGuard); negative: none. Zero
+	// means DefaultGuard.
 	Guard time.Duration
 	// WindowMargin lengthens the minute the rate is spread over (see
-	// DefaultWindowMargin); negative: none. Zero means DefaultWindowMargin.
+	// DefaultWindowMargin); negative: none. Zero means DefaultWindowMargin
+	// where the pacer probes the service's clock, DefaultUnaimedMargin
+	// where it never does.
 	WindowMargin time.Duration
 	// Lead is the time a caller needs to prepare its call after taking a
 	// slot (the predictor needs none: it opens the object before). A caller granted a later slot prepares before
@@ -219,40 +241,9 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 	if !(ratePerMinute > 0) || math.IsInf(ratePerMinute, 0) {
 		return nil, fmt.Errorf("pacer: rate %v per minute: must be positive", ratePerMinute)
 	}
-	o := Options{Name: DefaultName, Clock: time.Now, ProbeStep: DefaultProbeStep,
-		MinWiden: DefaultMinWiden, MaxWiden: DefaultMaxWiden, Slowest: DefaultSlowest}
-	for _, fn := range optFns {
-		fn(&o)
-	}
-	if o.Clock == nil {
-		o.Clock = time.Now
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Guard == 0 {
-		o.Guard = DefaultGuard
-	}
-	if o.WindowMargin == 0 {
-		o.WindowMargin = DefaultWindowMargin
-	}
-	if o.Slowest <= 0 || o.Slowest > 1 {
-		o.Slowest = DefaultSlowest
-	}
-	if o.MaxDelay <= 0 {
-		o.MaxDelay = DefaultMaxDelay
-	}
-	if o.Horizon <= 0 {
-		o.Horizon = DefaultHorizon
-	}
-	if o.PhaseTolerance <= 0 {
-		o.PhaseTolerance = DefaultPhaseTolerance
-	}
-	if o.AimHoldOff <= 0 {
-		o.AimHoldOff = DefaultAimHoldOff
-	}
+	o := options(optFns)
 	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
-	floor := floorSpacing(ratePerMinute, o.Guard, o.WindowMargin)
+	floor := o.floorSpacing(ratePerMinute)
 	return &Shared{
 		ddb:   ddb,
 		table: table,
@@ -269,28 +260,90 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 	}, nil
 }
 
-// floorSpacing is, in microseconds, the narrowest spacing of a pacer at
-// ratePerMinute while the service's clock is unknown: 1/R plus the guard,
-// or R spread over a minute and the window margin, whichever is wider
-// (negative guard or margin: none).
-func floorSpacing(ratePerMinute float64, guard, windowMargin time.Duration) int64 {
-	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
-	// The guard is capped at a small share of the spacing: at high rates
-	// (a service with a burst, or tests) it must not change the rate.
-	guarded := spacing + min(max(guard, 0).Microseconds(), int64(float64(spacing)*maxGuardShare))
-	// Slots spread a minute and the window margin over R: the service
-	// counts calls in a window of whole seconds (see DefaultWindowMargin).
-	// The margin's share of the spacing also covers what the guard does,
-	// hence the larger of the two, not their sum.
-	window := time.Minute + max(windowMargin, 0)
-	return max(guarded, int64(math.Ceil(float64(window.Microseconds())/ratePerMinute)))
+// options are the Options optFns set, with the defaults filled in.
+func options(optFns []func(*Options)) Options {
+	o := Options{Name: DefaultName, Clock: time.Now, ProbeStep: DefaultProbeStep,
+		MinWiden: DefaultMinWiden, MaxWiden: DefaultMaxWiden, Slowest: DefaultSlowest}
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Guard == 0 {
+		o.Guard = DefaultGuard
+	}
+	if o.Slowest <= 0 || o.Slowest > 1 {
+		o.Slowest = DefaultSlowest
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = DefaultMaxDelay
+	}
+	if o.Horizon <= 0 {
+		o.Horizon = DefaultHorizon
+	}
+	if o.PhaseTolerance <= 0 {
+		o.PhaseTolerance = DefaultPhaseTolerance
+	}
+	if o.AimHoldOff <= 0 {
+		o.AimHoldOff = DefaultAimHoldOff
+	}
+	return o
 }
 
-// DefaultSpacing is the spacing between calls a Shared pacer with the
-// default options keeps at ratePerMinute until it has learnt the
-// service's clock: what callers that plan around its rate should assume.
-func DefaultSpacing(ratePerMinute float64) time.Duration {
-	return time.Duration(floorSpacing(ratePerMinute, DefaultGuard, DefaultWindowMargin)) * time.Microsecond
+// floorSpacing is, in microseconds, the narrowest spacing of a pacer at
+// ratePerMinute while the service's clock is unknown: R spread over a
+// minute and the window margin, or, against a limiter that does not count
+// whole seconds (IgnoreServiceClock), 1/R plus the guard when that is
+// wider (negative guard or margin: none).
+func (o Options) floorSpacing(ratePerMinute float64) int64 {
+	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
+	// Slots spread a minute and the window margin over R: the service
+	// counts calls in a window of whole seconds (see DefaultWindowMargin).
+	margin := o.WindowMargin
+	if margin == 0 {
+		margin = DefaultUnaimedMargin
+		if o.probes(spacing) {
+			margin = DefaultWindowMargin
+		}
+	}
+	window := int64(math.Ceil(float64((time.Minute + max(margin, 0)).Microseconds()) / ratePerMinute))
+	if !o.IgnoreServiceClock {
+		return max(spacing, window)
+	}
+	// The guard is capped at a small share of the spacing: at high rates
+	// (a service with a burst, or tests) it must not change the rate. The
+	// margin's share of the spacing also covers what the guard does, hence
+	// the larger of the two, not their sum.
+	guarded := spacing + min(max(o.Guard, 0).Microseconds(), int64(float64(spacing)*maxGuardShare))
+	return max(guarded, window)
+}
+
+// probes reports whether a pacer with o at spacing (1/R, microseconds)
+// learns the service's clock and aims: only while R slots are at least a
+// second apart (see aimFor).
+func (o Options) probes(spacing int64) bool { return !o.IgnoreServiceClock && spacing >= second }
+
+// Spacing is the spacing between calls a Shared pacer made with optFns
+// keeps at ratePerMinute until it has learnt the service's clock.
+func Spacing(ratePerMinute float64, optFns ...func(*Options)) time.Duration {
+	return time.Duration(options(optFns).floorSpacing(ratePerMinute)) * time.Microsecond
+}
+
+// DefaultSpacing is the spacing a Shared pacer with the default options
+// keeps at ratePerMinute until it has learnt the service's clock: what
+// callers that plan around its rate should assume.
+func DefaultSpacing(ratePerMinute float64) time.Duration { return Spacing(ratePerMinute) }
+
+// Rate is the most calls a minute a Shared pacer with the default options
+// makes at ratePerMinute before it has learnt the service's clock (60 s
+// over DefaultSpacing): the rate to feed work at so that the schedule
+// neither runs dry nor builds a backlog.
+func Rate(ratePerMinute float64) float64 {
+	return float64(time.Minute) / float64(DefaultSpacing(ratePerMinute))
 }
 
 // Stats returns the pacer's counters.

@@ -304,10 +304,14 @@ func TestConfiguredTwiceTheRealRateConverges(t *testing.T) {
 	}
 }
 
+// Against a limiter that does not count whole seconds the guard widens the
+// spacing; against the sliding log the window margin alone does.
 func TestTheGuardWidensTheConfiguredSpacing(t *testing.T) {
 	clk := simclock.New(epoch)
 	client, table := awspartstest.DynamoDB(t)
-	p, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) { o.Clock, o.WindowMargin = clk.Now, -1 })
+	p, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) {
+		o.Clock, o.WindowMargin, o.IgnoreServiceClock = clk.Now, -1, true
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,19 +326,33 @@ func TestTheGuardWidensTheConfiguredSpacing(t *testing.T) {
 }
 
 // DefaultSpacing is the spacing a pacer with the default options keeps:
-// the window margin's at the real rate, the guard's above 60 a minute.
+// R over a minute and a second where it probes the service's clock (at
+// most 60 a minute), over a minute and half a second above (99.2% of R);
+// Spacing with IgnoreServiceClock adds the guard, capped at 2.5%.
 func TestDefaultSpacingIsThePacersOwn(t *testing.T) {
 	client, table := awspartstest.DynamoDB(t)
+	strict := func(o *pacer.Options) { o.IgnoreServiceClock = true }
 	for _, tt := range []struct {
-		rate float64
-		want time.Duration
-	}{{30, 2033334 * time.Microsecond}, {120, 512 * time.Millisecond}, {600, 102500 * time.Microsecond}} {
+		rate         float64
+		want, strict time.Duration
+	}{
+		{30, 2033334 * time.Microsecond, 2016667 * time.Microsecond},
+		{120, 504167 * time.Microsecond, 512 * time.Millisecond},
+		{600, 100834 * time.Microsecond, 102500 * time.Microsecond},
+		{30000, 2017 * time.Microsecond, 2050 * time.Microsecond},
+	} {
 		p, err := pacer.NewShared(client, table, tt.rate)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, own := pacer.DefaultSpacing(tt.rate), p.Interval(); got != tt.want || own != tt.want {
 			t.Errorf("at %v/min: DefaultSpacing %v, the pacer's %v; want %v", tt.rate, got, own, tt.want)
+		}
+		if got := pacer.Spacing(tt.rate, strict); got != tt.strict {
+			t.Errorf("at %v/min against a token bucket: Spacing %v, want %v", tt.rate, got, tt.strict)
+		}
+		if got, want := pacer.Rate(tt.rate), float64(time.Minute)/float64(tt.want); got != want {
+			t.Errorf("Rate(%v) = %v, want %v", tt.rate, got, want)
 		}
 	}
 }
