@@ -65,7 +65,7 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 				slot = seen.next
 			}
 		}
-		slot += in.shift
+		slot += in.shift + in.probe
 		base := in.place.follow(slot)
 		if !ahead {
 			base = max(base, slot+p.lead())
@@ -78,8 +78,6 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 		if in.aimed {
 			slot = in.place.placed(slot)
 			p.countAimed(start)
-		} else {
-			slot += a.probeDelay(slot)
 		}
 		p.remember(next)
 		p.slots.Add(1)
@@ -119,9 +117,13 @@ type take struct {
 	// aimed: the slot is aimed at a second of the service's clock with
 	// the shared offset aim, shift later than the schedule's slot, and
 	// placed by place (the zero placing, unaimed: the slot as it is).
-	aimed        bool
-	aim, shift   int64
-	place        placing
+	aimed      bool
+	aim, shift int64
+	place      placing
+	// probe delays an unaimed slot to probe the service's clock (see
+	// aim.probeDelay); the next slot follows the delayed call, so the
+	// window margin need not absorb it.
+	probe        int64
 	phaseWritten bool // the write shares the instance's estimate
 }
 
@@ -138,6 +140,14 @@ func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take
 		// A slot granted for now (idle, not shifted) is called at once,
 		// never held: its window allows for less lateness.
 		t.place = a.placing(t.aim, p.aimedFloor, !ahead && t.shift == 0)
+	} else if !ahead {
+		t.probe = a.probeDelay(now)
+	} else if st.next-now <= st.interval {
+		// Only the next slot is probed: one further ahead is called after
+		// answers that narrow the estimate, and delaying a backlog's slots
+		// on one estimate would repeat the same test, each at the cost of
+		// its delay.
+		t.probe = a.probeDelay(st.next)
 	}
 	if ahead {
 		t.update = expression.Set(next, next.Plus(interval))
@@ -165,13 +175,18 @@ func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take
 				}
 			}
 			slotCond = slotCond.And(inStretch)
+		case t.probe > 0:
+			// The probe is the hint's slot's: written as absolute values,
+			// on the schedule as last seen.
+			t.update = expression.Set(next, expression.Value(st.next+t.probe).Plus(interval))
+			slotCond = slotCond.And(next.Equal(expression.Value(st.next)))
 		}
 	} else {
 		// An idle schedule grants now, and the caller prepares its call
 		// (up to Lead) before sending it: the next slot leaves room for
 		// that, up to one spacing, so the call sent late is still a whole
 		// spacing before the next. At high rates the spacing bounds it.
-		slot := now + t.shift
+		slot := now + t.shift + t.probe
 		after := max(t.place.follow(slot), slot+p.lead())
 		t.update = expression.Set(next, expression.Value(after).Plus(expression.IfNotExists(interval, expression.Value(p.floor))))
 		slotCond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
@@ -188,6 +203,10 @@ func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take
 	p.sharePhase(&t, st, a)
 	return t
 }
+
+// probeAhead is how many spacings ahead of now a slot may be and still be
+// probed.
+const probeAhead = 30
 
 // staleSeconds is how many seconds after a hint's a backlogged slot-taking
 // write finds its stretch in: 8 slots taken by others at 30 a minute.
