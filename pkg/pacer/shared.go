@@ -160,6 +160,8 @@ type Stats struct {
 	Slots     int64 // slots granted
 	Writes    int64 // UpdateItem requests sent, conditional failures included
 	Conflicts int64 // conditional failures: another instance moved the schedule first
+	Reads     int64 // consistent reads of the schedule (Valid, and a stale idle hint checked)
+	Lost      int64 // slots granted past their time by a slow write, and given up
 	Throttles int64 // 429s reported
 	Widenings int64 // 429s that widened the spacing (at most one per schedule horizon)
 	Repairs   int64 // schedules found impossibly far ahead and reset
@@ -174,10 +176,9 @@ type Stats struct {
 	PhaseResets, BadDates int64
 }
 
-// Shared paces every instance of a pipeline through one schedule item in
-// the results table. Safe for concurrent use; create one per instance and
-// keep it for the instance's life.
-type Shared struct {
+// itemPacer paces through one schedule item: the whole of a Shared pacer's
+// rate, or one shard's share of it (see shards.go).
+type itemPacer struct {
 	ddb   DynamoDBAPI
 	table string
 	key   map[string]types.AttributeValue
@@ -187,14 +188,15 @@ type Shared struct {
 	// known: the configured rate spread over exactly a minute.
 	floor, ceiling, aimedFloor int64
 
-	mu    sync.Mutex
-	state schedule // the last state seen; a hint, the table decides
+	mu     sync.Mutex
+	state  schedule // the last state seen; a hint, the table decides
+	seenAt int64    // when it was seen (clock, microseconds)
 	// reserving lets one of the instance's workers take a slot at a time:
 	// they would only conflict with each other, and the hint stays fresh.
 	reserving sync.Mutex
 
-	slots, writes, conflicts, throttles, widenings, repairs atomic.Int64
-	aimed, badDates, phaseResets                            atomic.Int64
+	slots, writes, conflicts, throttles, widenings, repairs, reads, lost atomic.Int64
+	aimed, badDates, phaseResets                                         atomic.Int64
 
 	// Guarded by mu: the instance's estimate of the service's clock (its
 	// own answers and the item's), the running mean of the round trip in
@@ -225,24 +227,17 @@ const (
 	attrPausedUntil = "paused_until_us"
 )
 
-// NewShared returns a pacer granting at most ratePerMinute slots a minute
-// across every instance using the same table and Options.Name.
-func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...func(*Options)) (*Shared, error) {
-	if ddb == nil || table == "" {
-		return nil, errors.New("pacer: a DynamoDB client and a table are required")
-	}
-	if !(ratePerMinute > 0) || math.IsInf(ratePerMinute, 0) {
-		return nil, fmt.Errorf("pacer: rate %v per minute: must be positive", ratePerMinute)
-	}
-	o := options(optFns)
+// newItemPacer returns the pacer of the schedule item under pk at
+// ratePerMinute, with o (defaults filled in).
+func newItemPacer(ddb DynamoDBAPI, table, pk string, ratePerMinute float64, o Options) *itemPacer {
 	spacing := int64(math.Ceil(float64(time.Minute.Microseconds()) / ratePerMinute))
 	floor := o.floorSpacing(ratePerMinute)
-	return &Shared{
+	return &itemPacer{
 		ddb:   ddb,
 		table: table,
 		key: map[string]types.AttributeValue{
-			tableschema.PartitionKey: &types.AttributeValueMemberS{Value: "PACE#" + o.Name},
-			tableschema.SortKey:      &types.AttributeValueMemberS{Value: "SCHEDULE"},
+			tableschema.PartitionKey: &types.AttributeValueMemberS{Value: pk},
+			tableschema.SortKey:      &types.AttributeValueMemberS{Value: scheduleSortKey},
 		},
 		opts:    o,
 		floor:   floor,
@@ -250,7 +245,7 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 		// Aimed calls fall in the seconds aimed at whatever their spread:
 		// neither the guard nor the margin is needed (see phase.go).
 		aimedFloor: spacing,
-	}, nil
+	}
 }
 
 // options are the Options optFns set, with the defaults filled in.
@@ -319,8 +314,11 @@ func (o Options) probes(spacing int64) bool { return !o.IgnoreServiceClock && sp
 
 // Spacing is the spacing between calls a Shared pacer made with optFns
 // keeps at ratePerMinute until it has learnt the service's clock.
+// Above ItemRatePerMinute it is the shards' spacing over their number.
 func Spacing(ratePerMinute float64, optFns ...func(*Options)) time.Duration {
-	return time.Duration(options(optFns).floorSpacing(ratePerMinute)) * time.Microsecond
+	k := Shards(ratePerMinute)
+	shard := time.Duration(options(optFns).floorSpacing(ratePerMinute/float64(k))) * time.Microsecond
+	return shard / time.Duration(k)
 }
 
 // DefaultSpacing is the spacing a Shared pacer with the default options
@@ -337,18 +335,18 @@ func Rate(ratePerMinute float64) float64 {
 }
 
 // Stats returns the pacer's counters.
-func (p *Shared) Stats() Stats {
+func (p *itemPacer) Stats() Stats {
 	p.mu.Lock()
 	first := p.firstAimed
 	p.mu.Unlock()
-	return Stats{Slots: p.slots.Load(), Writes: p.writes.Load(), Conflicts: p.conflicts.Load(),
+	return Stats{Slots: p.slots.Load(), Writes: p.writes.Load(), Conflicts: p.conflicts.Load(), Reads: p.reads.Load(), Lost: p.lost.Load(),
 		Throttles: p.throttles.Load(), Widenings: p.widenings.Load(), Repairs: p.repairs.Load(),
 		AimedSlots: p.aimed.Load(), FirstAimed: first, PhaseResets: p.phaseResets.Load(), BadDates: p.badDates.Load()}
 }
 
 // Interval returns the spacing last seen in the table (the configured one
 // before the first slot).
-func (p *Shared) Interval() time.Duration {
+func (p *itemPacer) Interval() time.Duration {
 	st := p.snapshot()
 	if !st.known {
 		return time.Duration(p.floor) * time.Microsecond
@@ -356,33 +354,56 @@ func (p *Shared) Interval() time.Duration {
 	return time.Duration(st.interval) * time.Microsecond
 }
 
-func (p *Shared) snapshot() schedule {
+func (p *itemPacer) snapshot() schedule {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.state
 }
 
 // observe records an item seen in an answer.
-func (p *Shared) observe(item map[string]types.AttributeValue) schedule {
+func (p *itemPacer) observe(item map[string]types.AttributeValue) schedule {
 	st := decodeSchedule(item)
+	now := micros(p.opts.Clock())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if st.known {
-		p.state = st
+		p.state, p.seenAt = st, now
 	}
 	return st
 }
 
-func (p *Shared) remember(st schedule) {
+func (p *itemPacer) remember(st schedule) {
+	now := micros(p.opts.Clock())
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.state = st
+	p.state, p.seenAt = st, now
+}
+
+// hint is the last state seen and how long ago (microseconds).
+func (p *itemPacer) hint(now int64) (schedule, int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state, now - p.seenAt
+}
+
+// read reads the schedule item with one consistent read, and records it.
+func (p *itemPacer) read(ctx context.Context) (schedule, error) {
+	p.reads.Add(1)
+	out, err := p.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(p.table),
+		Key:            p.key,
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return schedule{}, fmt.Errorf("pacer: read the schedule: %w", err)
+	}
+	return p.observe(out.Item), nil
 }
 
 // update sends one UpdateItem on the schedule item, counting it, and
 // returns the item as it was before (ALL_OLD), also on a conditional
 // failure, which it reports as conflict=true.
-func (p *Shared) update(ctx context.Context, update expression.UpdateBuilder, cond expression.ConditionBuilder) (old map[string]types.AttributeValue, conflict bool, err error) {
+func (p *itemPacer) update(ctx context.Context, update expression.UpdateBuilder, cond expression.ConditionBuilder) (old map[string]types.AttributeValue, conflict bool, err error) {
 	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
 	if err != nil {
 		return nil, false, fmt.Errorf("build expression: %w", err)
