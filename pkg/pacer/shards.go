@@ -44,6 +44,14 @@ func Shards(ratePerMinute float64) int {
 	return max(int(math.Ceil(ratePerMinute/ItemRatePerMinute)), 1)
 }
 
+// shards is the number of schedule items o gives a pacer at ratePerMinute.
+func (o Options) shards(ratePerMinute float64) int {
+	if o.Shards > 0 {
+		return o.Shards
+	}
+	return Shards(ratePerMinute)
+}
+
 // Shared paces every instance of a pipeline through one schedule in the
 // results table: one item, or Shards(R) items each at its share of the
 // rate. Safe for concurrent use; create one per instance and keep it for
@@ -69,7 +77,7 @@ func NewShared(ddb DynamoDBAPI, table string, ratePerMinute float64, optFns ...f
 		return nil, fmt.Errorf("pacer: rate %v per minute: must be positive", ratePerMinute)
 	}
 	o := options(optFns)
-	k := Shards(ratePerMinute)
+	k := o.shards(ratePerMinute)
 	p := &Shared{items: make([]*itemPacer, k)}
 	for i := range p.items {
 		pk := schedulePrefix + o.Name

@@ -150,6 +150,9 @@ type Options struct {
 	// PhaseTolerance is the widest estimate of the service's clock the
 	// pacer aims with (see phase.go). Zero means DefaultPhaseTolerance.
 	PhaseTolerance time.Duration
+	// Shards is how many schedule items share the rate (see shards.go).
+	// Zero means Shards(the rate).
+	Shards int
 	// AimHoldOff is how long after a 429 calls are not aimed (see
 	// phase.go). Zero means DefaultAimHoldOff.
 	AimHoldOff time.Duration
@@ -316,8 +319,9 @@ func (o Options) probes(spacing int64) bool { return !o.IgnoreServiceClock && sp
 // keeps at ratePerMinute until it has learnt the service's clock.
 // Above ItemRatePerMinute it is the shards' spacing over their number.
 func Spacing(ratePerMinute float64, optFns ...func(*Options)) time.Duration {
-	k := Shards(ratePerMinute)
-	shard := time.Duration(options(optFns).floorSpacing(ratePerMinute/float64(k))) * time.Microsecond
+	o := options(optFns)
+	k := o.shards(ratePerMinute)
+	shard := time.Duration(o.floorSpacing(ratePerMinute/float64(k))) * time.Microsecond
 	return shard / time.Duration(k)
 }
 

@@ -56,6 +56,9 @@ type Config struct {
 	Seed     uint64
 	// Store is the schedule store's timing; zero: DefaultStoreLatency.
 	Store StoreLatency
+	// PacerOptions tune the shared pacers beyond what the stack sets (a
+	// test's broken pacer).
+	PacerOptions []func(*pacer.Options)
 }
 
 // The model's timings of everything around the pacer, and where they come
@@ -136,11 +139,11 @@ type Result struct {
 	// called within the run (light).
 	Share float64
 	// Pacer counters, summed over the instances (shared pacing).
-	Slots, Writes, Conflicts int64
-	Store                    StoreStats
+	Slots, Writes, Conflicts, Reads int64
+	Store                           StoreStats
 	// WritesPerCall and ConflictsPerCall are per accepted call in the
 	// whole run.
-	WritesPerCall, ConflictsPerCall float64
+	WritesPerCall, ConflictsPerCall, ReadsPerCall float64
 	// WriteUnitsPerSecond is the schedule's mean over the run.
 	WriteUnitsPerSecond float64
 	// TakeP99 is the p99 of the time a Reserve took (its writes, their
@@ -314,7 +317,7 @@ func (r *run) startInstances() error {
 			o.Horizon = holdHorizon
 			o.IgnoreServiceClock = cfg.Limiter == geosim.LimiterTokenBucket
 		}
-		p, err := pacer.NewShared(r.st.client(), r.st.table, cfg.Rate, opts)
+		p, err := pacer.NewShared(r.st.client(), r.st.table, cfg.Rate, append([]func(*pacer.Options){opts}, cfg.PacerOptions...)...)
 		if err != nil {
 			return err
 		}
@@ -531,6 +534,7 @@ func (r *run) result() *Result {
 		res.Slots += ps.Slots
 		res.Writes += ps.Writes
 		res.Conflicts += ps.Conflicts
+		res.Reads += ps.Reads
 		res.Aimed += ps.AimedSlots
 		if !ps.FirstAimed.IsZero() {
 			at := ps.FirstAimed.Sub(r.start)
@@ -542,6 +546,7 @@ func (r *run) result() *Result {
 	if total > 0 {
 		res.WritesPerCall = float64(res.Writes) / float64(total)
 		res.ConflictsPerCall = float64(res.Conflicts) / float64(total)
+		res.ReadsPerCall = float64(res.Reads) / float64(total)
 	}
 	res.WriteUnitsPerSecond = res.Store.WriteUnits / (r.from() + cfg.Duration + tail).Seconds()
 	return res
