@@ -31,6 +31,9 @@ const (
 	// Light: uploads arrive at random (Poisson) at lightShare of R, so the
 	// schedule is mostly idle and instances race for the free slot.
 	Light Load = "light"
+	// AtRate: uploads arrive evenly at R, as the bench's throughput stage
+	// sends them (its real-time run is set beside this one).
+	AtRate Load = "at-rate"
 )
 
 const backlogShare = 1.25
@@ -141,9 +144,10 @@ type Result struct {
 	// Pacer counters, summed over the instances (shared pacing).
 	Slots, Writes, Conflicts, Reads int64
 	Store                           StoreStats
-	// WritesPerCall and ConflictsPerCall are per accepted call in the
-	// whole run.
-	WritesPerCall, ConflictsPerCall, ReadsPerCall float64
+	// WritesPerSlot, ConflictsPerSlot and ReadsPerSlot are the pacers'
+	// requests per slot granted in the whole run (each slot is one call,
+	// in the run or held beyond it).
+	WritesPerSlot, ConflictsPerSlot, ReadsPerSlot float64
 	// WriteUnitsPerSecond is the schedule's mean over the run.
 	WriteUnitsPerSecond float64
 	// TakeP99 is the p99 of the time a Reserve took (its writes, their
@@ -256,13 +260,20 @@ func (r *run) feed() time.Time {
 		}
 	}
 	share := lightShare
-	if cfg.Load == Backlog {
+	switch cfg.Load {
+	case Backlog:
 		share = backlogShare
+	case AtRate:
+		share = 1
 	}
 	mean := time.Duration(float64(time.Minute) / (cfg.Rate * share))
 	r.s.spawn(func(a *actor) {
 		for i := 0; ; i++ {
-			if a.sleep(time.Duration(r.rng.ExpFloat64()*float64(mean))) != nil || r.s.now.After(r.start.Add(r.from()+cfg.Duration)) {
+			gap := mean
+			if cfg.Load != AtRate {
+				gap = time.Duration(r.rng.ExpFloat64() * float64(mean))
+			}
+			if a.sleep(gap) != nil || r.s.now.After(r.start.Add(r.from()+cfg.Duration)) {
 				return
 			}
 			r.q.add(&message{id: i, arrived: r.s.now})
@@ -524,7 +535,7 @@ func (r *run) result() *Result {
 	}
 	res.Offered = int(cfg.Rate * cfg.Duration.Minutes())
 	switch cfg.Load {
-	case Backlog, Burst:
+	case Backlog, Burst, AtRate:
 		res.Share = float64(res.Accepted) / float64(res.Offered)
 	case Light:
 		res.Share = float64(total) / max(float64(r.arrivals()), 1)
@@ -543,10 +554,10 @@ func (r *run) result() *Result {
 			}
 		}
 	}
-	if total > 0 {
-		res.WritesPerCall = float64(res.Writes) / float64(total)
-		res.ConflictsPerCall = float64(res.Conflicts) / float64(total)
-		res.ReadsPerCall = float64(res.Reads) / float64(total)
+	if res.Slots > 0 {
+		res.WritesPerSlot = float64(res.Writes) / float64(res.Slots)
+		res.ConflictsPerSlot = float64(res.Conflicts) / float64(res.Slots)
+		res.ReadsPerSlot = float64(res.Reads) / float64(res.Slots)
 	}
 	res.WriteUnitsPerSecond = res.Store.WriteUnits / (r.from() + cfg.Duration + tail).Seconds()
 	return res

@@ -22,9 +22,9 @@ func TestTheSmallTableMeetsTheGoal(t *testing.T) {
 		if ok, why := r.Met(); !ok {
 			t.Errorf("R=%v N=%d: %s", cfg.Rate, cfg.Instances, why)
 		}
-		if r.WritesPerCall > 1.5 || r.Store.Failed > 0 || r.TakeErrors > 0 {
-			t.Errorf("R=%v N=%d: %.2f writes a call, %d writes failed, %d takes failed: want at most 1.5 and none",
-				cfg.Rate, cfg.Instances, r.WritesPerCall, r.Store.Failed, r.TakeErrors)
+		if r.WritesPerSlot > 1.5 || r.Store.Failed > 0 || r.TakeErrors > 0 {
+			t.Errorf("R=%v N=%d: %.2f writes a slot, %d writes failed, %d takes failed: want at most 1.5 and none",
+				cfg.Rate, cfg.Instances, r.WritesPerSlot, r.Store.Failed, r.TakeErrors)
 		}
 	}
 	if got := Largest(results); got != Rates[len(Rates)-1] {
@@ -58,9 +58,9 @@ func TestOneItemDoesNotCarryTheHighestRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ok, _ := r.Met(); ok {
-		t.Errorf("one item at 30,000/min: %.1f%% of R, %.2f writes a call: want the goal missed", 100*r.Share, r.WritesPerCall)
+		t.Errorf("one item at 30,000/min: %.1f%% of R, %.2f writes a slot: want the goal missed", 100*r.Share, r.WritesPerSlot)
 	}
-	t.Logf("one item: %.1f%% of R, %.2f writes a call, %d throttled, p99 take %v", 100*r.Share, r.WritesPerCall, r.Store.Throttled, r.TakeP99)
+	t.Logf("one item: %.1f%% of R, %.2f writes a slot, %d throttled, p99 take %v", 100*r.Share, r.WritesPerSlot, r.Store.Throttled, r.TakeP99)
 }
 
 // Runs are deterministic for a seed: the table is reproducible.
