@@ -101,7 +101,7 @@ func (r *results) scaleSection(p func(string, ...any)) {
 		pacesim.DefaultStoreLatency.Base, pacesim.DefaultStoreLatency.Median, pacesim.PartitionWriteUnits, pacesim.PartitionReadUnits,
 		100*1.25, s.Elapsed.Round(time.Second))
 	p("%s\n", pacesim.Markdown(s.Rows))
-	p("Share is of R over the window; a row whose instances cannot make R calls a minute at the model's call time says so (capacity), and is judged against that. The strict bucket's rows are information: it refuses a call that lands less than 1/R after the one before, and the pacer keeps its guard only where it may (2.5%% of the spacing at most), so above a few hundred calls a minute the instances' clocks and timers alone draw 429s; the service's own limiter is the sliding log.\n")
+	p("Share is of R over the window; a row whose instances cannot make R calls a minute with their workers at most 90%% busy at the model's mean call time says so (capacity: what they make at most, as a share of R) and is held to no 429 only. Rows with one instance are the local rig's (the stack's maxConcurrency is at least 2). The strict bucket's rows are information: it refuses a call that lands less than 1/R after the one before, and the pacer keeps its guard only where it may (2.5%% of the spacing at most), so above a few hundred calls a minute the instances' clocks and timers alone draw 429s; the service's own limiter is the sliding log.\n")
 	if s.Real == nil || s.Model == nil {
 		return
 	}
