@@ -138,20 +138,10 @@ func (p *Shared) Interval() time.Duration {
 // and the 429s', which every shard is told, once).
 func (p *Shared) Stats() Stats {
 	var s Stats
-	for i, it := range p.items {
-		st := it.Stats()
-		s.Slots += st.Slots
-		s.Writes += st.Writes
-		s.Conflicts += st.Conflicts
-		s.Reads += st.Reads
-		s.Lost += st.Lost
-		s.Widenings += st.Widenings
-		s.Repairs += st.Repairs
-		s.AimedSlots += st.AimedSlots
-		if i == 0 {
-			s.FirstAimed, s.PhaseResets, s.BadDates = st.FirstAimed, st.PhaseResets, st.BadDates
-		}
+	for _, it := range p.items {
+		s = s.Plus(it.Stats())
 	}
-	s.Throttles = p.throttles.Load()
+	first := p.items[0].Stats()
+	s.PhaseResets, s.BadDates, s.Throttles = first.PhaseResets, first.BadDates, p.throttles.Load()
 	return s
 }

@@ -179,6 +179,19 @@ type Stats struct {
 	PhaseResets, BadDates int64
 }
 
+// Plus is s and o together: their counts summed, the earlier first aimed
+// slot.
+func (s Stats) Plus(o Stats) Stats {
+	first := s.FirstAimed
+	if first.IsZero() || (!o.FirstAimed.IsZero() && o.FirstAimed.Before(first)) {
+		first = o.FirstAimed
+	}
+	return Stats{Slots: s.Slots + o.Slots, Writes: s.Writes + o.Writes, Conflicts: s.Conflicts + o.Conflicts,
+		Reads: s.Reads + o.Reads, Lost: s.Lost + o.Lost, Throttles: s.Throttles + o.Throttles,
+		Widenings: s.Widenings + o.Widenings, Repairs: s.Repairs + o.Repairs, AimedSlots: s.AimedSlots + o.AimedSlots,
+		FirstAimed: first, PhaseResets: s.PhaseResets + o.PhaseResets, BadDates: s.BadDates + o.BadDates}
+}
+
 // itemPacer paces through one schedule item: the whole of a Shared pacer's
 // rate, or one shard's share of it (see shards.go).
 type itemPacer struct {

@@ -540,19 +540,13 @@ func (r *run) result() *Result {
 	case Light:
 		res.Share = float64(total) / max(float64(r.arrivals()), 1)
 	}
+	var ps pacer.Stats
 	for _, p := range r.shared {
-		ps := p.Stats()
-		res.Slots += ps.Slots
-		res.Writes += ps.Writes
-		res.Conflicts += ps.Conflicts
-		res.Reads += ps.Reads
-		res.Aimed += ps.AimedSlots
-		if !ps.FirstAimed.IsZero() {
-			at := ps.FirstAimed.Sub(r.start)
-			if res.LearntAfter == 0 || at < res.LearntAfter {
-				res.LearntAfter = at
-			}
-		}
+		ps = ps.Plus(p.Stats())
+	}
+	res.Slots, res.Writes, res.Conflicts, res.Reads, res.Aimed = ps.Slots, ps.Writes, ps.Conflicts, ps.Reads, ps.AimedSlots
+	if !ps.FirstAimed.IsZero() {
+		res.LearntAfter = ps.FirstAimed.Sub(r.start)
 	}
 	if res.Slots > 0 {
 		res.WritesPerSlot = float64(res.Writes) / float64(res.Slots)
