@@ -229,10 +229,11 @@ func (p *itemPacer) takeInput(st schedule, a aim, ahead bool, now, last int64) t
 const probeAhead = 30
 
 // maxGrantLate is how far past its slot a slot may be granted and still
-// be called in: the part of aimLate's 200 ms (timers, the call's
-// preparation and its upload, see phase.go) a write answered slowly may
-// take.
-const maxGrantLate = 50 * time.Millisecond
+// be called in: a slot granted late is called at once, never held, so it
+// is at most as late as a held slot may be (AimedHeldLateness), within the
+// spread the window margin absorbs. A write answered later than that was
+// throttled and retried by the SDK (the model of issue 48 saw seconds).
+const maxGrantLate = AimedHeldLateness
 
 // staleSeconds is how many seconds after a hint's a backlogged slot-taking
 // write finds its stretch in: 8 slots taken by others at 30 a minute.
