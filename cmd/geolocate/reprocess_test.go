@@ -183,8 +183,8 @@ func fakeSendClock(t *testing.T, interruptAfter int) *simclock.Clock {
 
 // TestReprocessSendsAtTheStacksRate: the run is sent a tenth slower than
 // the stack's pacer calls, at the rate read from its predictor's
-// configuration (6 a minute: 5.95 over the pacer's 60.5 s, sent at 5.4, a
-// message every 11.2 s); the dry run's estimate is that pace; --send-rate 0 sends at once, --rate
+// configuration (6 a minute: 5.9 over the pacer's 61 s, sent at 5.3, a
+// message every 11.3 s); the dry run's estimate is that pace; --send-rate 0 sends at once, --rate
 // stands in for a configuration that cannot be read.
 func TestReprocessSendsAtTheStacksRate(t *testing.T) {
 	queues, functions := reprocessStack(t, map[string]string{envvars.RatePerMinute: "6"})
@@ -195,7 +195,7 @@ func TestReprocessSendsAtTheStacksRate(t *testing.T) {
 
 	clock := fakeSendClock(t, 0)
 	r := runCLI(t, nil, nil, args("dry", "--dry-run")...)
-	if r.code != 0 || !strings.Contains(r.stdout, "about 22s: sent at 5.4/min, called at 6.0/min") || len(queues.sent) != 0 {
+	if r.code != 0 || !strings.Contains(r.stdout, "about 23s: sent at 5.3/min, called at 5.9/min") || len(queues.sent) != 0 {
 		t.Fatalf("dry run: exit %d, %d sent\n%s%s", r.code, len(queues.sent), r.stdout, r.stderr)
 	}
 	r = runCLI(t, nil, nil, args("paced")...)
@@ -205,7 +205,7 @@ func TestReprocessSendsAtTheStacksRate(t *testing.T) {
 
 	clock = fakeSendClock(t, 0)
 	r = runCLI(t, nil, nil, args("at-once", "--send-rate", "0")...)
-	if r.code != 0 || len(queues.sent) != 4 || !clock.Now().Equal(t0) || !strings.Contains(r.stdout, "sent all at once, called at 6.0/min") {
+	if r.code != 0 || len(queues.sent) != 4 || !clock.Now().Equal(t0) || !strings.Contains(r.stdout, "sent all at once, called at 5.9/min") {
 		t.Fatalf("--send-rate 0: exit %d, %d sent in all, clock moved %v\n%s%s", r.code, len(queues.sent), clock.Now().Sub(t0), r.stdout, r.stderr)
 	}
 
@@ -227,7 +227,7 @@ func TestReprocessStopsOnCtrlC(t *testing.T) {
 	if r.code != 1 || len(queues.sent) != 1 || !strings.Contains(r.stderr, "stopped after sending 1 of 2 object(s): the same command resumes run stopped") {
 		t.Errorf("exit %d, %d sent\n%s%s", r.code, len(queues.sent), r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "sent at 26.8/min, called at 29.8/min") {
+	if !strings.Contains(r.stdout, "sent at 26.6/min, called at 29.5/min") {
 		t.Errorf("an unset rate is not the default 30:\n%s", r.stdout)
 	}
 }

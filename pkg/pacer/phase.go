@@ -23,7 +23,7 @@ import (
 // One answer bounds it to a second plus its round trip; answers whose
 // ticks fall at other places within their round trips narrow it, and the
 // intersection of all of them is the estimate. While it is wider than
-// PhaseTolerance, the next slot is nudged (by at most maxProbeDelay, later only)
+// PhaseTolerance, slots are nudged (by at most maxProbeDelay, later only)
 // so that the tick the estimate's middle predicts falls in the middle of
 // the round trip: the Date then tells on which side the true tick lies,
 // halving the interval, down to about one round trip.
@@ -61,12 +61,9 @@ const (
 	// window.
 	DefaultAimHoldOff = 10 * time.Minute
 	// maxProbeDelay bounds how much a slot is delayed to probe the phase,
-	// while it is unknown: just under a second, so that any point of the
-	// service's second can be tested by the next slot. The next slot
-	// follows the delayed one (Reserve), so the window margin need not
-	// absorb it: each probe costs the schedule its delay, a few probes
-	// while the estimate narrows.
-	maxProbeDelay = 999 * time.Millisecond
+	// while it is unknown: less than half of the margin's second, so the
+	// margin still absorbs the rest of the spread.
+	maxProbeDelay = 400 * time.Millisecond
 	second        = int64(time.Second / time.Microsecond)
 	// maxRoundTrip bounds the round trip of an answer that is used: a
 	// longer one, or a negative one, is a caller's mistake.

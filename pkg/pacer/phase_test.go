@@ -200,8 +200,8 @@ func TestUnreadableDatesKeepTheMargin(t *testing.T) {
 	if st.BadDates != 12 || st.AimedSlots != 0 {
 		t.Errorf("stats %+v, want 12 bad dates and no aimed slot", st)
 	}
-	if spacing := slots[11].Sub(slots[0]) / 11; spacing != 2016667*time.Microsecond {
-		t.Errorf("spacing %v, want the margin's 60.5 s / 30", spacing)
+	if spacing := slots[11].Sub(slots[0]) / 11; spacing != 2033334*time.Microsecond {
+		t.Errorf("spacing %v, want the margin's 61 s / 30", spacing)
 	}
 }
 

@@ -70,19 +70,24 @@ const (
 	// a difference of a fraction of a second into a whole one: R slots over
 	// exactly a minute can put R+1 calls into one window of 60 whole
 	// seconds, and that 429 costs every instance the rest of the window.
-	// R+1 calls whose slots span a minute and the margin, and whose
-	// arrivals are within the margin of their slots, span at least 60
-	// whole seconds. The spread is what aimed calls are budgeted for
-	// (phase.go): from the clocks' 10 ms early to aimLate's 200 ms (timers,
-	// the call's preparation and its upload) plus AimedHeldLateness's
-	// 250 ms late, 460 ms; a slot delayed to probe the service's clock is
-	// followed by the next only after the delay (Reserve), so probing adds
-	// nothing to it. Half a second absorbs it, for 0.8% of the rate. With
-	// a second (before issue 48, when probes ate into it) every rate above
-	// 60 a minute, which is never aimed, stayed under 99% of R (with the
-	// guard's 2.5% cap, see DefaultGuard), and so did a backlog's slots
-	// taken before the clock was learnt at any rate.
-	DefaultWindowMargin = 500 * time.Millisecond
+	// One second more per minute absorbs up to a second of spread, for
+	// 1.6% of the rate. That is the margin at rates where the pacer probes
+	// the service's clock (see phase.go: at most 60 calls a minute), whose
+	// probes delay calls by up to maxProbeDelay on top of the spread
+	// DefaultUnaimedMargin covers: 860 ms.
+	DefaultWindowMargin = time.Second
+	// DefaultUnaimedMargin is the window margin where the pacer never
+	// probes nor aims (above 60 calls a minute, or IgnoreServiceClock), so
+	// that no call is delayed past its slot but by its own spread: from
+	// the clocks' 10 ms early to aimLate's 200 ms (timers, the call's
+	// preparation and its upload) plus AimedHeldLateness's 250 ms late,
+	// 460 ms, the budgets aimed calls rest on. Half a second absorbs it,
+	// for 0.8% of the rate: R+1 calls whose slots span a minute and the
+	// margin, and whose arrivals are within the margin of their slots,
+	// span at least 60 whole seconds. With a second there (and the guard's
+	// 2.5% cap above it, see DefaultGuard) every rate above 60 a minute
+	// stayed under 99% of R (issue 48).
+	DefaultUnaimedMargin = 500 * time.Millisecond
 	// maxTries bounds the conditional writes of one Wait: each failed one
 	// returns the item, so the next is aimed right unless another instance
 	// moved it in between.
@@ -120,7 +125,9 @@ type Options struct {
 	// means DefaultGuard.
 	Guard time.Duration
 	// WindowMargin lengthens the minute the rate is spread over (see
-	// DefaultWindowMargin); negative: none. Zero means DefaultWindowMargin.
+	// DefaultWindowMargin); negative: none. Zero means DefaultWindowMargin
+	// where the pacer probes the service's clock, DefaultUnaimedMargin
+	// where it never does.
 	WindowMargin time.Duration
 	// Lead is the time a caller needs to prepare its call after taking a
 	// slot (the predictor needs none: it opens the object before). A caller granted a later slot prepares before
@@ -309,7 +316,10 @@ func (o Options) floorSpacing(ratePerMinute float64) int64 {
 	// counts calls in a window of whole seconds (see DefaultWindowMargin).
 	margin := o.WindowMargin
 	if margin == 0 {
-		margin = DefaultWindowMargin
+		margin = DefaultUnaimedMargin
+		if o.probes(spacing) {
+			margin = DefaultWindowMargin
+		}
 	}
 	window := int64(math.Ceil(float64((time.Minute + max(margin, 0)).Microseconds()) / ratePerMinute))
 	if !o.IgnoreServiceClock {

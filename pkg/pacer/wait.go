@@ -75,7 +75,7 @@ func (p *itemPacer) Reserve(ctx context.Context, within time.Duration) (time.Dur
 				slot = seen.next
 			}
 		}
-		slot += in.shift + in.probe
+		slot += in.shift
 		base := in.place.follow(slot)
 		if !ahead {
 			base = max(base, slot+p.lead())
@@ -88,6 +88,8 @@ func (p *itemPacer) Reserve(ctx context.Context, within time.Duration) (time.Dur
 		if in.aimed {
 			slot = in.place.placed(slot)
 			p.countAimed(start)
+		} else {
+			slot += a.probeDelay(slot)
 		}
 		p.remember(next)
 		p.slots.Add(1)
@@ -137,13 +139,9 @@ type take struct {
 	// aimed: the slot is aimed at a second of the service's clock with
 	// the shared offset aim, shift later than the schedule's slot, and
 	// placed by place (the zero placing, unaimed: the slot as it is).
-	aimed      bool
-	aim, shift int64
-	place      placing
-	// probe delays an unaimed slot to probe the service's clock (see
-	// aim.probeDelay); the next slot follows the delayed call, so the
-	// window margin need not absorb it.
-	probe        int64
+	aimed        bool
+	aim, shift   int64
+	place        placing
 	phaseWritten bool // the write shares the instance's estimate
 }
 
@@ -160,14 +158,6 @@ func (p *itemPacer) takeInput(st schedule, a aim, ahead bool, now, last int64) t
 		// A slot granted for now (idle, not shifted) is called at once,
 		// never held: its window allows for less lateness.
 		t.place = a.placing(t.aim, p.aimedFloor, !ahead && t.shift == 0)
-	} else if !ahead {
-		t.probe = a.probeDelay(now)
-	} else if st.next-now <= st.interval {
-		// Only the next slot is probed: one further ahead is called after
-		// answers that narrow the estimate, and delaying a backlog's slots
-		// on one estimate would repeat the same test, each at the cost of
-		// its delay.
-		t.probe = a.probeDelay(st.next)
 	}
 	if ahead {
 		t.update = expression.Set(next, next.Plus(interval))
@@ -195,18 +185,13 @@ func (p *itemPacer) takeInput(st schedule, a aim, ahead bool, now, last int64) t
 				}
 			}
 			slotCond = slotCond.And(inStretch)
-		case t.probe > 0:
-			// The probe is the hint's slot's: written as absolute values,
-			// on the schedule as last seen.
-			t.update = expression.Set(next, expression.Value(st.next+t.probe).Plus(interval))
-			slotCond = slotCond.And(next.Equal(expression.Value(st.next)))
 		}
 	} else {
 		// An idle schedule grants now, and the caller prepares its call
 		// (up to Lead) before sending it: the next slot leaves room for
 		// that, up to one spacing, so the call sent late is still a whole
 		// spacing before the next. At high rates the spacing bounds it.
-		slot := now + t.shift + t.probe
+		slot := now + t.shift
 		after := max(t.place.follow(slot), slot+p.lead())
 		t.update = expression.Set(next, expression.Value(after).Plus(expression.IfNotExists(interval, expression.Value(p.floor))))
 		slotCond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
@@ -223,10 +208,6 @@ func (p *itemPacer) takeInput(st schedule, a aim, ahead bool, now, last int64) t
 	p.sharePhase(&t, st, a)
 	return t
 }
-
-// probeAhead is how many spacings ahead of now a slot may be and still be
-// probed.
-const probeAhead = 30
 
 // maxGrantLate is how far past its slot a slot may be granted and still
 // be called in: a slot granted late is called at once, never held, so it

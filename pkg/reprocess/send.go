@@ -46,13 +46,13 @@ const SendShare = 0.9
 
 // PacerRate is the most calls a minute the shared pacer of a stack whose
 // rate is ratePerMinute makes until it has learnt the service's clock
-// (pacer.Rate: R spread over a minute and its window margin), 29.75 a
+// (pacer.Rate: R spread over a minute and its window margin), 29.5 a
 // minute for 30. Work that arrives faster builds a backlog whatever the
 // design, which waits for its slots (and is held for them).
 func PacerRate(ratePerMinute float64) float64 { return pacer.Rate(ratePerMinute) }
 
 // SendRate is the rate a run is sent at by default: SendShare of the
-// pacer's, 26.8 a minute for 30.
+// pacer's, 26.6 a minute for 30.
 func SendRate(ratePerMinute float64) float64 { return SendShare * PacerRate(ratePerMinute) }
 
 // Bodies are the run's messages, one per record to do (each object

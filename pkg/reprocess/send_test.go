@@ -183,14 +183,14 @@ func TestSendReportsProgress(t *testing.T) {
 }
 
 // TestSendRateLeavesTheLeadToShrink: by default a run goes a tenth slower
-// than the pacer calls (30 a minute over its 60.5 s: 29.75), so each message
+// than the pacer calls (30 a minute over its 61 s: 29.5), so each message
 // arrives later against its slot than the one before.
 func TestSendRateLeavesTheLeadToShrink(t *testing.T) {
-	if r := PacerRate(30); math.Abs(r-29.7521) > 0.001 {
-		t.Errorf("PacerRate(30) = %v, want 29.75 (30 over 60.5 s)", r)
+	if r := PacerRate(30); math.Abs(r-29.5082) > 0.001 {
+		t.Errorf("PacerRate(30) = %v, want 29.51 (30 over 61 s)", r)
 	}
-	if r := SendRate(30); math.Abs(r-0.9*29.7521) > 0.001 {
-		t.Errorf("SendRate(30) = %v, want 26.78 (0.9 of 30 over 60.5 s)", r)
+	if r := SendRate(30); math.Abs(r-0.9*29.5082) > 0.001 {
+		t.Errorf("SendRate(30) = %v, want 26.56 (0.9 of 30 over 61 s)", r)
 	}
 }
 

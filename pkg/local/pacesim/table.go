@@ -205,8 +205,8 @@ func RunPlan(plan []Config, progress func(*Result)) ([]*Result, error) {
 	return out, nil
 }
 
-// Largest is, of results against the service's limiter, the highest rate
-// every row of which met the goal (0: none).
+// Largest is, of the judged results, the highest rate every row of which
+// met the goal (0: none).
 func Largest(results []*Result) float64 {
 	failed := map[float64]bool{}
 	var rates []float64
@@ -221,13 +221,11 @@ func Largest(results []*Result) float64 {
 			failed[r.Config.Rate] = true
 		}
 	}
-	slices.Sort(rates)
 	best := 0.0
 	for _, rate := range rates {
-		if failed[rate] {
-			break
+		if !failed[rate] {
+			best = max(best, rate)
 		}
-		best = rate
 	}
 	return best
 }
