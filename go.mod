@@ -34,7 +34,10 @@ require (
 	golang.org/x/time v0.14.0
 )
 
-require golang.org/x/text v0.41.0 // indirect
+require (
+	github.com/truora/minidyn v0.8.2 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
 
 require (
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect

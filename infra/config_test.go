@@ -86,7 +86,7 @@ func TestLoadConfigRequiresAPIURL(t *testing.T) {
 func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 	// Lambda's largest event source concurrency needs a raised account quota,
 	// and a rate that paces a round of 1000 batches within the timeout.
-	largest := map[string]any{settings.AccountConcurrencyLimit.Key: "2000", settings.RatePerMinute.Key: "60000", settings.Pacing.Key: "instance", settings.BatchSize.Key: "1"}
+	largest := map[string]any{settings.AccountConcurrencyLimit.Key: "2000", settings.RatePerMinute.Key: "30000", settings.BatchSize.Key: "1"}
 	tests := []struct {
 		key   string
 		value any
@@ -175,10 +175,10 @@ func TestLoadConfigRefusesCombinationsThatCannotWork(t *testing.T) {
 		{"maxConcurrency x batchSize x 60 / ratePerMinute above the usable timeout",
 			map[string]any{settings.MaxConcurrency.Key: "20"}, map[string]any{settings.MaxConcurrency.Key: "10"},
 			settings.MaxConcurrency.Key, []string{settings.BatchSize.Key, settings.RatePerMinute.Key, settings.PredictorTimeoutSeconds.Key, settings.FinishReserveSeconds.Key, "200 s", "105 s"}},
-		{"ratePerMinute above the shared pacer's write ceiling",
-			map[string]any{settings.RatePerMinute.Key: "1000000", settings.BatchSize.Key: "1"},
-			map[string]any{settings.RatePerMinute.Key: "1000000", settings.BatchSize.Key: "1", settings.Pacing.Key: "instance"},
-			settings.RatePerMinute.Key, []string{settings.Pacing.Key, "30000 a minute"}},
+		{"ratePerMinute above what the pacing was proven to keep, with either pacing",
+			map[string]any{settings.RatePerMinute.Key: "30001", settings.Pacing.Key: "instance"},
+			map[string]any{settings.RatePerMinute.Key: "30000", settings.Pacing.Key: "instance"},
+			settings.RatePerMinute.Key, []string{"from 1 to 30000", "proven", "docs/benchmarks.md"}},
 		{"predictorMemoryMb too small for oversize=downscale",
 			map[string]any{settings.PredictorMemoryMB.Key: "128"}, map[string]any{settings.PredictorMemoryMB.Key: "128", settings.Oversize.Key: "reject"},
 			settings.PredictorMemoryMB.Key, []string{settings.Oversize.Key, "at least 328"}},
@@ -186,8 +186,8 @@ func TestLoadConfigRefusesCombinationsThatCannotWork(t *testing.T) {
 			map[string]any{settings.DLQMaxReceiveCount.Key: "1"}, map[string]any{settings.DLQMaxReceiveCount.Key: "5"},
 			settings.DLQMaxReceiveCount.Key, []string{"at least 5"}},
 		{"maxConcurrency above what the account's default quota leaves one function",
-			map[string]any{settings.MaxConcurrency.Key: "901", settings.BatchSize.Key: "1", settings.RatePerMinute.Key: "60000", settings.Pacing.Key: "instance"},
-			map[string]any{settings.MaxConcurrency.Key: "901", settings.BatchSize.Key: "1", settings.RatePerMinute.Key: "60000", settings.Pacing.Key: "instance", settings.AccountConcurrencyLimit.Key: "1001"},
+			map[string]any{settings.MaxConcurrency.Key: "901", settings.BatchSize.Key: "1", settings.RatePerMinute.Key: "30000", settings.Pacing.Key: "instance"},
+			map[string]any{settings.MaxConcurrency.Key: "901", settings.BatchSize.Key: "1", settings.RatePerMinute.Key: "30000", settings.Pacing.Key: "instance", settings.AccountConcurrencyLimit.Key: "1001"},
 			settings.MaxConcurrency.Key, []string{settings.AccountConcurrencyLimit.Key, "at most 900"}},
 	}
 	for _, tt := range tests {

@@ -191,7 +191,7 @@ func functionEnv(st stack, apiURL string, ratePerMinute float64, concurrency int
 // pacing: the highest the shared pacer carries (a slot every 2 ms), which
 // the stack's own rules accept and one instance never reaches, so no call
 // waits for its slot while each still takes one, as deployed.
-const unpacedRate = configrules.MaxSharedRatePerMinute
+const unpacedRate = configrules.MaxRatePerMinute
 
 // benchMaxReceiveCount is the queues' redrive maxReceiveCount, cdk.json's
 // dlqMaxReceiveCount.

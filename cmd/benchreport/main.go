@@ -29,11 +29,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
-	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 )
 
-var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "reprocess", "pacing", "gobench"}
+var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "reprocess", "pacing", "scale", "gobench"}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == rssLauncherArg {
@@ -68,6 +68,9 @@ func main() {
 	slidingRate := flag.Float64("sliding-rate", 30, "pacing: the service's sliding-log limit, requests per 60 s (its public backend's is 30)")
 	slidingInstances := flag.String("sliding-instances", "1,2,4,10", "pacing: the numbers of instances N run against the sliding log, all at once")
 	slidingDuration := flag.Duration("sliding-duration", 5*time.Minute, "pacing: how long uploads arrive in each sliding-log run (0 skips them)")
+	scaleRate := flag.Float64("scale-real-rate", 6000, "scale: the real-time run's rate R beside the model's row, requests per minute (0 skips it)")
+	scaleInstances := flag.Int("scale-real-instances", 8, "scale: the real-time run's instances N (as many as two cores sustain at -scale-real-rate)")
+	scaleDuration := flag.Duration("scale-real-duration", time.Minute, "scale: how long the real-time run's uploads arrive at R")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -91,7 +94,7 @@ func main() {
 	real.RatePerMinute, real.Duration, real.Instances, real.SimBurst = *realRate, *realDuration, *realInstances, *realBurst
 	real.SlidingLog = *realBurst == 0
 	// Steady work at the real rate: uploads as fast as the pacer calls.
-	real.UploadRate = reprocess.PacerRate(*realRate)
+	real.UploadRate = pacer.Rate(*realRate)
 	reuse := real
 	reuse.Duration, reuse.Copies = *reuseDuration, *reuseCopies
 	opts := options{out: *out, stages: strings.Split(*stages, ","),
@@ -100,7 +103,9 @@ func main() {
 		coldStarts:      *coldStarts, throughput: tc, realRate: real, reuse: reuse,
 		reprocess: reprocessConfig{Photos: *reprocessPhotos, Cap: *reprocessCap, Rig: tc, AtOnce: *reprocessAtOnce},
 		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew,
-			SlidingRate: *slidingRate, SlidingInstances: sns, SlidingDuration: *slidingDuration}}
+			SlidingRate: *slidingRate, SlidingInstances: sns, SlidingDuration: *slidingDuration},
+		scale: scaleOptions{Real: throughputConfig{RatePerMinute: *scaleRate, SlidingLog: true, Latency: *latency,
+			Instances: *scaleInstances, Duration: *scaleDuration, RetryDelay: *retryDelay, Pacing: predictor.PacingShared}}}
 	if err := run(ctx, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
 		os.Exit(1)
@@ -123,6 +128,7 @@ type options struct {
 	// reprocess is a run over photos uploaded at the high rate (issue 39).
 	reprocess reprocessConfig
 	pacing    pacingOptions
+	scale     scaleOptions
 }
 
 func progress(format string, args ...any) {
@@ -200,7 +206,7 @@ func setupRun(ctx context.Context, o options) (*benchRun, error) {
 // the Go benchmarks.
 func (b *benchRun) measure(ctx context.Context) {
 	o, st, r := b.o, b.st, b.r
-	if b.want("overhead") || b.want("memory") || b.want("coldstart") || b.want("throughput") || b.want("reuse") || b.want("reprocess") || b.want("pacing") {
+	if b.want("overhead") || b.want("memory") || b.want("coldstart") || b.want("throughput") || b.want("reuse") || b.want("reprocess") || b.want("pacing") || b.want("scale") {
 		progress("starting gofakes3, DynamoDB Local and the simulator")
 		e, err := startEnv(ctx)
 		if err != nil {
@@ -256,6 +262,10 @@ func (b *benchRun) measure(ctx context.Context) {
 				base := o.throughput
 				base.BatchSize = st.BatchSize
 				r.Pacing, err = measurePacing(ctx, e, st, base, o.pacing, progress)
+				return err
+			}},
+			{"scale", func() (err error) {
+				r.Scale, err = measureScale(ctx, e, st, o.scale, progress)
 				return err
 			}},
 		}

@@ -391,10 +391,11 @@ func (r *results) pacingRows() []row {
 }
 
 // guardCeiling is the share of R the shared pacer reaches at most against a
-// strict limiter, where it never aims: 1/R over its spacing
-// (pacer.DefaultSpacing, the guard's above 60 calls a minute).
+// strict limiter, where it never aims: 1/R over its spacing with
+// IgnoreServiceClock (pacer.Spacing: the guard's above 60 calls a minute).
 func guardCeiling(ratePerMinute float64) float64 {
-	return float64(time.Minute) / ratePerMinute / float64(pacer.DefaultSpacing(ratePerMinute))
+	strict := func(o *pacer.Options) { o.IgnoreServiceClock = true }
+	return float64(time.Minute) / ratePerMinute / float64(pacer.Spacing(ratePerMinute, strict))
 }
 
 // instancesList is "1, 2, 4, 10" for the runs' N.

@@ -36,6 +36,7 @@ type results struct {
 	Reuse             *throughputResult // the real rate with exact copies among the uploads
 	Reprocess         *reprocessResult  // a reprocess run over photos uploaded at the high rate
 	Pacing            []pacingRun       // per-instance and shared pacing, side by side
+	Scale             *scaleResult      // the model's table at every accepted rate, and a real-time run beside it
 	GoBench           []goBenchmark
 	Errors            []string // stages that failed
 }
@@ -122,6 +123,7 @@ func (r *results) headline() []row {
 	rows = append(rows, r.reuseRows()...)
 	rows = append(rows, r.reprocessRows()...)
 	rows = append(rows, r.pacingRows()...)
+	rows = append(rows, r.scaleHeadline()...)
 	rows = append(rows, r.costRows()...)
 	return rows
 }
@@ -168,6 +170,7 @@ func (r *results) markdown() []byte {
 	r.reuseSection(p)
 	r.reprocessSection(p)
 	r.pacingSection(p)
+	r.scaleSection(p)
 	r.costSection(p)
 	r.goBenchSection(p)
 	return b.Bytes()

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
-	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 )
 
 // TestMain lets the test binary act as the memory stage's launcher, as the
@@ -105,7 +105,7 @@ func TestStagesOnTinyInputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		real := base
-		real.SlidingLog, real.UploadRate = true, reprocess.PacerRate(base.RatePerMinute)
+		real.SlidingLog, real.UploadRate = true, pacer.Rate(base.RatePerMinute)
 		if r.RealRate, err = measureThroughput(ctx, e, st, real, quiet); err != nil {
 			t.Fatal(err)
 		}

@@ -213,7 +213,7 @@ func TestReprocessSendsAtTheStacksRate(t *testing.T) {
 	if r = runCLI(t, nil, nil, args("unread", "--dry-run")...); r.code != 1 || !strings.Contains(r.stderr, "pass --rate") {
 		t.Errorf("unreadable configuration: exit %d, %s; want an error naming --rate", r.code, r.stderr)
 	}
-	if r = runCLI(t, nil, nil, args("given", "--dry-run", "--rate", "61")...); r.code != 0 || !strings.Contains(r.stdout, "about 2s: sent at 54.0/min, called at 60.0/min") {
+	if r = runCLI(t, nil, nil, args("given", "--dry-run", "--rate", "61")...); r.code != 0 || !strings.Contains(r.stdout, "about 2s: sent at 54.4/min, called at 60.5/min") {
 		t.Errorf("--rate 61: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

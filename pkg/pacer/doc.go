@@ -9,6 +9,8 @@
 // of the next free slot and the current spacing. Taking a slot is one
 // conditional UpdateItem that moves the schedule on by the spacing and
 // returns the slot taken, so instances never need to agree on anything else.
+// Above ItemRatePerMinute one item cannot take the writes, and the schedule
+// is split into shards, items each at its share of the rate (shards.go).
 //
 // The spacing adapts: a 429 moves the schedule past the service's retry
 // delay (every instance then waits, not only the one refused) and widens the

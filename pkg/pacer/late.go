@@ -13,7 +13,7 @@ import "time"
 // there is absorbed by the window margin or, aimed, by where in the
 // service's second calls are aimed (phase.go's aimInSecond), and the
 // caller's own bound applies.
-func (p *Shared) LateAllowance() (allowance time.Duration, ok bool) {
+func (p *itemPacer) LateAllowance() (allowance time.Duration, ok bool) {
 	if !p.opts.IgnoreServiceClock {
 		return 0, false
 	}

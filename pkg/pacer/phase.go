@@ -120,7 +120,7 @@ func observation(date time.Time, sent, received int64) phase {
 // slot taken shares it through the schedule item. Safe for concurrent use;
 // never blocks on the table. A missing or unreadable Date, or a round trip
 // outside [0, maxRoundTrip], is ignored (and counted: Stats.BadDates).
-func (p *Shared) Answered(date string, roundTrip time.Duration) {
+func (p *itemPacer) Answered(date string, roundTrip time.Duration) {
 	if p.opts.IgnoreServiceClock {
 		return
 	}
@@ -147,7 +147,7 @@ func (p *Shared) Answered(date string, roundTrip time.Duration) {
 
 // learnLocked merges the estimate an item holds into the instance's, dropping
 // the instance's when the item was reset after it began. Holds p.mu.
-func (p *Shared) learnLocked(st schedule) {
+func (p *itemPacer) learnLocked(st schedule) {
 	if p.local.known && st.phaseReset > p.local.since {
 		p.local = phase{}
 	}
@@ -177,8 +177,8 @@ type aim struct {
 // AimHoldOff has passed: a service whose Date misleads (stale, or another
 // machine's clock) would otherwise draw a 429, each costing a window, every
 // few calls.
-func (p *Shared) aimFor(st schedule, now int64) aim {
-	if p.aimedFloor < second {
+func (p *itemPacer) aimFor(st schedule, now int64) aim {
+	if !p.opts.probes(p.aimedFloor) {
 		return aim{}
 	}
 	p.mu.Lock()

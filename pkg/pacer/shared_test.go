@@ -304,10 +304,14 @@ func TestConfiguredTwiceTheRealRateConverges(t *testing.T) {
 	}
 }
 
+// Against a limiter that does not count whole seconds the guard widens the
+// spacing; against the sliding log the window margin alone does.
 func TestTheGuardWidensTheConfiguredSpacing(t *testing.T) {
 	clk := simclock.New(epoch)
 	client, table := awspartstest.DynamoDB(t)
-	p, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) { o.Clock, o.WindowMargin = clk.Now, -1 })
+	p, err := pacer.NewShared(client, table, 60, func(o *pacer.Options) {
+		o.Clock, o.WindowMargin, o.IgnoreServiceClock = clk.Now, -1, true
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,19 +326,34 @@ func TestTheGuardWidensTheConfiguredSpacing(t *testing.T) {
 }
 
 // DefaultSpacing is the spacing a pacer with the default options keeps:
-// the window margin's at the real rate, the guard's above 60 a minute.
+// R over a minute and a second where it probes the service's clock (at
+// most 60 a minute), over a minute and half a second above (99.2% of R);
+// Spacing with IgnoreServiceClock adds the guard, capped at 2.5%.
 func TestDefaultSpacingIsThePacersOwn(t *testing.T) {
 	client, table := awspartstest.DynamoDB(t)
+	strict := func(o *pacer.Options) { o.IgnoreServiceClock = true }
 	for _, tt := range []struct {
-		rate float64
-		want time.Duration
-	}{{30, 2033334 * time.Microsecond}, {120, 512 * time.Millisecond}, {600, 102500 * time.Microsecond}} {
+		rate         float64
+		want, strict time.Duration
+	}{
+		{30, 2033334 * time.Microsecond, 2016667 * time.Microsecond},
+		{120, 504167 * time.Microsecond, 512 * time.Millisecond},
+		{600, 100834 * time.Microsecond, 102500 * time.Microsecond},
+		// Ten shards at 3,000 a minute each.
+		{30000, 2016700 * time.Nanosecond, 2050 * time.Microsecond},
+	} {
 		p, err := pacer.NewShared(client, table, tt.rate)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, own := pacer.DefaultSpacing(tt.rate), p.Interval(); got != tt.want || own != tt.want {
 			t.Errorf("at %v/min: DefaultSpacing %v, the pacer's %v; want %v", tt.rate, got, own, tt.want)
+		}
+		if got := pacer.Spacing(tt.rate, strict); got != tt.strict {
+			t.Errorf("at %v/min against a token bucket: Spacing %v, want %v", tt.rate, got, tt.strict)
+		}
+		if got, want := pacer.Rate(tt.rate), float64(time.Minute)/float64(tt.want); got != want {
+			t.Errorf("Rate(%v) = %v, want %v", tt.rate, got, want)
 		}
 	}
 }
@@ -356,15 +375,15 @@ func TestAnIdleSlotLeavesRoomForTheCallersLead(t *testing.T) {
 		t.Errorf("slots %v and %v, want now and 1.2s later (1 s spacing + 200 ms lead)", first, second)
 	}
 	// At a rate whose spacing is shorter than the lead, the lead adds at
-	// most one spacing.
-	fast, _, _ := newPacers(t, 1, 6000, clk.Now, func(o *pacer.Options) { o.Lead = 200 * time.Millisecond })
+	// most one spacing (3,000 a minute: the most one item carries).
+	fast, _, _ := newPacers(t, 1, pacer.ItemRatePerMinute, clk.Now, func(o *pacer.Options) { o.Lead = 200 * time.Millisecond })
 	a, _ := take(t, fast[0], clk, pacer.Unbounded)
 	b, err := take(t, fast[0], clk, pacer.Unbounded)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := b.Sub(a); got != 20*time.Millisecond {
-		t.Errorf("at 6000/min the second slot is %v after the first, want 20ms (two spacings)", got)
+	if got := b.Sub(a); got != 40*time.Millisecond {
+		t.Errorf("at 3000/min the second slot is %v after the first, want 40ms (two spacings)", got)
 	}
 }
 
@@ -487,5 +506,129 @@ func TestAPauseVoidsTheHeldSlotsItReaches(t *testing.T) {
 	}
 	if s.Before(held[4]) {
 		t.Errorf("new slot %v before the last held one %v", s, held[4])
+	}
+}
+
+// Above ItemRatePerMinute the schedule is split over shards, items of their
+// own each at its share of the rate: every shard's slots are its spacing
+// apart, the shards together grant the rate, and the takes of one instance
+// go round them.
+func TestShardsSplitTheRateOverItems(t *testing.T) {
+	clk := simclock.New(epoch)
+	const rate = 3 * pacer.ItemRatePerMinute // three shards, 20 ms apart each
+	ps, client, table := newPacers(t, 2, rate, clk.Now)
+	var slots []time.Time
+	for i := range 60 {
+		s, err := take(t, ps[i%2], clk, pacer.Unbounded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, s)
+	}
+	slices.SortFunc(slots, time.Time.Compare)
+	// 60 slots at 9,000 a minute fill 400 ms: never more than 15 in 100 ms
+	// (the rate's), and every 20 ms a slot of each shard.
+	for i := range slots {
+		n := 0
+		for _, s := range slots[i:] {
+			if s.Sub(slots[i]) < 100*time.Millisecond {
+				n++
+			}
+		}
+		if n > 15+2 {
+			t.Fatalf("%d slots within 100 ms of %v, want at most the rate's 15 and one per other shard", n, slots[i].Sub(epoch))
+		}
+	}
+	if span := slots[len(slots)-1].Sub(slots[0]); span < 380*time.Millisecond {
+		t.Errorf("60 slots span %v, want about 400 ms at %d a minute", span, rate)
+	}
+	for k, pk := range []string{"PACE#default", "PACE#default#1", "PACE#default#2"} {
+		out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+			tableschema.PartitionKey: &types.AttributeValueMemberS{Value: pk},
+			tableschema.SortKey:      &types.AttributeValueMemberS{Value: "SCHEDULE"},
+		}})
+		if err != nil || out.Item == nil {
+			t.Errorf("shard %d: no schedule item %s (%v)", k, pk, err)
+		}
+	}
+	var st pacer.Stats
+	for _, p := range ps {
+		s := p.Stats()
+		st.Slots += s.Slots
+		st.Writes += s.Writes
+	}
+	if st.Slots != 60 {
+		t.Errorf("%d slots counted, want 60", st.Slots)
+	}
+	if got, want := ps[0].Interval(), 20*time.Millisecond/3; got != want {
+		t.Errorf("Interval %v, want a shard's 20 ms over three", got)
+	}
+}
+
+// slowDB answers its first update late: the clock moves on by delay while
+// the write is answered, as DynamoDB's throttling and the SDK's retries
+// make it.
+type slowDB struct {
+	pacer.DynamoDBAPI
+	clk   *simclock.Clock
+	delay time.Duration
+	slow  int
+}
+
+func (d *slowDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	out, err := d.DynamoDBAPI.UpdateItem(ctx, in, optFns...)
+	if d.slow > 0 {
+		d.slow--
+		d.clk.Advance(d.delay)
+	}
+	return out, err
+}
+
+// A slot that passed while its write was answered is given up, not called
+// late: the next one is taken, and the delay returned is from when Reserve
+// returns.
+func TestASlotGrantedPastItsTimeIsGivenUp(t *testing.T) {
+	clk := simclock.New(epoch)
+	client, table := awspartstest.DynamoDB(t)
+	db := &slowDB{DynamoDBAPI: client, clk: clk, delay: 3 * time.Second, slow: 1}
+	p, err := pacer.NewShared(db, table, 60, func(o *pacer.Options) { o.Clock, o.Guard, o.WindowMargin = clk.Now, -1, -1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.Reserve(context.Background(), pacer.Unbounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first slot was now (epoch), granted 3 s late: given up, and the
+	// next (the schedule's, epoch+1s, also past) then; the one taken is
+	// now, at epoch+3s.
+	if got := clk.Now().Add(d); !got.Equal(epoch.Add(3 * time.Second)) {
+		t.Errorf("slot at %v, want now (3s): the late one given up", got.Sub(epoch))
+	}
+	if st := p.Stats(); st.Lost != 1 || st.Slots != 2 {
+		t.Errorf("stats %+v, want one slot lost of two", st)
+	}
+}
+
+// An instance whose hint says the schedule is idle, seen more than a slot
+// ago, reads it before writing: others have moved it on, and a write for
+// an idle schedule would only fail.
+func TestAStaleIdleHintIsReadBeforeWriting(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 60, clk.Now)
+	if _, err := take(t, ps[0], clk, pacer.Unbounded); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(5 * time.Second) // ps[0] last saw the schedule 5 s ago, idle now
+	for range 3 {
+		if _, err := take(t, ps[1], clk, pacer.Unbounded); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := take(t, ps[0], clk, pacer.Unbounded); err != nil {
+		t.Fatal(err)
+	}
+	if st := ps[0].Stats(); st.Reads != 1 || st.Conflicts != 0 || st.Writes != 2 {
+		t.Errorf("stats %+v, want one read and two writes without a conflict", st)
 	}
 }

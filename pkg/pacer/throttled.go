@@ -20,7 +20,7 @@ import (
 //
 // Errors are logged, not returned: the caller's retry takes a slot with
 // Reserve whatever happens here.
-func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
+func (p *itemPacer) Throttled(ctx context.Context, retryAfter time.Duration) {
 	p.throttles.Add(1)
 	if retryAfter > p.opts.MaxDelay {
 		p.opts.Logger.Warn("pacer: the service asked for a longer wait than the cap: capped",
@@ -96,7 +96,7 @@ func (p *Shared) Throttled(ctx context.Context, retryAfter time.Duration) {
 // refused: it is wrong (the service's clock moved by less than the
 // estimate's width, which no answer contradicts), or the limiter does not
 // count whole seconds. The margin is back until it is learnt again.
-func (p *Shared) forgetPhase(now int64) func(expression.UpdateBuilder) expression.UpdateBuilder {
+func (p *itemPacer) forgetPhase(now int64) func(expression.UpdateBuilder) expression.UpdateBuilder {
 	if p.opts.IgnoreServiceClock {
 		return func(u expression.UpdateBuilder) expression.UpdateBuilder { return u }
 	}

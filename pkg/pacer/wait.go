@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // Reserve takes the next free slot of the shared schedule, provided it
@@ -25,18 +23,30 @@ import (
 // second as well as the slot (see placing in phase.go). A schedule found
 // further ahead than any sound one can be is repaired first (see
 // Options.Horizon).
-func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Duration, error) {
+func (p *itemPacer) Reserve(ctx context.Context, within time.Duration) (time.Duration, error) {
 	if within < 0 {
 		return 0, ErrNoSlot
 	}
 	within = min(within, p.opts.Horizon)
 	p.reserving.Lock()
 	defer p.reserving.Unlock()
-	for range maxTries {
+	for try := range maxTries {
 		start := p.opts.Clock()
 		now := micros(start)
 		last := now + within.Microseconds()
-		st := p.snapshot()
+		st, age := p.hint(now)
+		if try == 0 && st.known && st.next <= now && age > st.interval {
+			// The schedule looked idle more than a slot ago: other
+			// instances have likely moved it on since. A write for an
+			// idle schedule would then fail and cost a write unit (and
+			// many instances' such failures saturate the item, see
+			// shards.go); a read costs a read unit, which the item's
+			// partition has three times as many of.
+			var err error
+			if st, err = p.read(ctx); err != nil {
+				return 0, fmt.Errorf("pacer: take a call slot: %w", err)
+			}
+		}
 		a := p.aimFor(st, now)
 		ahead := st.known && st.next > now
 		in := p.takeInput(st, a, ahead, now, last)
@@ -86,7 +96,17 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 		if seen.known && seen.interval < p.floorFor(in.aimed) {
 			p.enforceFloor(ctx, p.floorFor(in.aimed))
 		}
-		return fromMicros(slot).Sub(start), nil
+		// The delay is from now, not from the write's start: the caller
+		// adds it to its clock when Reserve returns. A slot that passed
+		// while the write was answered (DynamoDB throttling the item and
+		// the SDK retrying) is given up: a call that late would crowd the
+		// next slot's beyond what the window margin allows for.
+		done := p.opts.Clock()
+		if done.Sub(fromMicros(slot)) > maxGrantLate {
+			p.lost.Add(1)
+			continue
+		}
+		return fromMicros(slot).Sub(done), nil
 	}
 	// Every try met another instance's write: the schedule is busy enough
 	// that the caller is better off retrying later than spinning.
@@ -95,14 +115,14 @@ func (p *Shared) Reserve(ctx context.Context, within time.Duration) (time.Durati
 
 // floorFor is the narrowest spacing: without the window margin while the
 // calls are aimed.
-func (p *Shared) floorFor(aimed bool) int64 {
+func (p *itemPacer) floorFor(aimed bool) int64 {
 	if aimed {
 		return p.aimedFloor
 	}
 	return p.floor
 }
 
-func (p *Shared) countAimed(at time.Time) {
+func (p *itemPacer) countAimed(at time.Time) {
 	p.aimed.Add(1)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -129,7 +149,7 @@ type take struct {
 // the last seen spacing leaves room for it above the floor; the condition
 // re-checks that room, so a stale hint costs a retry, never a spacing below
 // the configured rate. With the phase known the slot is aimed (aimInput).
-func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take {
+func (p *itemPacer) takeInput(st schedule, a aim, ahead bool, now, last int64) take {
 	next, interval := expression.Name(attrNext), expression.Name(attrInterval)
 	var t take
 	var slotCond expression.ConditionBuilder
@@ -189,12 +209,19 @@ func (p *Shared) takeInput(st schedule, a aim, ahead bool, now, last int64) take
 	return t
 }
 
+// maxGrantLate is how far past its slot a slot may be granted and still
+// be called in: a slot granted late is called at once, never held, so it
+// is at most as late as a held slot may be (AimedHeldLateness), within the
+// spread the window margin absorbs. A write answered later than that was
+// throttled and retried by the SDK (the model of issue 48 saw seconds).
+const maxGrantLate = AimedHeldLateness
+
 // staleSeconds is how many seconds after a hint's a backlogged slot-taking
 // write finds its stretch in: 8 slots taken by others at 30 a minute.
 const staleSeconds = 16
 
 // lead is the room an idle grant leaves for the caller's preparation.
-func (p *Shared) lead() int64 { return min(max(p.opts.Lead, 0).Microseconds(), p.floor) }
+func (p *itemPacer) lead() int64 { return min(max(p.opts.Lead, 0).Microseconds(), p.floor) }
 
 // aimInput chooses the offset an aimed slot is aimed with (none while the
 // phase is not known well enough): the item's, the same for every
@@ -205,7 +232,7 @@ func (p *Shared) lead() int64 { return min(max(p.opts.Lead, 0).Microseconds(), p
 // would bring the next call closer to the last: the schedule's slot is
 // shifted later by as much. The write is conditional on the item's aim
 // being the one seen.
-func (p *Shared) aimInput(st schedule, a aim) take {
+func (p *itemPacer) aimInput(st schedule, a aim) take {
 	if !a.exact {
 		return take{}
 	}
@@ -227,7 +254,7 @@ func (p *Shared) aimInput(st schedule, a aim) take {
 // narrow adds the probe step to t: down to floor, straight to the aimed
 // floor when the phase has just become known (the margin is dropped at
 // once, not probed away). idle writes set the spacing when absent.
-func (p *Shared) narrow(t *take, st schedule, floor int64, idle bool) {
+func (p *itemPacer) narrow(t *take, st schedule, floor int64, idle bool) {
 	interval := expression.Name(attrInterval)
 	t.step = p.step(st, st.interval, floor)
 	if t.step > 0 {
@@ -242,7 +269,7 @@ func (p *Shared) narrow(t *take, st schedule, floor int64, idle bool) {
 // it is not what the item holds, provided the item still holds what the
 // instance saw: another instance's estimate, or a reset after a 429, is
 // merged first (the write fails and is retried).
-func (p *Shared) sharePhase(t *take, st schedule, a aim) {
+func (p *itemPacer) sharePhase(t *take, st schedule, a aim) {
 	if !a.phase.known || (st.phase.known && st.phase.lo == a.phase.lo && st.phase.hi == a.phase.hi) {
 		return
 	}
@@ -264,7 +291,7 @@ func (p *Shared) sharePhase(t *take, st schedule, a aim) {
 // step is the probe step for a slot taken at spacing interval, or 0 when
 // the spacing is at (or the hint too stale to know it is above) floor.
 // Above the aimed floor but within the margin's, it is the whole way down.
-func (p *Shared) step(st schedule, interval, floor int64) int64 {
+func (p *itemPacer) step(st schedule, interval, floor int64) int64 {
 	if !st.known || p.opts.ProbeStep <= 0 {
 		return 0
 	}
@@ -281,7 +308,7 @@ func (p *Shared) step(st schedule, interval, floor int64) int64 {
 // enforceFloor resets a spacing narrower than this instance's configured
 // rate, which another instance with a higher configured rate may have set
 // during a deployment.
-func (p *Shared) enforceFloor(ctx context.Context, floor int64) {
+func (p *itemPacer) enforceFloor(ctx context.Context, floor int64) {
 	interval := expression.Name(attrInterval)
 	old, _, err := p.update(ctx, expression.Set(interval, expression.Value(floor)),
 		interval.LessThan(expression.Value(floor)))
@@ -295,7 +322,7 @@ func (p *Shared) enforceFloor(ctx context.Context, floor int64) {
 // maxAhead is, in microseconds, the furthest ahead of now a sound schedule
 // can be: slots are granted up to Horizon ahead, a 429 moves it at most
 // MaxDelay, and the slot being granted adds a spacing.
-func (p *Shared) maxAhead() int64 {
+func (p *itemPacer) maxAhead() int64 {
 	return (p.opts.Horizon + p.opts.MaxDelay).Microseconds() + p.ceiling
 }
 
@@ -305,7 +332,7 @@ func (p *Shared) maxAhead() int64 {
 // for a year, and left alone it would refuse every slot until then. The
 // write is conditional on the schedule still being that far ahead, so
 // instances repairing at once reset it once.
-func (p *Shared) repair(ctx context.Context, now int64, seen schedule) error {
+func (p *itemPacer) repair(ctx context.Context, now int64, seen schedule) error {
 	next, paused, widen := expression.Name(attrNext), expression.Name(attrPausedUntil), expression.Name(attrWidenUntil)
 	_, conflict, err := p.update(ctx,
 		expression.Set(next, expression.Value(now)).Set(paused, expression.Value(now)).Set(widen, expression.Value(now)),
@@ -329,16 +356,11 @@ func (p *Shared) repair(ctx context.Context, now int64, seen schedule) error {
 // 429 asked for after it was taken reaches past it. The caller then takes a
 // new slot instead of calling into the pause. A pause beyond now + MaxDelay
 // cannot be sound and does not count. One consistent read.
-func (p *Shared) Valid(ctx context.Context, slot time.Time) (bool, error) {
-	out, err := p.ddb.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(p.table),
-		Key:            p.key,
-		ConsistentRead: aws.Bool(true),
-	})
+func (p *itemPacer) Valid(ctx context.Context, slot time.Time) (bool, error) {
+	st, err := p.read(ctx)
 	if err != nil {
-		return false, fmt.Errorf("pacer: read the schedule: %w", err)
+		return false, err
 	}
-	st := p.observe(out.Item)
 	if !st.known {
 		return true, nil
 	}

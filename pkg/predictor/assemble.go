@@ -56,7 +56,8 @@ func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Wr
 }
 
 // NewPacer returns the pacer cfg.Pacing names: one schedule shared by every
-// instance in the results table (the item "PACE#<pipeline>"), or the
+// instance in the results table (the item "PACE#<pipeline>", above 3,000 a
+// minute with shards "PACE#<pipeline>#<k>", see pacer.Shards), or the
 // instance's own limiter at R/N. optFns tune the shared one (tests and the
 // benchmark set its clock); the instance limiter takes their Clock.
 func NewPacer(cfg Config, ddb pacer.DynamoDBAPI, logger *slog.Logger, optFns ...func(*pacer.Options)) (Pacer, error) {

@@ -287,8 +287,8 @@ func TestHeldClaimIsGivenBackWhenNoCallIsMade(t *testing.T) {
 					if rec.SlotAt.IsZero() || rec.SlotAt.Sub(clk.Now()) < 59*time.Second {
 						e.t.Fatalf("record holds slot %v at %v, want one a minute away", rec.SlotAt, clk.Now())
 					}
-					if d, want := e.visibility.delayed["m"], rec.SlotAt.Sub(clk.Now()).Truncate(time.Second); d != want {
-						e.t.Errorf("message hidden for %v, want until its slot in whole seconds, %v", d, want)
+					if d, want := e.visibility.delayed["m"], (rec.SlotAt.Sub(clk.Now()) - e.h.opts.HeldSlotLead).Truncate(time.Second); d != want {
+						e.t.Errorf("message hidden for %v, want until HeldSlotLead before its slot in whole seconds, %v", d, want)
 					}
 					clk.Advance(rec.SlotAt.Sub(clk.Now()))
 				}

@@ -99,8 +99,7 @@ func TestSlotWaitsRunOnTheHandlersClock(t *testing.T) {
 		t.Fatalf("%d calls, want 2", len(calls))
 	}
 	spacing := calls[1].Time.Sub(calls[0].Time)
-	// A slot is 500 ms, plus the pacer's guard (which covers the window
-	// margin's share at this rate).
+	// A slot is 500 ms, plus the pacer's window margin's share (4.2 ms).
 	if want := 500 * time.Millisecond; spacing < want || spacing > want+pacer.DefaultGuard {
 		t.Errorf("calls %v apart on the handler's clock, want a slot (%v) apart", spacing, want)
 	}

@@ -166,3 +166,28 @@ func setRetryAfter(w http.ResponseWriter, delay time.Duration) float64 {
 	w.Header().Set("X-RateLimit-Retry-After", strconv.FormatFloat(secs, 'f', -1, 64))
 	return secs
 }
+
+// RateLimiter is one key's limiter as the simulator applies it, for a
+// model that drives it on a clock of its own (pkg/local/pacesim) rather
+// than through HTTP. Not safe for concurrent use.
+type RateLimiter struct{ lim rateLimiter }
+
+// NewRateLimiter returns the limiter of kind at perMinute (burst for the
+// token bucket, at least 1), as WithSlidingLog and WithRateLimit configure
+// the server's.
+func NewRateLimiter(kind Limiter, perMinute float64, burst int) *RateLimiter {
+	if kind == LimiterTokenBucket {
+		return &RateLimiter{tokenBucket{rate.NewLimiter(rate.Limit(perMinute/60), max(burst, 1))}}
+	}
+	return &RateLimiter{newSlidingLog(perMinute)}
+}
+
+// Take counts a call reaching the service at now (its clock), or refuses
+// it (ok false) with the delay the 429 asks for; a refused call is not
+// counted.
+func (r *RateLimiter) Take(now time.Time) (ok bool, retryAfter time.Duration) {
+	if ref := r.lim.take(now); ref != nil {
+		return false, ref.delay
+	}
+	return true, 0
+}

@@ -37,7 +37,7 @@ import (
 // hours. The simulator's limit is raised to match; pacing has its own tests
 // and benchmark. It is the highest rate the shared pacer's one schedule
 // item carries, which the predictor refuses to exceed.
-var simulatedRatePerMinute = strconv.Itoa(configrules.MaxSharedRatePerMinute)
+var simulatedRatePerMinute = strconv.Itoa(configrules.MaxRatePerMinute)
 
 // Options configure a Rig.
 type Options struct {

@@ -238,7 +238,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 		envvars.SecretID:       secretID,
 		envvars.APIURL:         srv.URL,
 		envvars.BucketName:     bucket,
-		envvars.RatePerMinute:  "30000", // the shared pacer's ceiling (configrules.MaxSharedRatePerMinute)
+		envvars.RatePerMinute:  "30000", // the highest rate accepted (configrules.MaxRatePerMinute)
 		envvars.MaxConcurrency: "4",
 		envvars.PipelineName:   "soak",
 		envvars.LogLevel:       level,

@@ -2,8 +2,8 @@
 // settings must obey to work at all. Each setting alone has its range (the
 // CDK app's context keys, the predictor's environment variables); these are
 // the limits that only a combination breaks: a batch that cannot be paced
-// within the function's timeout, a rate the shared pacer's one item cannot
-// carry, a memory too small for the downscale it is asked to do.
+// within the function's timeout, a memory too small for the downscale it
+// is asked to do.
 //
 // The CDK app (infra/config.go) and the predictor's LoadConfig both call
 // Check, each naming the settings as its user knows them (context keys,
@@ -52,18 +52,21 @@ func (n Names) of(s Setting) string {
 // the pacing rule below and the predictor agree on the usable time.
 const MinCallTime = 5 * time.Second
 
-// The shared pacer keeps one schedule item, so every slot is a write to one
-// partition key, which DynamoDB serves at most maxPartitionWritesPerSecond
-// (1 KB) writes a second. A slot costs one write plus the writes that lose
-// a conditional race or follow a 429: the bench measured 1.37 to 1.88
-// writes per image for 2 to 10 instances, so two per slot.
-const (
-	maxPartitionWritesPerSecond = 1000
-	sharedPacerWritesPerSlot    = 2
-	// MaxSharedRatePerMinute is the highest rate the shared pacer's
-	// schedule item can carry.
-	MaxSharedRatePerMinute = maxPartitionWritesPerSecond * 60 / sharedPacerWritesPerSlot
-)
+// MaxRatePerMinute is the highest rate the stack accepts (the settings'
+// bound of ratePerMinute): the highest the model of issue 48
+// (pkg/local/pacesim; docs/benchmarks.md, "Pacing at scale") proved the
+// shared pacer to keep, at every concurrency the stack accepts, within
+// the service's limit (at least 99% of it, no 429) and its schedule within
+// DynamoDB's limits (ten shards at 30,000 a minute: 1.3 writes a call,
+// 630 of a partition's 1,000 write units a second at 1,000 instances).
+// Nothing above was proven, with either pacing: instance pacing, N
+// limiters at R/N each, drew 429s at 60,000 a minute with 200 instances.
+const MaxRatePerMinute = 30000
+
+// RateWant is what ratePerMinute accepts, in a refusal's words: the bound
+// and why.
+var RateWant = fmt.Sprintf("a whole number of calls a minute from 1 to %d, the most the pacer is proven to keep "+
+	"within the service's limit and DynamoDB's (docs/benchmarks.md, pacing at scale)", MaxRatePerMinute)
 
 // The downscale's worst input, a 50 MP photo, peaks at downscalePeakRSSMB
 // of resident memory (`make bench`, cmd/benchreport); the memory stage
@@ -163,7 +166,7 @@ func (v Violation) Error() string { return v.Message }
 func Check(s Settings, names Names) []Violation {
 	var out []Violation
 	for _, rule := range []func(Settings, Names) *Violation{
-		checkPacingWithinTimeout, checkSharedPacerRate, checkDownscaleMemory,
+		checkPacingWithinTimeout, checkDownscaleMemory,
 		checkMaxReceiveCount, checkAccountConcurrency,
 	} {
 		if v := rule(s, names); v != nil {
@@ -235,22 +238,6 @@ func checkPacingWithinTimeout(s Settings, n Names) *Violation {
 			n.of(MaxConcurrency), n.of(BatchSize), n.of(RatePerMinute), s.MaxConcurrency, s.BatchSize, s.RatePerMinute,
 			seconds(round), seconds(usable), n.of(FunctionTimeout), seconds(s.FunctionTimeout),
 			n.of(FinishReserve), seconds(s.FinishReserve), seconds(MinCallTime), strings.Join(fixes, ", or ")),
-	}
-}
-
-// checkSharedPacerRate: the shared schedule is one item; above its write
-// ceiling DynamoDB throttles the slot writes themselves.
-func checkSharedPacerRate(s Settings, n Names) *Violation {
-	if s.Pacing != PacingShared || s.RatePerMinute <= MaxSharedRatePerMinute {
-		return nil
-	}
-	return &Violation{
-		Settings: []Setting{RatePerMinute, Pacing},
-		Message: fmt.Sprintf("%s %g is above the %d a minute the shared pacer can carry "+
-			"(one schedule item: DynamoDB's %d writes a second per partition, %d writes per call slot); "+
-			"want %s at most %d, or %s instance",
-			n.of(RatePerMinute), s.RatePerMinute, MaxSharedRatePerMinute, maxPartitionWritesPerSecond,
-			sharedPacerWritesPerSlot, n.of(RatePerMinute), MaxSharedRatePerMinute, n.of(Pacing)),
 	}
 }
 

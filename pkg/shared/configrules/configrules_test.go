@@ -61,13 +61,6 @@ func TestEachRefusedConfiguration(t *testing.T) {
 			mentions: []string{"finishReserveSeconds 20 s", "95 s"},
 		},
 		{
-			name:     "shared pacing above the schedule item's write ceiling",
-			refused:  func(s *Settings) { s.RatePerMinute = MaxSharedRatePerMinute + 1; s.BatchSize = 1 },
-			accepted: func(s *Settings) { s.RatePerMinute = MaxSharedRatePerMinute; s.BatchSize = 1 },
-			setting:  RatePerMinute,
-			mentions: []string{"ratePerMinute 30001", "30000 a minute", "1000 writes a second per partition", "pacing instance"},
-		},
-		{
 			name:     "memory too small for downscaling",
 			refused:  func(s *Settings) { s.MemoryMB = 128 },
 			accepted: func(s *Settings) { s.MemoryMB = MinDownscaleMemoryMB },

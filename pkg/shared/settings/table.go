@@ -108,8 +108,9 @@ var (
 		Doc: "pin a model; empty follows the service's default model"})
 	ModelFallback = add(Setting{Key: "modelFallback", Env: envvars.ModelFallback, Functions: Predictor, Kind: Bool, Default: "true",
 		Doc: "fall back to the default model when the pinned one is retired"})
+	// Bounded by what the pacing was proven to keep (configrules.MaxRatePerMinute).
 	RatePerMinute = add(Setting{Key: "ratePerMinute", Env: envvars.RatePerMinute, Functions: Predictor, Kind: Int, Default: "30",
-		Min: 1, Max: 1_000_000, Doc: "the account's request rate per minute"})
+		Min: 1, Max: configrules.MaxRatePerMinute, Want: configrules.RateWant, Doc: "the account's request rate per minute"})
 	// Lambda's SQS event source accepts a maximum concurrency of 2 to 1000;
 	// the local rig runs one poller, hence EnvMin 1.
 	MaxConcurrency = add(Setting{Key: "maxConcurrency", Env: envvars.MaxConcurrency, Functions: Predictor, Kind: Int, Default: "2",

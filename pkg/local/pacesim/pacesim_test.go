@@ -1,0 +1,80 @@
+package pacesim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/pacer"
+)
+
+// The CI-sized table: one row per rate the settings accept with shared
+// pacing, with instances enough to call at it, against the service's
+// sliding log. Each must reach 99% of R with no 429, in few writes, and
+// below its partition's write units (the full table: make bench).
+func TestTheSmallTableMeetsTheGoal(t *testing.T) {
+	results, err := RunPlan(Plan(Small), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", Markdown(results))
+	for _, r := range results {
+		cfg := r.Config
+		if ok, why := r.Met(); !ok {
+			t.Errorf("R=%v N=%d: %s", cfg.Rate, cfg.Instances, why)
+		}
+		if r.WritesPerSlot > 1.5 || r.Store.Failed > 0 || r.TakeErrors > 0 {
+			t.Errorf("R=%v N=%d: %.2f writes a slot, %d writes failed, %d takes failed: want at most 1.5 and none",
+				cfg.Rate, cfg.Instances, r.WritesPerSlot, r.Store.Failed, r.TakeErrors)
+		}
+	}
+	if got := Largest(results); got != Rates[len(Rates)-1] {
+		t.Errorf("largest rate met %v, want every rate's (%v)", got, Rates[len(Rates)-1])
+	}
+}
+
+// The model fails a pacer that does not meet the service's limiter: spread
+// over exactly a minute (no window margin), the calls' spread of arrival
+// puts R+1 into one window of whole seconds, and the service refuses.
+func TestTheModelRefusesAPacerWithoutItsMargin(t *testing.T) {
+	cfg := Config{Rate: 600, Instances: 4, Duration: time.Minute, Seed: 1,
+		PacerOptions: []func(*pacer.Options){func(o *pacer.Options) { o.WindowMargin = -1 }}}
+	r, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := r.Met(); ok || r.Refused == 0 {
+		t.Errorf("without the margin: %.1f%% of R, %d 429s; want the service to refuse some", 100*r.Share, r.Refused)
+	}
+}
+
+// One item cannot carry a high rate: with the schedule in one shard at
+// 30,000 a minute, the item's writes queue and conflict, and the rate is
+// not reached; the same instances over the shards reach it.
+func TestOneItemDoesNotCarryTheHighestRate(t *testing.T) {
+	one := func(o *pacer.Options) { o.Shards = 1 }
+	cfg := Config{Rate: 30000, Instances: 100, Duration: 20 * time.Second, Seed: 1, PacerOptions: []func(*pacer.Options){one}}
+	r, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := r.Met(); ok {
+		t.Errorf("one item at 30,000/min: %.1f%% of R, %.2f writes a slot: want the goal missed", 100*r.Share, r.WritesPerSlot)
+	}
+	t.Logf("one item: %.1f%% of R, %.2f writes a slot, %d throttled, p99 take %v", 100*r.Share, r.WritesPerSlot, r.Store.Throttled, r.TakeP99)
+}
+
+// Runs are deterministic for a seed: the table is reproducible.
+func TestARunIsReproducible(t *testing.T) {
+	cfg := Config{Rate: 600, Instances: 2, Duration: 30 * time.Second, Seed: 7}
+	a, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Accepted != b.Accepted || a.Writes != b.Writes || a.Conflicts != b.Conflicts || a.TakeP99 != b.TakeP99 {
+		t.Errorf("two runs of one seed differ: %+v / %+v", a, b)
+	}
+}
