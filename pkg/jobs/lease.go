@@ -134,11 +134,17 @@ func (s *Store) recordBatch(ctx context.Context, it *item, owner string, now tim
 			retry[p.pos] = true
 			continue
 		}
-		sent++
-		if retry[p.pos] {
+		// A dropped message was counted sent when first fed (and in
+		// flight no more while dropped): sent again, it is in flight
+		// again, not one more sent.
+		switch {
+		case retry[p.pos]:
 			delete(retry, p.pos)
-		} else if p.resend {
+			sent++
+		case p.resend:
 			undropped = append(undropped, p.pos)
+		default:
+			sent++
 		}
 	}
 	retryList := make([]string, 0, len(retry))
