@@ -89,7 +89,7 @@ func newRig(t *testing.T, objects int, optFns ...func(*jobs.FeederOptions)) *rig
 	}
 	return &rig{t: t, store: jobs.New(client, table, func(o *jobs.Options) { o.Clock = clk.Now }),
 		ledger: ledger.New(client, table, func(o *ledger.Options) { o.Clock = clk.Now }),
-		clk: clk, s3: s3c, bucket: bucket, q: &queue{refuse: map[string]bool{}}, opts: optFns}
+		clk:    clk, s3: s3c, bucket: bucket, q: &queue{refuse: map[string]bool{}}, opts: optFns}
 }
 
 func (r *rig) feeder() *jobs.Feeder {
