@@ -24,10 +24,10 @@ import (
 const (
 	// BatchMax is SendMessageBatch's limit on entries per request.
 	BatchMax = 10
-	// spreadSeconds is how far ahead a run's messages are spread by
+	// SpreadSeconds is how far ahead a run's messages are spread by
 	// DelaySeconds: the schedule's minute, so that they arrive about as
 	// the pacer frees slots rather than all at once.
-	spreadSeconds = 60
+	SpreadSeconds = 60
 	// maxCatchUp bounds the minutes of feeding one run makes up for (a
 	// schedule delivery missed, a run cut short): more would arrive as a
 	// burst the pacer holds.
@@ -157,12 +157,14 @@ func (r *jobRun) advance(ctx context.Context) error {
 	return r.settle(ctx)
 }
 
-// rate is the calls a minute the job feeds at.
+// rate is the calls a minute the job feeds at: Rate of the stack's rate
+// (the job's, else the feeder's) less the live uploads expected.
 func (r *jobRun) rate() float64 {
-	if r.it.RatePerMinute > 0 {
-		return r.it.RatePerMinute
+	stack := r.it.RatePerMinute
+	if stack <= 0 {
+		stack = r.f.opts.RatePerMinute
 	}
-	return Rate(r.f.opts.RatePerMinute)
+	return Rate(stack, r.f.opts.LivePerMinute)
 }
 
 // horizon is how long a fed message can stay in the queue unended: every
@@ -259,7 +261,7 @@ func (r *jobRun) feed(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.f.store.fed(ctx, it, r.owner, r.now, carry, r.horizon())
+	return r.f.store.fed(ctx, it, r.owner, r.now, rate, carry, r.horizon())
 }
 
 // pending is a message to send: its position and body.
@@ -353,7 +355,7 @@ func (r *jobRun) send(ctx context.Context, batch []pending, from, total int) err
 		entries[i] = sqstypes.SendMessageBatchRequestEntry{
 			Id:           aws.String(strconv.Itoa(i)),
 			MessageBody:  aws.String(p.body),
-			DelaySeconds: int32((from + i) * spreadSeconds / total),
+			DelaySeconds: int32((from + i) * SpreadSeconds / total),
 		}
 	}
 	out, err := r.f.sender.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(r.f.queueURL), Entries: entries})

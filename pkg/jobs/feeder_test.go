@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -130,7 +131,9 @@ func (r *rig) end(msgs []sent) {
 func TestBackfillFeedsWithinTheWindowAndFinishes(t *testing.T) {
 	r := newRig(t, 45, func(o *jobs.FeederOptions) { o.RatePerMinute, o.PageSize, o.ListPages = 0, 10, 2 })
 	ctx := context.Background()
-	j, err := r.store.Create(ctx, jobs.Spec{Kind: jobs.KindBackfill, Bucket: r.bucket, Prefix: "p/", RatePerMinute: 10})
+	// At 15 a minute a job feeds 10.3 a minute; the window is 2 minutes
+	// of that, 21 in flight.
+	j, err := r.store.Create(ctx, jobs.Spec{Kind: jobs.KindBackfill, Bucket: r.bucket, Prefix: "p/", RatePerMinute: 15})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,18 +154,21 @@ func TestBackfillFeedsWithinTheWindowAndFinishes(t *testing.T) {
 			t.Errorf("message %+v", m.msg)
 		}
 	}
-	// Run 2, a minute later, nothing ended: 10 more (the window is 2
-	// minutes at 10 a minute = 20 in flight).
+	// Run 2, a minute later, nothing ended: 10 more.
 	r.clk.Advance(time.Minute)
 	r.run()
 	second := r.q.take()
-	// Run 3: 20 in flight, the window is full: nothing fed.
+	// Run 3: 20 in flight, the window has room for one.
 	r.clk.Advance(time.Minute)
 	r.run()
-	if n := len(r.q.take()); len(second) != 10 || n != 0 {
-		t.Fatalf("runs 2 and 3 fed %d and %d, want 10 and 0 (window full)", len(second), n)
+	third := r.q.take()
+	if window := int(math.Ceil(2 * jobs.Rate(15))); len(first) != 10 || len(second) != 10 || len(third) != window-20 {
+		t.Fatalf("runs fed %d, %d and %d, want 10, 10 and %d (a window of %d)", len(first), len(second), len(third), window-20, window)
 	}
-	all := append(first, second...)
+	if got := r.job(j.ID); got.FeedRate != jobs.Rate(15) || got.ETA(r.clk.Now()).IsZero() {
+		t.Errorf("feed rate %v, want %v; ETA %v", got.FeedRate, jobs.Rate(15), got.ETA(r.clk.Now()))
+	}
+	all := append(append(first, second...), third...)
 	r.end(all)
 	for range 10 {
 		r.clk.Advance(time.Minute)
@@ -290,7 +296,8 @@ func TestOverlappingRunsNeverSendAPositionTwice(t *testing.T) {
 func TestPauseHoldsAndResumeSendsTheDropped(t *testing.T) {
 	r := newRig(t, 5)
 	ctx := context.Background()
-	j, err := r.store.Create(ctx, jobs.Spec{Kind: jobs.KindBackfill, Bucket: r.bucket, RatePerMinute: 3})
+	// At 5 a minute a job feeds 3.4 a minute.
+	j, err := r.store.Create(ctx, jobs.Spec{Kind: jobs.KindBackfill, Bucket: r.bucket, RatePerMinute: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,14 +385,16 @@ func TestBudgetSpentHoldsFeeding(t *testing.T) {
 }
 
 func TestCancelledJobIsForgotten(t *testing.T) {
-	r := newRig(t, 3)
+	r := newRig(t, 10)
 	ctx := context.Background()
-	j, err := r.store.Create(ctx, jobs.Spec{Kind: jobs.KindBackfill, Bucket: r.bucket, RatePerMinute: 1})
+	j, err := r.store.Create(ctx, jobs.Spec{Kind: jobs.KindBackfill, Bucket: r.bucket, RatePerMinute: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.run()
-	r.q.take()
+	if n := len(r.q.take()); n != 3 {
+		t.Fatalf("fed %d, want 3", n)
+	}
 	if err := r.store.Cancel(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
