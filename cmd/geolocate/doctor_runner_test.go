@@ -82,4 +82,3 @@ func TestSharedCausesKeepTheCommonContext(t *testing.T) {
 		t.Errorf("shared %v, want checks 0 and 2", shared)
 	}
 }
-
