@@ -303,6 +303,7 @@ func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
 	fmt.Fprintf(w, "; %s\n", sum.Elapsed.Round(100*time.Millisecond))
 	writeInterruptedCalls(w, sum)
 	if a, ok := measureAccuracy(sum.Records()); ok {
+		a.Simulated = sum.Simulated
 		fmt.Fprintf(w, "accuracy: %s\n", a)
 	}
 	writeEventsLine(w, sum)
