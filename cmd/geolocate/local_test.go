@@ -146,7 +146,7 @@ func TestLocalReportSaysWhatInterruptedCallsDid(t *testing.T) {
 		{"nothing interrupted", pipeline.Summary{Simulated: true, CreditsCharged: 1, Results: []pipeline.Result{{Record: paid}}}, ""},
 	} {
 		var out strings.Builder
-		if err := writeLocalReport(&out, &tt.sum); err != nil {
+		if err := writeLocalReport(&out, &tt.sum, false); err != nil {
 			t.Fatal(err)
 		}
 		if got := out.String(); (tt.want == "") == strings.Contains(got, "interrupted:") || !strings.Contains(got, tt.want) {
