@@ -119,8 +119,30 @@ build: ## build the Lambda bootstrap binaries as cdk synth does (linux/arm64, no
 			-buildvcs=false -ldflags='-s -w -buildid=' -o $(BUILD_DIR)/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
 
-synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=...")
-	npx --no-install cdk synth --quiet $(or $(CDK_ARGS),-c apiUrl=https://geolocation.invalid)
+# PLACEHOLDER_URL stands for the service's URL where none is needed: a synth
+# to look at the template, a teardown. It is added only when CDK_ARGS names
+# no apiUrl, so CDK_ARGS="-c alarmEmail=..." alone no longer makes apiUrl
+# required.
+PLACEHOLDER_URL := https://geolocation.invalid
+url_or_placeholder = $(if $(findstring apiUrl=,$(CDK_ARGS)),,-c apiUrl=$(PLACEHOLDER_URL))
+
+# context_args sets the bash array args to CDK_ARGS's -c settings (its other
+# flags are cdk's own, for cdk deploy or destroy).
+context_args = set -- $(CDK_ARGS); args=(); while [ $$\# -gt 0 ]; do case "$$1" in \
+		-c|--context) args+=(-c "$$2"); shift 2;; \
+		--context=*) args+=(-c "$${1\#--context=}"); shift;; \
+		*) shift;; esac; done
+
+# cdk_synth synthesizes with the -c settings $(1): the CDK app checks every
+# setting first, offline, and refuses a bad or missing one with its own
+# line. The two lines a failed app is followed by, go run's "exit status 1"
+# and cdk's "go run ./infra: Subprocess exited with error 1", say nothing
+# more and are dropped (make's own "Error" line cannot be).
+CDK_NOISE := ^(exit status [0-9]+|go run \./infra: Subprocess exited with error [0-9]+)$$
+cdk_synth = set -o pipefail; { npx --no-install cdk synth --quiet $(1) 2>&1 1>&3 3>&- | { grep -vE '$(CDK_NOISE)' || true; } 1>&2; } 3>&1
+
+synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=..."; a placeholder URL without one)
+	@$(call cdk_synth,$(url_or_placeholder) $(CDK_ARGS))
 
 # predeploy checks, with your AWS credentials and read-only calls, what
 # CloudFormation would otherwise fail on halfway (an existing bucket in
@@ -128,16 +150,22 @@ synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with
 # account cannot give): geolocate doctor --predeploy with CDK_ARGS's -c
 # settings (its other cdk flags are cdk's own). Use the same AWS_PROFILE and
 # AWS_REGION as for cdk.
-predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARGS="-c existingBucketName=...")
-	@set -- $(CDK_ARGS); args=(); while [ $$# -gt 0 ]; do case "$$1" in \
-		-c|--context) args+=(-c "$$2"); shift 2;; \
-		--context=*) args+=(-c "$${1#--context=}"); shift;; \
-		*) shift;; esac; done; \
-	bin/geolocate doctor --predeploy --as "make $(or $(firstword $(MAKECMDGOALS)),predeploy)" "$${args[@]}"
+# predeploy_check runs those checks, labelling its one-line errors with $(1).
+predeploy_check = $(context_args); bin/geolocate doctor --predeploy --as "$(1)" "$${args[@]}"
 
-deploy: predeploy ## check, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
-	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\"" >&2; exit 2;; esac
-	npx --no-install cdk deploy $(CDK_ARGS)
+predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARGS="-c existingBucketName=...")
+	@$(call predeploy_check,make predeploy)
+
+# deploy checks what needs no account first: the service URL is given,
+# then every setting, by synthesizing (the CDK app refuses a typo or a bad
+# value in one line), all before any AWS call; then predeploy's AWS reads;
+# then cdk deploys the assembly just synthesized (--app cdk.out), so the
+# app is not synthesized twice.
+deploy: deps-cdk build-cli ## check offline, then against the account, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
+	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "make deploy: set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\" (docs/service-contract.md: where it comes from)" >&2; exit 2;; esac
+	@$(context_args); $(call cdk_synth,"$${args[@]}")
+	@$(call predeploy_check,make deploy)
+	npx --no-install cdk deploy --app cdk.out $(CDK_ARGS)
 
 # bootstrap and destroy check the credentials and region first, with the
 # one line every AWS command gives (no credentials, no region, an expired
@@ -148,9 +176,12 @@ bootstrap: deps-cdk build-cli ## once per account and region, by an administrato
 	@env=$$(bin/geolocate doctor --aws-environment --as "make bootstrap") && echo "cdk bootstrap $$env" && \
 		npx --no-install cdk bootstrap "$$env" $(CDK_ARGS)
 
+# destroy needs no service URL: cdk destroy synthesizes the app to find the
+# stack, and the placeholder stands in for the URL (CDK_ARGS's stackName, if
+# any, names the stack).
 destroy: deps-cdk build-cli ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
 	@bin/geolocate doctor --aws-environment --as "make destroy" >/dev/null
-	npx --no-install cdk destroy $(CDK_ARGS)
+	npx --no-install cdk destroy $(url_or_placeholder) $(CDK_ARGS)
 
 bench: deps build ## run the benchmarks and write the report (BENCH_OUT=cmd/benchreport/REPORT.md)
 	$(GO) run ./cmd/benchreport -out $(BENCH_OUT)
