@@ -156,7 +156,12 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		opts.Metrics = dash.metrics
 	}
 	if *serve {
-		return stoppedIsSuccess(ctx, c, pipeline.Serve(ctx, opts))
+		started := time.Now()
+		err := pipeline.Serve(ctx, opts)
+		if err == nil && ctx.Err() != nil {
+			fmt.Fprintln(c.stderr, serveStopped(time.Since(started), opts.External == nil))
+		}
+		return stoppedIsSuccess(ctx, c, err)
 	}
 	sum, runErr := pipeline.Run(ctx, opts)
 	runErr = errors.Join(runErr, events.close())
@@ -226,6 +231,19 @@ func (c *cli) localService(choice string) (*pipeline.ExternalService, error) {
 		return &pipeline.ExternalService{URL: url, Key: key}, nil
 	}
 	return nil, usageError{fmt.Errorf("--service %q: want %s or %s", choice, serviceSimulator, serviceReal)}
+}
+
+// serveStopped is what local --serve says when Ctrl-C stops it: it stopped
+// without a word, and a shell still holding its export line kept pointing
+// at endpoints that no longer answer.
+func serveStopped(ran time.Duration, simulated bool) string {
+	parts := "S3 and DynamoDB Local"
+	if simulated {
+		parts = "the simulator, " + parts
+	}
+	return fmt.Sprintf("stopped   after %s: %s stopped, and what the functions wrote there with them (the local bucket and table last only while --serve runs); "+
+		"a shell holding the export line now points at nothing: start --serve again, or open a new shell for the AWS commands",
+		ran.Round(time.Second), parts)
 }
 
 // stoppedIsSuccess makes a stop the user asked for (Ctrl-C, SIGTERM,

@@ -154,3 +154,15 @@ func TestLocalReportSaysWhatInterruptedCallsDid(t *testing.T) {
 		}
 	}
 }
+
+func TestServeStoppedSaysWhatRan(t *testing.T) {
+	got := serveStopped(754*time.Second+400*time.Millisecond, true)
+	for _, want := range []string{"stopped   after 12m34s: the simulator, S3 and DynamoDB Local stopped", "export line now points at nothing"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if got := serveStopped(time.Minute, false); strings.Contains(got, "simulator") {
+		t.Errorf("a real service is not the simulator: %q", got)
+	}
+}
