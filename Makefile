@@ -36,7 +36,7 @@ NODE_MIN         := 20
 NODE_RECOMMENDED := 22.22.2
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo reprocess-demo test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo reprocess-demo reprocess-demo-commands test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -100,8 +100,15 @@ dashboard-demo: deps build-cli synth ## draw the dashboard from a simulated busy
 # over every photo capped at three quarters of its cost, killed half way and
 # resumed. It is cmd/geolocate's TestReprocessScenario, printed.
 # REPROCESS_PHOTOS sets the size (default 200; the issue's 1,000 takes a few minutes).
+# It first prints the commands it stands for on a deployed stack: the
+# README's block that follows its mention of make reprocess-demo, read from
+# the README itself, so the demo names whatever commands the README shows.
 REPROCESS_PHOTOS ?= 200
-reprocess-demo: deps ## play a reprocess end to end on the local parts: a sample run, its comparison, a capped run (REPROCESS_PHOTOS=200)
+reprocess-demo-commands:
+	@echo "make reprocess-demo plays on the local parts what these commands do on a deployed stack (README, \"A newer model?\"):"
+	@awk '/make reprocess-demo/ { found = 1 } found && /^```sh/ { inside = 1; next } inside && /^```/ { exit } inside { print "  " $$0 }' README.md
+
+reprocess-demo: deps reprocess-demo-commands ## play a reprocess end to end on the local parts: a sample run, its comparison, a capped run (REPROCESS_PHOTOS=200)
 	REPROCESS_PHOTOS=$(REPROCESS_PHOTOS) $(GO) test -count=1 -v -run '^TestReprocessScenario$$' ./cmd/geolocate/
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)

@@ -98,3 +98,33 @@ func TestMakeDeployRefusesABadSettingBeforeAnyAWSCall(t *testing.T) {
 		}
 	}
 }
+
+// Issue 46 point 14: make reprocess-demo was a go test -v printout that
+// never showed the commands it stands for. It prints the README's block
+// (read from the README, so it follows whatever commands the README shows).
+func TestReprocessDemoPrintsTheREADMECommands(t *testing.T) {
+	out, _, err := makeIn(t, nil, "-s", "reprocess-demo-commands")
+	if err != nil {
+		t.Fatalf("make reprocess-demo-commands: %v\n%s", err, out)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "make reprocess-demo")
+	_, block, ok2 := strings.Cut(after, "```sh\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("the README has no command block after its mention of make reprocess-demo")
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := strings.Split(strings.TrimRight(block, "\n"), "\n")
+	if len(lines) != len(want)+1 || !strings.Contains(lines[0], "what these commands do on a deployed stack") {
+		t.Fatalf("output:\n%s\nwant a heading and the README's %d commands", out, len(want))
+	}
+	for i, w := range want {
+		if lines[i+1] != "  "+w {
+			t.Errorf("line %d = %q, want %q", i+1, lines[i+1], "  "+w)
+		}
+	}
+}
