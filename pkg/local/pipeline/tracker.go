@@ -73,6 +73,19 @@ func (t *tracker) sweep(ctx context.Context) error {
 	return nil
 }
 
+// pending counts the uploads not settled yet.
+func (t *tracker) pending() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, d := range t.done {
+		if !d {
+			n++
+		}
+	}
+	return n
+}
+
 // snapshot returns the results, marking unsettled uploads whose message is
 // still in the queue.
 func (t *tracker) snapshot() []Result {
