@@ -7,10 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-
 	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
@@ -26,40 +22,6 @@ const JobSchedule = time.Minute
 // localQueueURL is the upload queue's URL in the functions' environment
 // (QUEUE_URL): what SQS would name the local queue.
 var localQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com/%s/%s", sqsqueue.DefaultRegion, sqsqueue.DefaultAccountID, sqsqueue.DefaultName)
-
-// queueSender is the local upload queue as the feeder's SQS client sees
-// it: SendMessageBatch with each entry's DelaySeconds, answering as SQS
-// does (a whole-request error for a malformed batch, a failed entry for a
-// message the queue refuses).
-type queueSender struct {
-	queue *sqsqueue.Queue
-	url   string
-}
-
-func (s queueSender) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	switch {
-	case aws.ToString(in.QueueUrl) != s.url:
-		return nil, &sqstypes.QueueDoesNotExist{Message: aws.String("The specified queue does not exist: " + aws.ToString(in.QueueUrl))}
-	case len(in.Entries) == 0:
-		return nil, &sqstypes.EmptyBatchRequest{Message: aws.String("There should be at least one SendMessageBatchRequestEntry in the request.")}
-	case len(in.Entries) > sqsqueue.MaxBatchSize:
-		return nil, &sqstypes.TooManyEntriesInBatchRequest{Message: aws.String(fmt.Sprintf("Maximum number of entries per request are %d. You have sent %d.", sqsqueue.MaxBatchSize, len(in.Entries)))}
-	}
-	out := &sqs.SendMessageBatchOutput{}
-	for _, e := range in.Entries {
-		id, err := s.queue.SendMessageDelayed(aws.ToString(e.MessageBody), time.Duration(e.DelaySeconds)*time.Second)
-		if err != nil {
-			code := "InternalError"
-			if qe, ok := err.(*sqsqueue.Error); ok {
-				code = qe.Code
-			}
-			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{Id: e.Id, Code: aws.String(code), Message: aws.String(err.Error()), SenderFault: true})
-			continue
-		}
-		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id, MessageId: aws.String(id)})
-	}
-	return out, nil
-}
 
 // jobEnv adds to the functions' environment what the stack gives the job
 // feeder: the queue it feeds and the queue's visibility timeout and
@@ -100,7 +62,7 @@ func newJobRig(env map[string]string, aws *localAWS, queue *sqsqueue.Queue, opts
 	}
 	logger := lambdarun.NewLogger(opts.FunctionLogs, cfg.LogLevel)
 	store := jobs.New(aws.ddb.Client(), cfg.TableName)
-	feeder := jobs.NewFeeder(store, aws.s3.Client(), queueSender{queue: queue, url: localQueueURL}, cfg.QueueURL,
+	feeder := jobs.NewFeeder(store, aws.s3.Client(), &sqsqueue.Sender{Queue: queue, URL: localQueueURL}, cfg.QueueURL,
 		cfg.Options, func(o *jobs.FeederOptions) { o.Logger = logger })
 	price := predictor.Config{ModelID: env[envvars.ModelID]}.ExpectedCost()
 	return &jobRig{store: store, feeder: feeder, say: say, kick: make(chan struct{}, 1), rate: jobs.Rate(cfg.RatePerMinute), price: price}, nil

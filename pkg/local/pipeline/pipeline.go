@@ -165,6 +165,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		Results:          p.tracker.snapshot(),
 		DeadLetters:      queue.DeadLetters(),
 		Queue:            poller.Stats(),
+		QueuePeak:        p.queuePeak,
 	}
 	if events != nil {
 		var err error
@@ -207,6 +208,8 @@ type pipeline struct {
 	jobs    *jobRig
 	// reprocessJob is the Reprocess run's job once started.
 	reprocessJob string
+	// queuePeak is Summary.QueuePeak.
+	queuePeak int
 	// giveUp receives why the run stops early (every call failing alike);
 	// reportBatch sends at most one.
 	giveUp chan error
@@ -276,6 +279,7 @@ func (p *pipeline) run(ctx context.Context, poller *sqsqueue.Poller) error {
 			<-pollerDone
 			return err
 		case <-sweep.C:
+			p.queuePeak = max(p.queuePeak, p.queue.Len())
 			if err := p.tracker.sweep(ctx); err != nil && ctx.Err() == nil {
 				p.say("warning   %v", err)
 			}

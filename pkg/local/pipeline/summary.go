@@ -75,6 +75,10 @@ type Summary struct {
 	// Jobs are the jobs the run created (Options.Backfill, Reprocess), as
 	// they ended.
 	Jobs []jobs.Job
+	// QueuePeak is the most messages the upload queue held at once
+	// (waiting, delayed or in flight), read at every progress sweep: with
+	// a job, its window at its rate plus the uploads.
+	QueuePeak int
 
 	// Queue counts what the event source mapping did.
 	Queue sqsqueue.Stats
