@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -53,19 +52,20 @@ type invokeAPI interface {
 // runJobs: geolocate jobs [list] | show ID [--json] | pause ID | resume ID
 // | cancel ID, [--stack S] [--table T].
 func runJobs(ctx context.Context, c *cli, args []string) error {
-	sub := "list"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
 	fs := c.newFlagSet("jobs", "[list | show ID | pause ID | resume ID | cancel ID]")
 	var (
 		asJSON = fs.Bool("json", false, "show: the job as JSON")
 		loc    stackLocator
 	)
 	loc.register(fs, true)
+	// Flags go anywhere (jobs --stack S show ID --json).
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	sub := "list"
+	if len(rest) > 0 {
+		sub, rest = rest[0], rest[1:]
 	}
 	var id string
 	switch sub {

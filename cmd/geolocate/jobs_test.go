@@ -249,7 +249,7 @@ func TestJobsCommands(t *testing.T) {
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &got) != nil || got.ID != backfill.ID || got.Bucket != s.bucket || got.State != jobs.StateListing {
 		t.Errorf("show --json: exit %d, %+v:\n%s%s", r.code, got, r.stdout, r.stderr)
 	}
-	if r = runCLI(t, nil, nil, "jobs", "show", rerun.ID); r.code != 0 || !strings.Contains(r.stdout, "job "+rerun.ID+": reprocess run try-v0.3") {
+	if r = runCLI(t, nil, nil, "jobs", "--stack", defaultStackName, "show", rerun.ID); r.code != 0 || !strings.Contains(r.stdout, "job "+rerun.ID+": reprocess run try-v0.3") {
 		t.Errorf("show: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
