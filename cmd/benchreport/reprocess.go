@@ -133,8 +133,7 @@ func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessCon
 		return nil, err
 	}
 	js := jobs.New(ddbc, tableName)
-	res.SendRate = jobs.Rate(tc.configuredRate())
-	job, err := js.Create(ctx, jobs.Spec{Kind: jobs.KindReprocess, Run: run.Name, Price: run.Price, Selection: sel.String(), RatePerMinute: res.SendRate})
+	job, err := js.Create(ctx, jobs.Spec{Kind: jobs.KindReprocess, Run: run.Name, Price: run.Price, Selection: sel.String(), RatePerMinute: tc.configuredRate()})
 	if err != nil {
 		return nil, fmt.Errorf("reprocess: %w", err)
 	}
@@ -160,6 +159,9 @@ func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessCon
 		return nil, fmt.Errorf("reprocess: job %s: %w", job.ID, err)
 	}
 	res.SendBatches = int(sender.Batches())
+	if done, err := js.Get(ctx, job.ID); err == nil {
+		res.SendRate = done.FeedRate
+	}
 	// Stopping the pollers waits for the last batch's billing.
 	rig.stop()
 	rig.pollers.Wait()
@@ -353,9 +355,9 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 	}
 	c := x.Config
 	p("\n## Cost of a reprocess run\n\n")
-	arrival := fmt.Sprintf("The run is a reprocess job (`pkg/jobs`), as `geolocate reprocess` creates it: the job feeder, run at once and then on its one-minute schedule, selects from the table in the account and feeds the queue at the job's rate (`jobs.Rate`: %.0f%% of the pacer's rate, %.1f/min), keeping at most `jobWindowMinutes` of calls in the queue, each message's DelaySeconds spreading them over the coming minute (%d SendMessageBatch requests for %d messages), so each arrives about when the pacer has a call slot for it. "+
+	arrival := fmt.Sprintf("The run is a reprocess job (`pkg/jobs`), as `geolocate reprocess` creates it: the job feeder, run at once and then on its one-minute schedule, selects from the table in the account and feeds the queue at the job's rate (`jobs.Rate`: %.0f%% of the pacer's rate, fed at %.1f/min), keeping at most `jobWindowMinutes` of calls in the queue, each message's DelaySeconds spreading them over the coming minute (%d SendMessageBatch requests for %d messages), so each arrives about when the pacer has a call slot for it. "+
 		"Before the jobs, the CLI sent the run from the operator's terminal; sent all at once (`--send-rate 0`), the run was a backlog the pacer drains at R: a message whose slot was more than a second away went back to the queue holding it and came again (another receive, GET, claim and release); at %s that cost %.2f returned messages, %.2f GETs and %.2f SQS requests per photo, and $%.4f of AWS per 1,000 photos (%d photos, the reservations then priced at a flat 2 units). ",
-		100*jobs.BusyShare, x.SendRate, x.SendBatches, x.Selected,
+		100*jobs.Share(c.Rig.configuredRate()), x.SendRate, x.SendBatches, x.Selected,
 		reprocessAtOnce.Commit, reprocessAtOnce.Returned, reprocessAtOnce.S3Gets, reprocessAtOnce.SQSRequests, reprocessAtOnce.USD, reprocessAtOnce.Photos)
 	p("Issue 39's row. %d distinct photos uploaded through the throughput rig (R=%.0f/min, N=%d, L=%v) and recorded; then what `geolocate reprocess --default-model --max-credits %d` does (the run's item, its job; the feeder's selection through the by-status index, its manifest chunks and job item updates, one job message per record) and the same instances process the run. %s"+
 		"The selection here reads only the run's own records (its time window starts with the uploads); a real selection's query reads every record of its window, the prefix filtering after the read: its read units grow with the records in the window, not with the photos selected. Every figure below is the run alone: the request counter's usage, the billed time, the invocations and the credits at the end of the run minus their values once the uploads were recorded.\n\n",

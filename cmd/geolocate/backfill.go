@@ -101,7 +101,7 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 			return followJob(ctx, c, js, active.ID)
 		}
 		stack := readStackPredictor(ctx, c, &d, *rate, flagGiven(fs, "rate"))
-		spec.Price, spec.RatePerMinute = stack.price, stack.jobRate()
+		spec.Price, spec.RatePerMinute = stack.price, stack.rate
 		return startJob(ctx, c, clients, loc, js, spec, *follow)
 	}
 

@@ -160,7 +160,7 @@ func writeJobTable(w io.Writer, list []jobs.Job, now time.Time) error {
 	fmt.Fprintln(tw, "ID\tKIND\tSTATE\tDONE\tREMAINING\tCREDITS\tRATE/MIN\tSTARTED\tETA\tWHAT")
 	for _, j := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%.1f\t%s\t%s\t%s\n", j.ID, j.Kind, stateOf(j), j.Ended(), remaining(j),
-			j.CreditsSpent, j.RatePerMinute, j.Created.UTC().Format(timeLayout), eta(j, now), what(j))
+			j.CreditsSpent, feedRate(j), j.Created.UTC().Format(timeLayout), eta(j, now), what(j))
 	}
 	return tw.Flush()
 }
@@ -171,7 +171,7 @@ func writeJob(w io.Writer, j jobs.Job, now time.Time) {
 	fmt.Fprintf(w, "objects:  %s listed, %d sent, %d done (%d succeeded or rejected, %d failed, %d skipped), %s remaining\n",
 		listed(j), j.Sent, j.Ended(), j.Done, j.Failed, j.Skipped, remaining(j))
 	fmt.Fprintf(w, "credits:  %d spent%s\n", j.CreditsSpent, creditsAhead(j))
-	fmt.Fprintf(w, "rate:     %.1f calls a minute\n", j.RatePerMinute)
+	fmt.Fprintf(w, "rate:     %s\n", rateLine(j))
 	fmt.Fprintf(w, "started:  %s; last progress %s\n", j.Created.UTC().Format(timeLayout), since(j.LastProgress, now))
 	fmt.Fprintf(w, "finish:   %s\n", eta(j, now))
 	if j.Error != "" {
@@ -195,6 +195,15 @@ func writeJobJSON(w io.Writer, j jobs.Job, now time.Time) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// rateLine says the job's feed rate and where it comes from.
+func rateLine(j jobs.Job) string {
+	if j.RatePerMinute <= 0 && j.FeedRate <= 0 {
+		return "the feeder's (the stack's rate was not read)"
+	}
+	return fmt.Sprintf("%.1f calls a minute (%.0f%% of what the stack's pacer calls at %g a minute, the rest left to uploads)",
+		feedRate(j), 100*jobs.Share(j.RatePerMinute), j.RatePerMinute)
 }
 
 // what is the job's object set, as the operator gave it.
@@ -283,13 +292,22 @@ type stackPredictor struct {
 	price int
 }
 
-// jobRate is the calls a minute a job feeds at on the stack (jobs.Rate);
-// 0 when the stack's rate is unknown, which lets the feeder use its own.
-func (s stackPredictor) jobRate() float64 {
+// feedRate is the calls a minute a job feeds at on the stack (jobs.Rate
+// of its rate), 0 when the stack's rate is unknown.
+func (s stackPredictor) feedRate() float64 {
 	if s.rate <= 0 {
 		return 0
 	}
 	return jobs.Rate(s.rate)
+}
+
+// feedRate is the calls a minute the job feeds at: what the feeder last
+// fed it at, else what it will (jobs.Rate of the stack's rate); 0 unknown.
+func feedRate(j jobs.Job) float64 {
+	if j.FeedRate > 0 {
+		return j.FeedRate
+	}
+	return stackPredictor{rate: j.RatePerMinute}.feedRate()
 }
 
 // readStackPredictor reads the stack's predictor configuration as doctor
@@ -375,7 +393,7 @@ func startJob(ctx context.Context, c *cli, clients *awsClients, loc *stackLocato
 	} else {
 		fmt.Fprintf(c.stdout, "size: listing in the account: %d so far\n", job.Listed)
 	}
-	fmt.Fprintf(c.stdout, "rate: %.1f calls a minute (jobs.Rate: %.0f%% of the stack's pacer, the rest left to uploads)\n", job.RatePerMinute, 100*jobs.BusyShare)
+	fmt.Fprintf(c.stdout, "rate: %s\n", rateLine(job))
 	fmt.Fprintf(c.stdout, "expected finish: %s\n", eta(job, now))
 	fmt.Fprintf(c.stdout, "it runs in the account: nothing here needs to stay open. Follow it with geolocate jobs show %s (or --follow); "+
 		"geolocate jobs pause|resume|cancel %s\n", job.ID, job.ID)

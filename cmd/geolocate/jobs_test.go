@@ -135,8 +135,8 @@ func TestBackfillCreatesAJobAndReturns(t *testing.T) {
 	if job.Kind != jobs.KindBackfill || job.Bucket != s.bucket || job.Prefix != "photos/" || job.Requeue {
 		t.Errorf("job %+v: want a backfill of the stack's bucket, prefix photos/", job.Spec)
 	}
-	if want := jobs.Rate(60); job.RatePerMinute != want {
-		t.Errorf("job rate %.2f, want jobs.Rate(60) = %.2f (the stack's predictor rate less the room uploads need)", job.RatePerMinute, want)
+	if job.RatePerMinute != 60 {
+		t.Errorf("job rate %g, want the stack's predictor's 60", job.RatePerMinute)
 	}
 	inv := s.functions.invocations()
 	if len(inv) != 1 || inv[0].InvocationType != lambdatypes.InvocationTypeEvent || aws.ToString(inv[0].FunctionName) != jobStackFeeder {
@@ -215,12 +215,12 @@ func TestBackfillRetiredFlagsAreRefused(t *testing.T) {
 func TestJobsCommands(t *testing.T) {
 	s := newJobStack(t, nil)
 	ctx := context.Background()
-	backfill, err := s.jobs.Create(ctx, jobs.Spec{Kind: jobs.KindBackfill, Bucket: s.bucket, Prefix: "2026/", Price: 1, RatePerMinute: jobs.Rate(30)})
+	backfill, err := s.jobs.Create(ctx, jobs.Spec{Kind: jobs.KindBackfill, Bucket: s.bucket, Prefix: "2026/", Price: 1, RatePerMinute: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rerun, err := s.jobs.Create(ctx, jobs.Spec{Kind: jobs.KindReprocess, Run: "try-v0.3", ModelID: "global_v0.3", Price: 1,
-		Selection: "status=succeeded sample=50", RatePerMinute: jobs.Rate(30)})
+		Selection: "status=succeeded sample=50", RatePerMinute: 30})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 		plan := jobs.PlanRun(records, sel.Selection, name)
 		fmt.Fprintf(c.stdout, "selected %d object(s) (%s); %d already done in this run, %d to send\n",
 			plan.Selected, sel.String(), plan.Done, len(plan.Todo))
-		fmt.Fprintf(c.stdout, "at most %d credit(s); %s\n", len(plan.Todo)*price, aboutHow(len(plan.Todo), stack.jobRate()))
+		fmt.Fprintf(c.stdout, "at most %d credit(s); %s\n", len(plan.Todo)*price, aboutHow(len(plan.Todo), stack.feedRate()))
 		return nil
 	}
 
@@ -147,7 +147,7 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 		}
 		return followJob(ctx, c, js, active.ID)
 	}
-	spec := jobs.Spec{Kind: jobs.KindReprocess, Run: name, ModelID: *model, Price: price, Selection: sel.String(), RatePerMinute: stack.jobRate()}
+	spec := jobs.Spec{Kind: jobs.KindReprocess, Run: name, ModelID: *model, Price: price, Selection: sel.String(), RatePerMinute: stack.rate}
 	return startJob(ctx, c, clients, loc, js, spec, *follow)
 }
 

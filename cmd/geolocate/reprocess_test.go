@@ -162,7 +162,7 @@ func TestReprocessCreatesARunAndItsJob(t *testing.T) {
 	}
 	r := runCLI(t, nil, nil, args("dry", "--dry-run")...)
 	if r.code != 0 || !strings.Contains(r.stdout, "selected 2 object(s) (status=succeeded since=1d); 0 already done in this run, 2 to send") ||
-		!strings.Contains(r.stdout, "at most 2 credit(s); about 23s at 5.3 calls a minute") {
+		!strings.Contains(r.stdout, fmt.Sprintf("at most 2 credit(s); about %s at %.1f calls a minute", (time.Duration(2/jobs.Rate(6)*float64(time.Minute))).Round(time.Second), jobs.Rate(6))) {
 		t.Fatalf("dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if run, _ := s.records.GetRun(ctx, "dry"); run != nil || len(s.functions.invocations()) != 0 {
@@ -178,8 +178,8 @@ func TestReprocessCreatesARunAndItsJob(t *testing.T) {
 		t.Fatalf("run item %+v, %v; want cap 5, price 1 and the selection", run, err)
 	}
 	job := s.onlyJob(t)
-	if job.Kind != jobs.KindReprocess || job.Run != "r1" || job.ModelID != "" || job.Price != 1 || job.Selection != run.Selection || job.RatePerMinute != jobs.Rate(6) {
-		t.Errorf("job %+v: want the run's reprocess job at jobs.Rate(6)", job.Spec)
+	if job.Kind != jobs.KindReprocess || job.Run != "r1" || job.ModelID != "" || job.Price != 1 || job.Selection != run.Selection || job.RatePerMinute != 6 {
+		t.Errorf("job %+v: want the run's reprocess job on the stack's rate, 6", job.Spec)
 	}
 	if inv := s.functions.invocations(); len(inv) != 1 || inv[0].InvocationType != lambdatypes.InvocationTypeEvent {
 		t.Errorf("feeder invocations %+v, want one Event", inv)

@@ -40,9 +40,9 @@ type jobRig struct {
 	feeder *jobs.Feeder
 	say    func(format string, args ...any)
 	kick   chan struct{}
-	// rate is the calls a minute the rig's jobs feed at (jobs.Rate of the
-	// stack's rate), price the credits a call of the stack's model is
-	// assumed to cost: what geolocate backfill reads from the stack.
+	// rate is the stack's calls a minute, price the credits a call of the
+	// stack's model is assumed to cost: what geolocate backfill reads from
+	// the stack.
 	rate  float64
 	price int
 
@@ -65,7 +65,7 @@ func newJobRig(env map[string]string, aws *localAWS, queue *sqsqueue.Queue, opts
 	feeder := jobs.NewFeeder(store, aws.s3.Client(), &sqsqueue.Sender{Queue: queue, URL: localQueueURL}, cfg.QueueURL,
 		cfg.Options, func(o *jobs.FeederOptions) { o.Logger = logger })
 	price := predictor.Config{ModelID: env[envvars.ModelID]}.ExpectedCost()
-	return &jobRig{store: store, feeder: feeder, say: say, kick: make(chan struct{}, 1), rate: jobs.Rate(cfg.RatePerMinute), price: price}, nil
+	return &jobRig{store: store, feeder: feeder, say: say, kick: make(chan struct{}, 1), rate: cfg.RatePerMinute, price: price}, nil
 }
 
 // create creates a job and starts the feeder at once, as the CLI does.
@@ -164,7 +164,7 @@ func (p *pipeline) startBackfill(ctx context.Context, n int) error {
 		return fmt.Errorf("create the backfill job: %w", err)
 	}
 	p.say("backfill  job %s over s3://%s/%s (%d object%s): the job feeder lists and feeds them at %.1f calls a minute, every %s",
-		job.ID, p.opts.Bucket, p.opts.KeyPrefix, n, plural(n), job.RatePerMinute, JobSchedule)
+		job.ID, p.opts.Bucket, p.opts.KeyPrefix, n, plural(n), jobs.Rate(job.RatePerMinute), JobSchedule)
 	return nil
 }
 

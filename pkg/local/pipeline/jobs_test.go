@@ -138,16 +138,16 @@ func TestBackfillJobInRealTime(t *testing.T) {
 	job := sum.Jobs[0]
 	// About a minute of calls: the window (1 minute at the job's rate)
 	// plus one SendMessageBatch of the next feeder run.
-	bound := int(job.RatePerMinute) + 10
+	bound := int(job.FeedRate) + 10
 	t.Logf("%d photos at %.1f calls a minute (window 1 min): %d recorded, queue peak %d (bound %d), %d dead letters, run %v",
-		n, job.RatePerMinute, recorded, sum.QueuePeak, bound, len(sum.DeadLetters), elapsed.Round(time.Second))
+		n, job.FeedRate, recorded, sum.QueuePeak, bound, len(sum.DeadLetters), elapsed.Round(time.Second))
 	if recorded != n || len(sum.DeadLetters) != 0 {
 		t.Errorf("%d of %d photos recorded, %d dead letters", recorded, n, len(sum.DeadLetters))
 	}
 	if sum.QueuePeak > bound || sum.QueuePeak == 0 {
 		t.Errorf("the queue held up to %d messages, want at most about a minute of calls (%d)", sum.QueuePeak, bound)
 	}
-	if min := time.Duration(float64(n) / job.RatePerMinute * float64(time.Minute)); elapsed < min*9/10 {
+	if min := time.Duration(float64(n) / job.FeedRate * float64(time.Minute)); job.FeedRate <= 0 || elapsed < min*9/10 {
 		t.Errorf("the run took %v: faster than the job's rate allows (%v)", elapsed, min)
 	}
 }
