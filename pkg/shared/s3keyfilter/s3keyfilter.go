@@ -43,19 +43,6 @@ func Encode(key string) string {
 	return strings.Join(segments, "/")
 }
 
-// Readings are the spellings a key fragment may have in an event that
-// carries a key: as stored, and as Encode gives it; one when both are the
-// same. AWS documents the encoding for S3's direct notifications only;
-// its EventBridge events show "key": "example-key", so a filter on
-// EventBridge events matches both until a real account settles it
-// (geolocate doctor --smoke).
-func Readings(fragment string) []string {
-	if enc := Encode(fragment); enc != fragment {
-		return []string{fragment, enc}
-	}
-	return []string{fragment}
-}
-
 // Avoid are the characters S3's object key naming guidelines list under
 // "Characters to avoid" (docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html:
 // "Avoid the following characters in a key name because of significant

@@ -43,16 +43,6 @@ func TestEncodeKeepsAffixes(t *testing.T) {
 // isBoundary: i starts a character (a fragment is whole characters).
 func isBoundary(s string, i int) bool { return i == 0 || s[i]&0xC0 != 0x80 }
 
-func TestReadings(t *testing.T) {
-	if got := Readings("photos/"); len(got) != 1 || got[0] != "photos/" {
-		t.Errorf("Readings of a plain prefix = %q, want the one spelling", got)
-	}
-	got := Readings("Photos 2024/")
-	if len(got) != 2 || got[0] != "Photos 2024/" || got[1] != "Photos+2024/" {
-		t.Errorf("Readings(%q) = %q, want raw then encoded", "Photos 2024/", got)
-	}
-}
-
 func TestCheck(t *testing.T) {
 	for _, ok := range []string{"", "photos/", "Photos 2024/", "a+b/", "100%/", "you&me/", "été/", ".jpg", strings.Repeat("a", MaxLen)} {
 		if err := Check(ok); err != nil {
