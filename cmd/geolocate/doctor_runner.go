@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -62,6 +63,11 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	overrides := contextFlags{}
 	fs.Var(overrides, "c", "with --predeploy: a CDK context setting key=value, as cdk deploy -c takes it (repeatable)")
 	fs.StringVar(&c.as, "as", "", `the command to name in the one-line error, instead of "geolocate: doctor" (make deploy passes --as "make deploy")`)
+	smoke := fs.Bool("smoke", false, "prove the deployed pipeline end to end: 3 test uploads (2 paid predictions), their records and result events, one alarm notification, and a line per open reading of the docs; removes what it creates")
+	sopts := smokeOptions{now: time.Now, sleep: sleepCtx, stdin: os.Stdin}
+	fs.BoolVar(&sopts.yes, "yes", false, "with --smoke: go on without asking")
+	fs.IntVar(&sopts.maxCredits, "max-credits", defaultSmokeMaxCredits, "with --smoke: the most credits the records may charge in all")
+	fs.DurationVar(&sopts.timeout, "timeout", defaultSmokeTimeout, "with --smoke: how long to wait for the records, events and the alarm's delivery")
 	awsEnv := fs.Bool("aws-environment", false, "only check the AWS credentials and region, and print the CDK environment they are for (aws://ACCOUNT/REGION): make bootstrap and make destroy run this first")
 	fs.Usage = func() { doctorUsage(fs.Output(), fs.PrintDefaults) }
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -72,6 +78,17 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	}
 	if d.monitorPeriod < time.Minute {
 		return usageError{fmt.Errorf("--monitor-period %s: want at least 1m", d.monitorPeriod)}
+	}
+	if *smoke {
+		if *predeploy || *asJSON {
+			return usageError{errors.New("--smoke takes neither --predeploy nor --json")}
+		}
+		clients, err := loadAWS(ctx)
+		if err != nil {
+			return err
+		}
+		d.clients = clients
+		return runSmoke(ctx, d, sopts)
 	}
 	checks := doctorChecks
 	if *predeploy {
