@@ -357,6 +357,47 @@ func TestIdleArrivalsInsideTheWindowCallAtOnce(t *testing.T) {
 	t.Logf("idle arrivals: mean wait %v, %d of %d at once", mean, atOnce, arrivals)
 }
 
+// An instance whose hint predates the shared estimate (it took its slots
+// ahead before the schedule was aimed, and has had no answer since) does
+// not take an unaimed slot after an aimed one: that slot follows the aimed
+// call in the shared aim's frame, and unplaced it may be counted in the
+// same second as that call (the model of issue 48's 429s at 60 a minute
+// with 40 and 60 instances). Its write fails on the aim, and the retry is
+// aimed.
+func TestAStaleHintDoesNotTakeAnUnaimedSlotAfterAimedOnes(t *testing.T) {
+	clk := simclock.New(epoch)
+	ps, _, _ := newPacers(t, 2, 30, clk.Now, withMargin)
+	stale, learnt := ps[0], ps[1]
+	// The first instance's workers take 20 slots ahead: 40 s of them.
+	for range 20 {
+		if _, err := stale.Reserve(context.Background(), pacer.Unbounded); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The second learns the service's clock from answers (ticks at other
+	// points of their round trips each time), and takes an aimed slot.
+	offset := 640 * time.Millisecond
+	for range 20 {
+		clk.Advance(1130 * time.Millisecond)
+		learnt.Answered(clk.Now().Add(offset-100*time.Millisecond).UTC().Format(http.TimeFormat), 200*time.Millisecond)
+	}
+	if _, err := learnt.Reserve(context.Background(), pacer.Unbounded); err != nil {
+		t.Fatal(err)
+	}
+	if learnt.Stats().AimedSlots != 1 {
+		t.Fatalf("the learnt instance's slot is not aimed: %+v", learnt.Stats())
+	}
+	before := stale.Stats()
+	if _, err := stale.Reserve(context.Background(), pacer.Unbounded); err != nil {
+		t.Fatal(err)
+	}
+	after := stale.Stats()
+	if after.AimedSlots != 1 || after.Conflicts != before.Conflicts+1 {
+		t.Errorf("the stale instance's slot after the aimed one: %d aimed, %d conflicts; want it aimed after one failed write",
+			after.AimedSlots, after.Conflicts-before.Conflicts)
+	}
+}
+
 // A backlogged aimed take is conditional on the slot lying where its
 // successor follows it as the hint's would; a hint a few slots stale
 // (another instance took them) still takes its slot in one write.
