@@ -74,4 +74,3 @@ func TestTheQueueDelaysDeadLettersAndExpires(t *testing.T) {
 		t.Errorf("after the retention: %d received, %d expired, depth %d; want 0, 1, 0", len(got), q.st.Expired, q.depth())
 	}
 }
-
