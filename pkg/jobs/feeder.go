@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/geolocate-aws/geolocate/pkg/ledger"
 )
 
 // S3Lister is the part of *s3.Client a backfill's listing uses.
@@ -46,8 +48,12 @@ type FeederOptions struct {
 	// RatePerMinute is the stack's call rate (settings.RatePerMinute); a
 	// job without its own rate feeds at Rate(RatePerMinute).
 	RatePerMinute float64
-	// MaxConcurrency is the queue event source's maximum concurrency: the
-	// most messages a delay-free window can have received at once.
+	// LivePerMinute is the uploads a minute expected beside the jobs
+	// (0: none known): Rate leaves them their room.
+	LivePerMinute float64
+	// MaxConcurrency is the queue event source's maximum concurrency
+	// (settings.MaxConcurrency), kept for the report; the pacer, not the
+	// feeder, bounds concurrent calls.
 	MaxConcurrency int
 	// WindowMinutes is settings.JobWindowMinutes: the minutes of a job's
 	// calls kept in flight (sent, not ended).
@@ -60,6 +66,8 @@ type FeederOptions struct {
 	// ListPages bounds the listing pages a run reads per job. Default
 	// DefaultListPages.
 	ListPages int
+	// PageSize is ListObjectVersions' MaxKeys (0: S3's default, 1,000).
+	PageSize int32
 	// Visibility and MaxReceiveCount are the upload queue's: a message fed
 	// longer ago than Visibility x MaxReceiveCount + the window has either
 	// ended or reached the dead-letter queue, so settling counts it as
@@ -71,7 +79,11 @@ type FeederOptions struct {
 
 // Feeder advances every active job one bounded step per run.
 type Feeder struct {
-	store    *Store
+	store *Store
+	// ledger reads records (a backfill's already-done objects, a
+	// reprocess's selection) and the day's reserved credits, through the
+	// store's client and table.
+	ledger   *ledger.Store
 	lister   S3Lister
 	sender   QueueSender
 	queueURL string
@@ -107,7 +119,8 @@ func NewFeeder(store *Store, lister S3Lister, sender QueueSender, queueURL strin
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Feeder{store: store, lister: lister, sender: sender, queueURL: queueURL, opts: opts}
+	led := ledger.New(store.client, store.table, func(o *ledger.Options) { o.Clock = opts.Now })
+	return &Feeder{store: store, ledger: led, lister: lister, sender: sender, queueURL: queueURL, opts: opts}
 }
 
 // Report is what one run did.
@@ -118,16 +131,4 @@ type Report struct {
 	Finished []string       `json:"finished"` // jobs that became done
 	Held     map[string]int `json:"held,omitempty"`
 	Errors   []string       `json:"errors,omitempty"` // one line per job that failed this run
-}
-
-// Run is one scheduled run over all active jobs. A job's failure is
-// reported and logged, and the others go on; the error is for a run that
-// could not even list the jobs.
-func (f *Feeder) Run(ctx context.Context) (Report, error) {
-	ids, err := f.store.active(ctx)
-	if err != nil {
-		return Report{}, err
-	}
-	rep := Report{Jobs: len(ids), Finished: []string{}}
-	return rep, nil
 }

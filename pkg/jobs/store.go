@@ -59,6 +59,11 @@ const (
 	attrHeld         = "held"
 	attrLeaseUntil   = "lease_until"
 	attrLeaseOwner   = "lease_owner"
+	// AttrDropped is the string set of feeding positions (Position) whose
+	// messages the predictor dropped while the job was paused: the
+	// feeder sends them again when it resumes. A set, so that a message
+	// dropped twice is sent again once.
+	AttrDropped = "dropped"
 )
 
 // DefaultListLimit bounds List: the newest jobs, which is what an operator
@@ -135,17 +140,29 @@ type item struct {
 	Chunks       int    `dynamodbav:"chunks"`
 	Error        string `dynamodbav:"error,omitempty"`
 
-	// The feeder's own state (feed.go): the listing cursor, the feeding
-	// position, the entries a partial batch failure left to send again,
-	// the sent history settling reads, and the lease.
-	Cursor     string     `dynamodbav:"cursor,omitempty"`
-	FedChunk   int        `dynamodbav:"fed_chunk"`
-	FedOffset  int        `dynamodbav:"fed_offset"`
-	Retry      []int      `dynamodbav:"retry,omitempty"`
-	RetryChunk int        `dynamodbav:"retry_chunk,omitempty"`
-	SentMarks  []sentMark `dynamodbav:"sent_marks,omitempty"`
-	LeaseUntil int64      `dynamodbav:"lease_until,omitempty"`
-	LeaseOwner string     `dynamodbav:"lease_owner,omitempty"`
+	// ListSkipped counts the listed objects the listing found already
+	// done (a final record): never sent, they are part of Skipped.
+	ListSkipped int64 `dynamodbav:"list_skipped"`
+
+	// The feeder's own state (feed.go): the listing cursor (a backfill's
+	// ListObjectVersions markers, a reprocess's plan offset), the feeding
+	// position (next chunk and offset in it), the positions a partial
+	// batch failure or a pause left to send again, the feeding's last
+	// time and fractional carry, the sent history settling reads, and
+	// the lease.
+	CursorKey     string     `dynamodbav:"cursor_key,omitempty"`
+	CursorVersion string     `dynamodbav:"cursor_version,omitempty"`
+	CursorOffset  int        `dynamodbav:"cursor_offset,omitempty"`
+	FedChunk      int        `dynamodbav:"fed_chunk"`
+	FedOffset     int        `dynamodbav:"fed_offset"`
+	Retry         []string   `dynamodbav:"retry,omitempty"`
+	Dropped       []string   `dynamodbav:"dropped,stringset,omitempty"`
+	FedAt         time.Time  `dynamodbav:"fed_at,omitempty"`
+	FeedCarry     float64    `dynamodbav:"feed_carry,omitempty"`
+	FeedRate      float64    `dynamodbav:"feed_rate,omitempty"`
+	SentMarks     []sentMark `dynamodbav:"sent_marks,omitempty"`
+	LeaseUntil    int64      `dynamodbav:"lease_until,omitempty"`
+	LeaseOwner    string     `dynamodbav:"lease_owner,omitempty"`
 }
 
 // sentMark says that by At (Unix seconds) Sent messages had been sent.
@@ -162,6 +179,7 @@ func (it *item) job() Job {
 		State: it.State, Created: it.Created, Updated: it.Updated, LastProgress: it.LastProgress,
 		Listed: it.Listed, Sent: it.Sent, Done: it.Done, Failed: it.Failed, Skipped: it.Skipped,
 		CreditsSpent: it.CreditsSpent, ListingDone: it.ListingDone, Held: it.Held, Chunks: it.Chunks, Error: it.Error,
+		FeedRate: it.FeedRate,
 	}
 }
 

@@ -39,6 +39,9 @@ type Object struct {
 	// cancelled) and adds to its counters by it.
 	Job  string `json:"job"`
 	Kind string `json:"kind"`
+	// Pos is the object's place in the job's manifest ("<chunk>/<offset>"):
+	// a message dropped while the job is paused is sent again from it.
+	Pos string `json:"pos,omitempty"`
 	// Run is the reprocess run; "" for a backfill (the upload's record).
 	Run string `json:"run,omitempty"`
 	// ModelID is the model to ask; empty asks the default model.
