@@ -171,6 +171,18 @@ func (l *Lambda) run(ctx context.Context, f Function, payload []byte, async bool
 	return out, err
 }
 
+// invokeAsync is an Event invocation: Lambda queues the event and answers
+// at once; the function runs after, its error seen in its logs only.
+func (l *Lambda) invokeAsync(f Function, payload []byte) {
+	l.async.Add(1)
+	go func() {
+		defer l.async.Done()
+		if _, err := l.run(l.asyncCtx, f, payload, true); err != nil {
+			l.opts.Logger.Error("event invocation failed", "function", f.Name, "error", err)
+		}
+	}()
+}
+
 // Handler is the HTTP handler of the Lambda API.
 func (l *Lambda) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -230,15 +242,7 @@ func (l *Lambda) serveInvoke(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(out)
 	case InvocationEvent:
-		// Lambda queues the event and answers 202 at once; the function
-		// runs after, its error seen in its logs only.
-		l.async.Add(1)
-		go func() {
-			defer l.async.Done()
-			if _, err := l.run(l.asyncCtx, f, payload, true); err != nil {
-				l.opts.Logger.Error("event invocation failed", "function", f.Name, "error", err)
-			}
-		}()
+		l.invokeAsync(f, payload)
 		w.WriteHeader(http.StatusAccepted)
 	case invocationDryRun:
 		w.WriteHeader(http.StatusNoContent)
