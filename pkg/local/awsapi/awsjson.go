@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 )
@@ -32,7 +31,7 @@ func (s awsJSON) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, &apiError{Code: "UnknownOperationException", Message: fmt.Sprintf("operation %q is not served locally", r.Header.Get("X-Amz-Target")), Status: http.StatusBadRequest})
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
+	body, err := readBody(r)
 	if err != nil {
 		s.fail(w, senderError("SerializationException", "read body: %v", err))
 		return

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/google/uuid"
 )
@@ -112,3 +113,5 @@ func (s awsQuery) fail(w http.ResponseWriter, e *apiError) {
 type member[T any] struct {
 	Members []T `xml:"member"`
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -218,7 +218,7 @@ func (l *Lambda) serveInvoke(w http.ResponseWriter, r *http.Request) {
 		failRESTJSON(w, asAPIError(err))
 		return
 	}
-	payload, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
+	payload, err := readBody(r)
 	if err != nil {
 		failRESTJSON(w, senderError("InvalidRequestContentException", "read payload: %v", err))
 		return

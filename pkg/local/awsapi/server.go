@@ -1,9 +1,11 @@
 package awsapi
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -42,6 +44,22 @@ func (s *Server) Close() error {
 		return fmt.Errorf("awsapi: close: %w", err)
 	}
 	return s.srv.Close()
+}
+
+// readBody reads a request's body, bounded by maxRequestBody, and
+// uncompressed when the client compressed it (the SDK gzips
+// PutMetricData's: Content-Encoding gzip).
+func readBody(r *http.Request) ([]byte, error) {
+	var body io.Reader = io.LimitReader(r.Body, maxRequestBody)
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		defer zr.Close()
+		body = io.LimitReader(zr, maxRequestBody)
+	}
+	return io.ReadAll(body)
 }
 
 // apiError is an error a service answers: its code (the error shape's
