@@ -1,6 +1,7 @@
 package awsapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,8 +33,9 @@ const defaultBus = "default"
 type EventBridge struct {
 	opts EventBridgeOptions
 
-	mu    sync.Mutex
-	rules map[string]*rule // by name (one bus per name: the default)
+	mu sync.Mutex
+	// buses hold each bus's rules by name; the default bus always exists.
+	buses map[string]map[string]*rule
 	// delivered counts the deliveries to targets, by rule, for the
 	// summary of what ran.
 	delivered map[string]int
@@ -79,7 +81,28 @@ func NewEventBridge(optFns ...func(*EventBridgeOptions)) *EventBridge {
 			return t.C, t.Stop
 		}
 	}
-	return &EventBridge{opts: o, rules: map[string]*rule{}, delivered: map[string]int{}}
+	return &EventBridge{opts: o, buses: map[string]map[string]*rule{defaultBus: {}}, delivered: map[string]int{}}
+}
+
+// AddBus creates a custom event bus (the stack's result events bus).
+func (e *EventBridge) AddBus(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.buses[name] == nil {
+		e.buses[name] = map[string]*rule{}
+	}
+}
+
+// PutEvent puts one event on bus, as PutEvents does (the results pipe's
+// target is a bus): every enabled rule of the bus that matches it
+// delivers it to its targets.
+func (e *EventBridge) PutEvent(bus, source, detailType string, detail json.RawMessage, resources []string, at time.Time) error {
+	rules, err := e.rulesOf(bus)
+	if err != nil {
+		return err
+	}
+	e.route(rules, e.envelope(source, detailType, resources, detail, at))
+	return nil
 }
 
 // Handler is the HTTP handler of the EventBridge API.
@@ -110,10 +133,12 @@ func (e *EventBridge) Deliveries() map[string]int {
 func (e *EventBridge) Close() {
 	e.mu.Lock()
 	e.closed = true
-	for _, r := range e.rules {
-		if r.stop != nil {
-			close(r.stop)
-			r.stop = nil
+	for _, rules := range e.buses {
+		for _, r := range rules {
+			if r.stop != nil {
+				close(r.stop)
+				r.stop = nil
+			}
 		}
 	}
 	e.mu.Unlock()
@@ -128,13 +153,24 @@ func notFound(format string, args ...any) *apiError {
 	return senderError("ResourceNotFoundException", format, args...)
 }
 
-// checkBus refuses a bus other than the default: the stack puts its rules
-// and events there.
-func checkBus(bus string) error {
-	if bus != "" && bus != defaultBus && !strings.HasSuffix(bus, ":event-bus/"+defaultBus) {
-		return notFound("Event bus %s does not exist (locally only the default bus is served).", bus)
+// rulesOf returns the rules of the bus a request names (by name or ARN;
+// empty: the default bus), or EventBridge's ResourceNotFoundException.
+// The map is guarded by e.mu.
+func (e *EventBridge) rulesOf(bus string) (map[string]*rule, error) {
+	name := bus
+	if i := strings.Index(bus, ":event-bus/"); i >= 0 {
+		name = bus[i+len(":event-bus/"):]
 	}
-	return nil
+	if name == "" {
+		name = defaultBus
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rules := e.buses[name]
+	if rules == nil {
+		return nil, notFound("Event bus %s does not exist.", bus)
+	}
+	return rules, nil
 }
 
 // rateExpression is EventBridge's rate(value unit) schedule.
@@ -161,7 +197,8 @@ func (e *EventBridge) putRule(_ context.Context, _ *http.Request, body []byte) (
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
-	if err := checkBus(in.EventBusName); err != nil {
+	rules, err := e.rulesOf(in.EventBusName)
+	if err != nil {
 		return nil, err
 	}
 	if in.Name == "" || (in.EventPattern == "") == (in.ScheduleExpression == "") {
@@ -186,7 +223,7 @@ func (e *EventBridge) putRule(_ context.Context, _ *http.Request, body []byte) (
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if old := e.rules[in.Name]; old != nil {
+	if old := rules[in.Name]; old != nil {
 		r.targets = old.targets
 		if old.stop != nil {
 			close(old.stop)
@@ -194,7 +231,7 @@ func (e *EventBridge) putRule(_ context.Context, _ *http.Request, body []byte) (
 	} else {
 		r.targets = map[string]target{}
 	}
-	e.rules[in.Name] = r
+	rules[in.Name] = r
 	if every > 0 && r.state == "ENABLED" && !e.closed {
 		r.stop = make(chan struct{})
 		e.wg.Add(1)
@@ -228,12 +265,13 @@ func (e *EventBridge) putTargets(_ context.Context, _ *http.Request, body []byte
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
-	if err := checkBus(in.EventBusName); err != nil {
+	rules, err := e.rulesOf(in.EventBusName)
+	if err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	r := e.rules[in.Rule]
+	r := rules[in.Rule]
 	if r == nil {
 		return nil, notFound("Rule %s does not exist on EventBus default.", in.Rule)
 	}
@@ -261,11 +299,15 @@ func (e *EventBridge) removeTargets(_ context.Context, _ *http.Request, body []b
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
+	rules, err := e.rulesOf(in.EventBusName)
+	if err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	r := e.rules[in.Rule]
+	r := rules[in.Rule]
 	if r == nil {
-		return nil, notFound("Rule %s does not exist on EventBus default.", in.Rule)
+		return nil, notFound("Rule %s does not exist on EventBus %s.", in.Rule, in.EventBusName)
 	}
 	for _, id := range in.Ids {
 		delete(r.targets, id)
@@ -278,9 +320,13 @@ func (e *EventBridge) deleteRule(_ context.Context, _ *http.Request, body []byte
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
+	rules, err := e.rulesOf(in.EventBusName)
+	if err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	r := e.rules[in.Name]
+	r := rules[in.Name]
 	if r == nil {
 		return nil, nil // DeleteRule of a missing rule succeeds
 	}
@@ -290,7 +336,7 @@ func (e *EventBridge) deleteRule(_ context.Context, _ *http.Request, body []byte
 	if r.stop != nil {
 		close(r.stop)
 	}
-	delete(e.rules, in.Name)
+	delete(rules, in.Name)
 	return nil, nil
 }
 
@@ -299,13 +345,17 @@ func (e *EventBridge) describeRule(_ context.Context, _ *http.Request, body []by
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
+	rules, err := e.rulesOf(in.EventBusName)
+	if err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	r := e.rules[in.Name]
+	r := rules[in.Name]
 	if r == nil {
 		return nil, notFound("Rule %s does not exist.", in.Name)
 	}
-	out := map[string]any{"Name": r.name, "Arn": e.ruleARN(r.name), "State": r.state, "EventBusName": defaultBus}
+	out := map[string]any{"Name": r.name, "Arn": e.ruleARN(r.name), "State": r.state, "EventBusName": cmp.Or(in.EventBusName, defaultBus)}
 	if r.pattern != "" {
 		out["EventPattern"] = r.pattern
 	} else {
@@ -319,10 +369,14 @@ func (e *EventBridge) listRuleNamesByTarget(_ context.Context, _ *http.Request, 
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
+	rules, err := e.rulesOf(in.EventBusName)
+	if err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	names := []string{}
-	for name, r := range e.rules {
+	for name, r := range rules {
 		for _, t := range r.targets {
 			if t.Arn == in.TargetArn {
 				names = append(names, name)
@@ -374,38 +428,43 @@ func (e *EventBridge) putEvents(_ context.Context, _ *http.Request, body []byte)
 		Entries          []result
 	}{}
 	for _, en := range in.Entries {
-		if en.Source == "" || en.DetailType == "" || !json.Valid([]byte(en.Detail)) || checkBus(en.EventBusName) != nil {
+		rules, busErr := e.rulesOf(en.EventBusName)
+		if en.Source == "" || en.DetailType == "" || !json.Valid([]byte(en.Detail)) || busErr != nil {
 			out.FailedEntryCount++
-			out.Entries = append(out.Entries, result{ErrorCode: "InvalidArgument", ErrorMessage: "Source, DetailType and a JSON Detail are required on the default bus"})
+			out.Entries = append(out.Entries, result{ErrorCode: "InvalidArgument", ErrorMessage: "Source, DetailType, a JSON Detail and an existing bus are required"})
 			continue
 		}
 		at := time.Now()
 		if en.Time != nil {
-			sec := *en.Time
-			at = time.Unix(int64(sec), int64((sec-float64(int64(sec)))*1e9))
+			at = epochTime(*en.Time)
 		}
 		event := e.envelope(en.Source, en.DetailType, en.Resources, json.RawMessage(en.Detail), at)
 		var id struct {
 			ID string `json:"id"`
 		}
 		_ = json.Unmarshal(event, &id)
-		e.mu.Lock()
-		var matched []*rule
-		for _, r := range e.rules {
-			if r.compiled == nil || r.state != "ENABLED" {
-				continue
-			}
-			if ok, err := r.compiled.MatchJSON(event); err == nil && ok {
-				matched = append(matched, r)
-			}
-		}
-		e.mu.Unlock()
-		for _, r := range matched {
-			e.deliver(r, event)
-		}
+		e.route(rules, event)
 		out.Entries = append(out.Entries, result{EventId: id.ID})
 	}
 	return out, nil
+}
+
+// route delivers event to every enabled rule of rules that matches it.
+func (e *EventBridge) route(rules map[string]*rule, event []byte) {
+	e.mu.Lock()
+	var matched []*rule
+	for _, r := range rules {
+		if r.compiled == nil || r.state != "ENABLED" {
+			continue
+		}
+		if ok, err := r.compiled.MatchJSON(event); err == nil && ok {
+			matched = append(matched, r)
+		}
+	}
+	e.mu.Unlock()
+	for _, r := range matched {
+		e.deliver(r, event)
+	}
 }
 
 // deliver sends event to every target of r: SQS at once, Lambda as an

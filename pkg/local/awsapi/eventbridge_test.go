@@ -102,3 +102,46 @@ func TestEventBridgeRoutesMatchedEventsToTargetsThroughTheSDKClient(t *testing.T
 		t.Error("rate(1 minutes) was accepted")
 	}
 }
+
+func TestEventBridgeKeepsEachBusRules(t *testing.T) {
+	ctx := context.Background()
+	queues := NewSQS()
+	q := sqsqueue.New()
+	queues.AddQueue("smoke", q, 0, "")
+	bus := NewEventBridge(func(o *EventBridgeOptions) { o.SQS = queues })
+	defer bus.Close()
+	bus.AddBus("results")
+	cfg, _ := serve(t, bus)
+	client := eventbridge.NewFromConfig(cfg)
+
+	if _, err := client.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String("r"), EventBusName: aws.String("nope"), EventPattern: aws.String(`{"source":["geolocate"]}`)}); err == nil {
+		t.Error("a rule on a missing bus was accepted")
+	}
+	if _, err := client.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String("r"), EventBusName: aws.String("results"), EventPattern: aws.String(`{"source":["geolocate"]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String("r"), EventBusName: aws.String("results"),
+		Targets: []types.Target{{Id: aws.String("q"), Arn: aws.String("arn:aws:sqs:us-east-1:000000000000:smoke")}}}); err != nil {
+		t.Fatal(err)
+	}
+	// On the default bus the same event reaches no rule of "results".
+	if _, err := client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{
+		{Source: aws.String("geolocate"), DetailType: aws.String("Photo Geolocated"), Detail: aws.String(`{}`)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := q.Len(); n != 0 {
+		t.Fatalf("an event of the default bus reached a rule of another bus (%d message(s))", n)
+	}
+	if err := bus.PutEvent("results", "geolocate", "Photo Geolocated", json.RawMessage(`{"key":"a.jpg"}`), nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.PutEvent("nope", "geolocate", "x", json.RawMessage(`{}`), nil, time.Now()); err == nil {
+		t.Error("PutEvent on a missing bus succeeded")
+	}
+	if msgs := q.Receive(ctx, 10, 0); len(msgs) != 1 || !strings.Contains(msgs[0].Body, `"key":"a.jpg"`) {
+		t.Errorf("the results bus's rule delivered %+v", msgs)
+	}
+	if names, err := client.ListRuleNamesByTarget(ctx, &eventbridge.ListRuleNamesByTargetInput{EventBusName: aws.String("results"), TargetArn: aws.String("arn:aws:sqs:us-east-1:000000000000:smoke")}); err != nil || len(names.RuleNames) != 1 {
+		t.Errorf("ListRuleNamesByTarget on the bus = %+v, %v", names, err)
+	}
+}

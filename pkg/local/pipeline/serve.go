@@ -25,6 +25,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsapi"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
@@ -44,6 +45,7 @@ const (
 	servedMonitorRule    = "geolocate-local-monitor-schedule"
 	servedJobFeederRule  = "geolocate-local-jobfeeder-schedule"
 	servedDeadLetterName = sqsqueue.DefaultName + "-dlq"
+	servedResultsBus     = "geolocate-local-results"
 
 	// jobFeederSchedule is the feeder's rule, once a minute (PLAN.md).
 	jobFeederSchedule = "rate(1 minute)"
@@ -57,6 +59,7 @@ const (
 	OutputDeadLetterQueueURL    = "DeadLetterQueueUrl"
 	OutputAlarmTopicArn         = "AlarmTopicArn"
 	OutputJobFeederFunctionName = "JobFeederFunctionName"
+	OutputResultEventsBusName   = "ResultEventsBusName"
 )
 
 // ServeOptions configure Serve beyond Options.
@@ -134,6 +137,31 @@ func Serve(ctx context.Context, opts Options, optFns ...func(*ServeOptions)) err
 		return err
 	}
 	defer st.close()
+	// The results pipe, played over the table's stream onto the results
+	// bus, where rules (the smoke check's) receive the result events.
+	if opts.Events == nil {
+		if opts.Events, err = pipes.ResultsPipe(nil); err != nil {
+			return fmt.Errorf("result events: %w", err)
+		}
+	}
+	onEvent := opts.OnEvent
+	opts.OnEvent = func(e *pipes.Event) {
+		if err := st.svcs.EventBridge.PutEvent(servedResultsBus, e.Source, e.DetailType, e.Detail, e.Resources, e.Time); err != nil {
+			say("warning   result event not put on bus %s: %v", servedResultsBus, err)
+		}
+		if onEvent != nil {
+			onEvent(e)
+		}
+	}
+	events, err := startEvents(ctx, opts, local, say)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if _, _, err := events.finish(context.WithoutCancel(ctx)); err != nil {
+			say("warning   %v", err)
+		}
+	}()
 
 	say("serving   %s, %s bucket %s, table %s, stack %s (S3 at %s, DynamoDB Local at %s; Ctrl-C to stop)",
 		svc.describe(), bucketMode(opts), opts.Bucket, opts.Table, so.StackName, st.env["AWS_ENDPOINT_URL_S3"], local.ddb.Endpoint())
@@ -284,7 +312,9 @@ func startServedStack(ctx context.Context, opts Options, so ServeOptions, svc *s
 	for _, name := range so.Alarms {
 		svcs.CloudWatch.AddAlarm(awsapi.Alarm{Name: name, Actions: []string{topic}, OKActions: []string{topic}})
 	}
+	svcs.EventBridge.AddBus(servedResultsBus)
 	svcs.CloudFormation.AddStack(so.StackName, map[string]string{
+		OutputResultEventsBusName:   servedResultsBus,
 		OutputBucketName:            opts.Bucket,
 		OutputTableName:             opts.Table,
 		OutputQueueURL:              queueURL,

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -119,6 +121,23 @@ func TestServeRunsAWholeStackBehindItsExportLine(t *testing.T) {
 		t.Errorf("outputs = %v", outputs)
 	}
 
+	// A rule on the results bus, as the smoke check puts one, to a queue
+	// of its own.
+	sqsc := sqs.NewFromConfig(sdkConfig(env, "AWS_ENDPOINT_URL_SQS"))
+	inbox, err := sqsc.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("smoke-events")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := eventbridge.NewFromConfig(sdkConfig(env, "AWS_ENDPOINT_URL_EVENTBRIDGE"))
+	bus := aws.String(outputs[OutputResultEventsBusName])
+	if _, err := rules.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String("smoke"), EventBusName: bus, EventPattern: aws.String(`{"source":["geolocate"]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rules.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String("smoke"), EventBusName: bus,
+		Targets: []ebtypes.Target{{Id: aws.String("q"), Arn: aws.String("arn:aws:sqs:us-east-1:000000000000:smoke-events")}}}); err != nil {
+		t.Fatal(err)
+	}
+
 	// An upload through the S3 endpoint is announced on the queue and
 	// recorded by the predictor on it.
 	s3c := s3.NewFromConfig(sdkConfig(env, "AWS_ENDPOINT_URL_S3"), func(o *s3.Options) { o.UsePathStyle = true })
@@ -128,7 +147,7 @@ func TestServeRunsAWholeStackBehindItsExportLine(t *testing.T) {
 	}
 	db := awspartstest.SharedDynamoDB(t)
 	store := ledger.New(db.Client(), env[envvars.TableName])
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(time.Minute) // for the record and its event
 	var rec *ledger.Record
 	for rec == nil || !rec.Final() {
 		if time.Now().After(deadline) {
@@ -152,8 +171,31 @@ func TestServeRunsAWholeStackBehindItsExportLine(t *testing.T) {
 		t.Error("an image uploaded before the stack served was announced")
 	}
 
+	// Its result event reached the rule's queue.
+	var event struct {
+		DetailType string `json:"detail-type"`
+		Detail     struct{ Key string }
+	}
+	for event.DetailType == "" {
+		got, err := sqsc.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: inbox.QueueUrl, WaitTimeSeconds: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Messages) == 0 && time.Now().After(deadline) {
+			t.Fatalf("no result event on the results bus:\n%s", out.String())
+		}
+		if len(got.Messages) > 0 {
+			if err := json.Unmarshal([]byte(aws.ToString(got.Messages[0].Body)), &event); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if event.DetailType != "Photo Geolocated" || event.Detail.Key != "new/photo.jpg" {
+		t.Errorf("result event = %+v", event)
+	}
+
 	// The queue's depth reads as SQS's, and the job feeder answers Invoke.
-	attrs, err := sqs.NewFromConfig(sdkConfig(env, "AWS_ENDPOINT_URL_SQS")).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+	attrs, err := sqsc.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: aws.String(outputs[OutputDeadLetterQueueURL]), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
 	if err != nil || attrs.Attributes["ApproximateNumberOfMessages"] != "0" {
 		t.Errorf("dead-letter queue attributes = %v, %v", attrs, err)
