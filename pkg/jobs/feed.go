@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -415,29 +416,30 @@ func (r *jobRun) listBucket(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("list s3://%s/%s: %w", it.Bucket, it.Prefix, err)
 		}
-		var entries []entry
-		var listed, skipped int64
 		versions := afterCursor(out.Versions, it.CursorKey, it.CursorVersion)
+		var latest []entry
 		for _, v := range versions {
 			if !aws.ToBool(v.IsLatest) {
-				continue
+				continue // older versions were superseded; a deleted object's latest is its delete marker
 			}
-			listed++
 			e := entry{Key: aws.ToString(v.Key), VersionID: aws.ToString(v.VersionId), ETag: strings.Trim(aws.ToString(v.ETag), `"`),
 				Size: aws.ToInt64(v.Size)}
 			if e.VersionID == "null" {
 				e.VersionID = "" // unversioned bucket: S3's own notifications carry none
 			}
-			send, err := r.wanted(ctx, e)
-			if err != nil {
-				return err
-			}
-			if !send {
-				skipped++
-				continue
-			}
-			entries = append(entries, e)
+			latest = append(latest, e)
 		}
+		send, err := r.wantedAll(ctx, latest)
+		if err != nil {
+			return err
+		}
+		var entries []entry
+		for i, e := range latest {
+			if send[i] {
+				entries = append(entries, e)
+			}
+		}
+		listed, skipped := int64(len(latest)), int64(len(latest)-len(entries))
 		done := !aws.ToBool(out.IsTruncated)
 		cursor := listCursor{key: aws.ToString(out.NextKeyMarker), version: aws.ToString(out.NextVersionIdMarker)}
 		if !done && cursor.key == "" {
@@ -471,6 +473,36 @@ func afterCursor(versions []s3types.ObjectVersion, key, version string) []s3type
 		versions = versions[1:]
 	}
 	return versions
+}
+
+// lookupWorkers bounds the record reads a page's listing runs at once: a
+// page of 1,000 objects read one after the other takes about 5 s, so a run
+// would list 8 pages; 16 at once keep it near the page limit while staying
+// far below a table's on-demand read throughput.
+const lookupWorkers = 16
+
+// wantedAll is wanted for each entry, lookupWorkers at a time, in order.
+func (r *jobRun) wantedAll(ctx context.Context, entries []entry) ([]bool, error) {
+	send := make([]bool, len(entries))
+	errs := make([]error, len(entries))
+	sem := make(chan struct{}, lookupWorkers)
+	var wg sync.WaitGroup
+	for i := range entries {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			send[i], errs[i] = r.wanted(ctx, entries[i])
+		})
+	}
+	wg.Wait()
+	// The first error says it (a throttled table fails them all alike):
+	// the job's Error is one line.
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return send, nil
 }
 
 // wanted reports whether a backfill sends e: not when its record is final,
