@@ -193,7 +193,8 @@ func (r *jobRun) inFlight() int64 {
 	return max(it.Sent-max(ended, old), 0)
 }
 
-// allDone reports whether everything listed was fed and has settled.
+// allFed reports whether everything listed was fed (nothing left to retry
+// or to send again after a pause).
 func (r *jobRun) allFed() bool {
 	it := r.it
 	return it.ListingDone && it.FedChunk >= it.Chunks && len(it.Retry) == 0 && len(it.Dropped) == 0
@@ -239,11 +240,11 @@ func (r *jobRun) feed(ctx context.Context) error {
 		}
 	}
 	rate := r.rate()
-	elapsed := maxCatchUp
+	// A job's first run feeds a minute's worth; later ones the time since
+	// the last feeding, up to maxCatchUp.
+	elapsed := time.Minute
 	if !it.FedAt.IsZero() {
 		elapsed = min(max(r.now.Sub(it.FedAt), 0), maxCatchUp)
-	} else {
-		elapsed = time.Minute
 	}
 	want := rate*elapsed.Minutes() + it.FeedCarry
 	room := math.Ceil(rate*float64(r.f.opts.WindowMinutes)) - float64(r.inFlight())
@@ -272,8 +273,8 @@ func (r *jobRun) feed(ctx context.Context) error {
 type pending struct {
 	pos  string
 	body string
-	// next is the feeding position after it ("" for a retried or
-	// dropped one, which does not move the position).
+	// nextChunk and nextOffset are the feeding position after it; resend
+	// marks a retried or dropped one, which does not move the position.
 	nextChunk, nextOffset int
 	resend                bool
 }
