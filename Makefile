@@ -36,7 +36,7 @@ NODE_MIN         := 20
 NODE_RECOMMENDED := 22.22.2
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo reprocess-demo reprocess-demo-commands test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo screenshots reprocess-demo reprocess-demo-commands test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -92,6 +92,20 @@ run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally o
 # seconds is one point per metric, this is the dashboard in operation.
 dashboard-demo: deps build-cli synth ## draw the dashboard from a simulated busy day into DEMO (default dashboard-demo.html)
 	$(GEOLOCATE) local --dashboard-demo "$(DEMO)" --template "$(STACK_TEMPLATE)"
+
+# screenshots redraws the README's dashboard picture from the page itself:
+# the demo day's page (as make dashboard-demo), shot by headless chromium,
+# and beside it the list of the page's widgets it was drawn from
+# (docs/dashboard-demo.widgets.json), which infra's test compares with the
+# stack's dashboard: a widget added, removed or renamed fails it until the
+# picture is redrawn here.
+SCREENSHOT_PAGE := $(BUILD_DIR)/dashboard-demo.html
+CHROMIUM ?= chromium
+screenshots: deps build-cli synth ## redraw docs/dashboard-demo.png (and its widget list) from the demo page with headless chromium
+	@mkdir -p $(BUILD_DIR)
+	$(GEOLOCATE) local --dashboard-demo "$(SCREENSHOT_PAGE)" --widgets docs/dashboard-demo.widgets.json --template "$(STACK_TEMPLATE)"
+	$(CHROMIUM) --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=10000 --window-size=1600,2800 \
+		--screenshot="$(CURDIR)/docs/dashboard-demo.png" "file://$(CURDIR)/$(SCREENSHOT_PAGE)"
 
 # reprocess-demo plays a reprocess on the local parts (DynamoDB Local,
 # gofakes3, the simulator serving an older and a newer model): photos
