@@ -24,7 +24,10 @@ EVENTS      ?=
 # SERVICE counts only on make's command line (make run SERVICE=real): an
 # exported SERVICE never turns a run into paid calls.
 SERVICE_ARG := $(if $(filter command line,$(origin SERVICE)),$(SERVICE))
-STACK_TEMPLATE := cdk.out/Geolocation.template.json
+# CDK_OUT is where synth writes the cloud assembly (cdk.json's output) and
+# deploy reads it; a test synthesizes elsewhere.
+CDK_OUT     ?= cdk.out
+STACK_TEMPLATE := $(CDK_OUT)/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # Node.js: 22.22.2 or later (22 or 24) runs every tool without a warning.
@@ -160,7 +163,7 @@ context_args = set -- $(CDK_ARGS); args=(); while [ $$\# -gt 0 ]; do case "$$1" 
 # and cdk's "go run ./infra: Subprocess exited with error 1", say nothing
 # more and are dropped (make's own "Error" line cannot be).
 CDK_NOISE := ^(exit status [0-9]+|go run \./infra: Subprocess exited with error [0-9]+)$$
-cdk_synth = set -o pipefail; { npx --no-install cdk synth --quiet $(1) 2>&1 1>&3 3>&- | { grep -vE '$(CDK_NOISE)' || true; } 1>&2; } 3>&1
+cdk_synth = set -o pipefail; { npx --no-install cdk synth --quiet --output "$(CDK_OUT)" $(1) 2>&1 1>&3 3>&- | { grep -vE '$(CDK_NOISE)' || true; } 1>&2; } 3>&1
 
 synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=..."; a placeholder URL without one)
 	@$(call cdk_synth,$(url_or_placeholder) $(CDK_ARGS))
@@ -180,13 +183,13 @@ predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARG
 # deploy checks what needs no account first: the service URL is given,
 # then every setting, by synthesizing (the CDK app refuses a typo or a bad
 # value in one line), all before any AWS call; then predeploy's AWS reads;
-# then cdk deploys the assembly just synthesized (--app cdk.out), so the
+# then cdk deploys the assembly just synthesized (--app $(CDK_OUT)), so the
 # app is not synthesized twice.
 deploy: deps-cdk build-cli ## check offline, then against the account, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
 	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "make deploy: set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\" (docs/service-contract.md: where it comes from)" >&2; exit 2;; esac
 	@$(context_args); $(call cdk_synth,"$${args[@]}")
 	@$(call predeploy_check,make deploy)
-	npx --no-install cdk deploy --app cdk.out $(CDK_ARGS)
+	npx --no-install cdk deploy --app "$(CDK_OUT)" $(CDK_ARGS)
 
 # bootstrap and destroy check the credentials and region first, with the
 # one line every AWS command gives (no credentials, no region, an expired
