@@ -24,7 +24,10 @@ EVENTS      ?=
 # SERVICE counts only on make's command line (make run SERVICE=real): an
 # exported SERVICE never turns a run into paid calls.
 SERVICE_ARG := $(if $(filter command line,$(origin SERVICE)),$(SERVICE))
-STACK_TEMPLATE := cdk.out/Geolocation.template.json
+# CDK_OUT is where synth writes the cloud assembly (cdk.json's output) and
+# deploy reads it; a test synthesizes elsewhere.
+CDK_OUT     ?= cdk.out
+STACK_TEMPLATE := $(CDK_OUT)/Geolocation.template.json
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # Node.js: 22.22.2 or later (22 or 24) runs every tool without a warning.
@@ -36,7 +39,7 @@ NODE_MIN         := 20
 NODE_RECOMMENDED := 22.22.2
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo reprocess-demo reprocess-demo-commands test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo screenshots reprocess-demo reprocess-demo-commands test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -93,6 +96,20 @@ run: deps build-cli $(if $(DASHBOARD),synth) ## run the whole pipeline locally o
 dashboard-demo: deps build-cli synth ## draw the dashboard from a simulated busy day into DEMO (default dashboard-demo.html)
 	$(GEOLOCATE) local --dashboard-demo "$(DEMO)" --template "$(STACK_TEMPLATE)"
 
+# screenshots redraws the README's dashboard picture from the page itself:
+# the demo day's page (as make dashboard-demo), shot by headless chromium,
+# and beside it the list of the page's widgets it was drawn from
+# (docs/dashboard-demo.widgets.json), which infra's test compares with the
+# stack's dashboard: a widget added, removed or renamed fails it until the
+# picture is redrawn here.
+SCREENSHOT_PAGE := $(BUILD_DIR)/dashboard-demo.html
+CHROMIUM ?= chromium
+screenshots: deps build-cli synth ## redraw docs/dashboard-demo.png (and its widget list) from the demo page with headless chromium
+	@mkdir -p $(BUILD_DIR)
+	$(GEOLOCATE) local --dashboard-demo "$(SCREENSHOT_PAGE)" --widgets docs/dashboard-demo.widgets.json --template "$(STACK_TEMPLATE)"
+	$(CHROMIUM) --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=10000 --window-size=1600,2800 \
+		--screenshot="$(CURDIR)/docs/dashboard-demo.png" "file://$(CURDIR)/$(SCREENSHOT_PAGE)"
+
 # reprocess-demo plays a reprocess on the local parts (DynamoDB Local,
 # gofakes3, the simulator serving an older and a newer model): photos
 # geolocated with the older one, a sample run of 50 with the newer one and
@@ -146,7 +163,7 @@ context_args = set -- $(CDK_ARGS); args=(); while [ $$\# -gt 0 ]; do case "$$1" 
 # and cdk's "go run ./infra: Subprocess exited with error 1", say nothing
 # more and are dropped (make's own "Error" line cannot be).
 CDK_NOISE := ^(exit status [0-9]+|go run \./infra: Subprocess exited with error [0-9]+)$$
-cdk_synth = set -o pipefail; { npx --no-install cdk synth --quiet $(1) 2>&1 1>&3 3>&- | { grep -vE '$(CDK_NOISE)' || true; } 1>&2; } 3>&1
+cdk_synth = set -o pipefail; { npx --no-install cdk synth --quiet --output "$(CDK_OUT)" $(1) 2>&1 1>&3 3>&- | { grep -vE '$(CDK_NOISE)' || true; } 1>&2; } 3>&1
 
 synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=..."; a placeholder URL without one)
 	@$(call cdk_synth,$(url_or_placeholder) $(CDK_ARGS))
@@ -166,13 +183,13 @@ predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARG
 # deploy checks what needs no account first: the service URL is given,
 # then every setting, by synthesizing (the CDK app refuses a typo or a bad
 # value in one line), all before any AWS call; then predeploy's AWS reads;
-# then cdk deploys the assembly just synthesized (--app cdk.out), so the
+# then cdk deploys the assembly just synthesized (--app $(CDK_OUT)), so the
 # app is not synthesized twice.
 deploy: deps-cdk build-cli ## check offline, then against the account, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
 	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "make deploy: set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\" (docs/service-contract.md: where it comes from)" >&2; exit 2;; esac
 	@$(context_args); $(call cdk_synth,"$${args[@]}")
 	@$(call predeploy_check,make deploy)
-	npx --no-install cdk deploy --app cdk.out $(CDK_ARGS)
+	npx --no-install cdk deploy --app "$(CDK_OUT)" $(CDK_ARGS)
 
 # bootstrap and destroy check the credentials and region first, with the
 # one line every AWS command gives (no credentials, no region, an expired

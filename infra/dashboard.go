@@ -52,10 +52,11 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 		awscloudwatch.NewSingleValueWidget(&awscloudwatch.SingleValueWidgetProps{
 			Title: jsii.String("Credits"), Width: jsii.Number(8), Height: jsii.Number(6),
 			Metrics: &[]awscloudwatch.IMetric{
-				m.labelled(metricnames.CreditsRemaining, "Minimum", "Remaining", monitorPeriod),
-				// When the service takes no API keys on its credit summary.
-				m.labelled(metricnames.CreditsEstimated, "Minimum", "Estimated (summary takes no keys)", monitorPeriod),
-				m.labelled(metricnames.CreditSummaryReadable, "Minimum", "Summary read with the key (1) or estimated (0)", monitorPeriod),
+				// Only one of the two is published: the figure's label says
+				// its source (a bare "1" labelled "Summary read with the key
+				// (1) or estimated (0)" said it as a number).
+				m.labelled(metricnames.CreditsRemaining, "Minimum", "Credits left (read from the service)", monitorPeriod),
+				m.labelled(metricnames.CreditsEstimated, "Minimum", "Credits left (estimated: the summary takes no API key)", monitorPeriod),
 				m.labelled(metricnames.CreditDaysRemaining, "Minimum", "Days left at current burn", monitorPeriod),
 				m.labelled(metricnames.CreditBurnPerDay, "Average", "Burn per day", monitorPeriod),
 			},
@@ -132,7 +133,13 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 		graph6("Failed images by reason", search(metricnames.ImagesFailed, metricnames.DimReason, "Sum", flow)),
 		graph6("Rejected images by reason", search(metricnames.ImagesRejected, metricnames.DimReason, "Sum", flow)),
 		graph6("Dead-lettered images by reason", search(metricnames.ImagesDeadLettered, metricnames.DimReason, "Sum", flow)),
-		graph6("Model ready (1) by model", search(metricnames.ModelReady, metricnames.DimModelID, "Minimum", monitorPeriod)),
+		// Stacked: each model's 0 or 1 is a band, so four ready models read
+		// as four, where four lines at 1 overlapped into one colour.
+		awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+			Title: jsii.String("Models ready, one band per model"), Width: jsii.Number(6), Height: jsii.Number(6),
+			Left:    &[]awscloudwatch.IMetric{search(metricnames.ModelReady, metricnames.DimModelID, "Minimum", monitorPeriod)},
+			Stacked: jsii.Bool(true), LeftYAxis: &awscloudwatch.YAxisProps{Min: jsii.Number(0)},
+		}),
 	)
 	// Accuracy against the photos' own EXIF positions, over an hour: a
 	// handful of photos per five minutes would make the percentiles jump.
@@ -167,13 +174,15 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 	// The models in use (below the alarms, which stay in the first screen): results recorded by the model that ran (the
 	// predictor's ImagesSucceeded by ModelId), an hour a point, so a new
 	// default model or a reprocess shows as one line giving way to another.
-	dashboard.AddWidgets(
-		graph("Results recorded by model (per hour)", []awscloudwatch.IMetric{
-			search(metricnames.ImagesSucceeded, metricnames.DimModelID, "Sum", minutes(60)),
-		}, []awscloudwatch.IMetric{
+	// The whole row: at a third of it, alone, the row was lopsided.
+	dashboard.AddWidgets(awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+		Title: jsii.String("Results recorded by model (per hour)"), Width: jsii.Number(24), Height: jsii.Number(6),
+		Left: &[]awscloudwatch.IMetric{search(metricnames.ImagesSucceeded, metricnames.DimModelID, "Sum", minutes(60))},
+		Right: &[]awscloudwatch.IMetric{
 			m.labelled(metricnames.NewModelsAvailable, "Sum", "New models available", minutes(60)),
-		}),
-	)
+		},
+		LeftYAxis: &awscloudwatch.YAxisProps{Min: jsii.Number(0)},
+	}))
 	dashboard.AddWidgets(mapWidgetOnDashboard(p.mapWidget)...)
 	dashboard.AddWidgets(awscloudwatch.NewLogQueryWidget(&awscloudwatch.LogQueryWidgetProps{
 		Title:         jsii.String("Latest predictions"),
@@ -230,11 +239,14 @@ func resultEventsGraph(p *pipeline, period awscdk.Duration) awscloudwatch.IWidge
 	})
 }
 
-// graph6 is a quarter-width graph of one metric or search expression.
+// graph6 is a quarter-width graph of one metric or search expression, of
+// counts: its axis starts at 0 (auto-scaled, "Failed images by reason"
+// ran from 3 to 5).
 func graph6(title string, metric awscloudwatch.IMetric) awscloudwatch.IWidget {
 	return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
 		Title: jsii.String(title), Width: jsii.Number(6), Height: jsii.Number(6),
-		Left: &[]awscloudwatch.IMetric{metric},
+		Left:      &[]awscloudwatch.IMetric{metric},
+		LeftYAxis: &awscloudwatch.YAxisProps{Min: jsii.Number(0)},
 	})
 }
 

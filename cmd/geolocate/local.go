@@ -47,6 +47,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		dashboard   = fs.String("dashboard", "", "at the end of the run (or on a stop), write the stack's CloudWatch dashboard drawn from the run's metrics and alarms to this self-contained HTML file")
 		stackTmpl   = fs.String("template", defaultStackTemplate, "synthesized stack template for --dashboard and --dashboard-demo, and, when given, for the results pipe whose events the run prints (make synth writes it; default: the default configuration's pipe)")
 		eventsFile  = fs.String("events", "", "write each result event the stack's results pipe would publish (one per photo that reaches a final status) to this file, as JSON lines")
+		demoWidgets = fs.String("widgets", "", "with --dashboard-demo: also write the page's widgets (type and title, in order) to this JSON file (make screenshots commits it beside the picture)")
 		demo        = fs.String("dashboard-demo", "", "instead of a run, write the stack's dashboard drawn from a simulated busy day (uploads all day and a half-hour outage of the service, played in seconds on a simulated clock) to this HTML file: what the dashboard looks like in operation")
 		service     = fs.String("service", serviceSimulator, "the geolocation service the functions call: "+serviceSimulator+" (built in, free) or "+serviceReal+" (the service at GEO_API_URL with GEO_API_KEY: paid predictions; make run SERVICE=real); GEO_API_URL alone never selects it")
 		profile     = fs.String("profile", string(geosim.ProfileContract), "the simulator's profile: contract (the contract, with the public backend where it is silent) or backend (the backend in full: keys refused off predict, its own key header, 30 predictions a minute)")
@@ -87,7 +88,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		if *dashboard != "" || *serve || *watch || *asMap.path != "" || *images != "" || *eventsFile != "" {
 			return usageError{errors.New("--dashboard-demo draws a simulated day instead of a run: it takes --template only")}
 		}
-		return writeDashboardDemo(ctx, *demo, *stackTmpl, c.stderr)
+		return writeDashboardDemo(ctx, *demo, *demoWidgets, *stackTmpl, c.stderr)
 	}
 	c.key = c.getenv(envvars.APIKey) // scrubbed from any message
 	external, err := c.localService(*service)

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
+	"github.com/geolocate-aws/geolocate/pkg/local/dashpage"
 	"github.com/geolocate-aws/geolocate/pkg/local/scenario"
 )
 
@@ -20,8 +21,9 @@ const (
 
 // writeDashboardDemo is geolocate local --dashboard-demo FILE: it starts
 // the local parts and draws the stack's dashboard from a simulated busy
-// day (scenario.WriteDemoDashboard).
-func writeDashboardDemo(ctx context.Context, path, templatePath string, progress io.Writer) (err error) {
+// day (scenario.WriteDemoDashboard); with widgetsPath, also the page's
+// widget list (dashpage.WriteWidgets), which a screenshot is committed with.
+func writeDashboardDemo(ctx context.Context, path, widgetsPath, templatePath string, progress io.Writer) (err error) {
 	template, err := os.ReadFile(templatePath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("--dashboard-demo: no synthesized template at %s: run `make synth` first (or pass --template)", templatePath)
@@ -55,5 +57,11 @@ func writeDashboardDemo(ctx context.Context, path, templatePath string, progress
 		return fmt.Errorf("--dashboard-demo: %w", err)
 	}
 	fmt.Fprintf(progress, "dashboard %s\n", path)
+	if widgetsPath != "" {
+		if err := dashpage.WriteWidgets(widgetsPath, template); err != nil {
+			return fmt.Errorf("--widgets: %w", err)
+		}
+		fmt.Fprintf(progress, "widgets   %s\n", widgetsPath)
+	}
 	return nil
 }

@@ -49,7 +49,7 @@ func TestMakeDeployChecksOfflineFirst(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make -n deploy: %v\n%s", err, out)
 	}
-	steps := []string{`make deploy: set the service URL`, `cdk synth --quiet "${args[@]}"`, `bin/geolocate doctor --predeploy --as "make deploy"`, `cdk deploy --app cdk.out`}
+	steps := []string{`make deploy: set the service URL`, `cdk synth --quiet --output "cdk.out" "${args[@]}"`, `bin/geolocate doctor --predeploy --as "make deploy"`, `cdk deploy --app "cdk.out"`}
 	at := -1
 	for _, step := range steps {
 		i := strings.Index(out, step)
@@ -59,8 +59,8 @@ func TestMakeDeployChecksOfflineFirst(t *testing.T) {
 		at = i
 	}
 	for target, want := range map[string]string{
-		"synth CDK_ARGS=-c alarmEmail=me@example.com":       "cdk synth --quiet -c apiUrl=https://geolocation.invalid -c alarmEmail=me@example.com",
-		"synth CDK_ARGS=-c apiUrl=https://geo.test.invalid": "cdk synth --quiet  -c apiUrl=https://geo.test.invalid",
+		"synth CDK_ARGS=-c alarmEmail=me@example.com":       `cdk synth --quiet --output "cdk.out" -c apiUrl=https://geolocation.invalid -c alarmEmail=me@example.com`,
+		"synth CDK_ARGS=-c apiUrl=https://geo.test.invalid": `cdk synth --quiet --output "cdk.out"  -c apiUrl=https://geo.test.invalid`,
 		"destroy": "cdk destroy -c apiUrl=https://geolocation.invalid",
 	} {
 		out, _, err := makeIn(t, nil, append([]string{"-n"}, strings.SplitN(target, " ", 2)...)...)
@@ -88,7 +88,8 @@ func TestMakeDeployRefusesABadSettingBeforeAnyAWSCall(t *testing.T) {
 		t.Errorf("bare make deploy: %v, stderr\n%s\nwant the URL line (and make's)", err, stderr)
 	}
 
-	stdout, stderr, err = makeIn(t, unreachable, "deploy", "CDK_ARGS=-c apiUrl=https://x.example -c alarmEmial=me@example.com")
+	// Its own assembly directory: no other synth of the tree is disturbed.
+	stdout, stderr, err = makeIn(t, unreachable, "deploy", "CDK_OUT="+t.TempDir(), "CDK_ARGS=-c apiUrl=https://x.example -c alarmEmial=me@example.com")
 	if err == nil || !strings.Contains(stderr, "unknown setting alarmEmial; did you mean alarmEmail?") {
 		t.Fatalf("make deploy with a typo: %v, stderr\n%s", err, stderr)
 	}

@@ -162,7 +162,10 @@ type widgetView struct {
 	Option  template.JS
 	Values  []valueView
 	Code    string
-	Notes   []string
+	// Text is a text widget's Markdown, rendered (its raw "**bold**" and
+	// backticks read as a broken page).
+	Text  template.HTML
+	Notes []string
 	// Folded are notes beside a chart, shown folded under one line.
 	Folded []string
 	Legend []legendItem
@@ -254,8 +257,7 @@ func (b *builder) widget(w widget) (widgetView, error) {
 		if err := json.Unmarshal(w.Properties, &p); err != nil {
 			return v, fmt.Errorf("properties: %w", err)
 		}
-		v.Code = p.Markdown
-		v.Notes = append(v.Notes, "A text widget: CloudWatch renders its Markdown; shown here as written.")
+		v.Text = markdownHTML(p.Markdown)
 	default:
 		v.Title = w.Type
 		v.Notes = append(v.Notes, fmt.Sprintf("Widgets of type %q are shown in CloudWatch only.", w.Type))

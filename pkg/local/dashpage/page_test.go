@@ -87,7 +87,8 @@ func TestPageHasEveryWidgetInItsPlace(t *testing.T) {
 		"No local data for any metric of this widget",
 		"runs in CloudWatch Logs only",
 		"SOURCE &#39;Ref:Logs1&#39;",
-		`# Runbook`,
+		// Markdown rendered, not shown raw (issue 46 point 16).
+		`<div class="text"><h3>Runbook</h3><p>See the README.</p></div>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

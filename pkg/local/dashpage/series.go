@@ -2,6 +2,7 @@ package dashpage
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
@@ -118,7 +119,25 @@ func (b *builder) searchLines(r row) ([]line, string) {
 		}
 	}
 	if len(lines) == 0 {
-		return nil, fmt.Sprintf("no local data for %s", r.Expression)
+		// In words, not the query: "no local data for SEARCH('{Geolocation,
+		// Pipeline,Reason} ...')" read as a broken widget.
+		return nil, searchNote(s)
 	}
 	return lines, ""
+}
+
+// searchNote says why a SEARCH row drew nothing: one line is drawn per
+// value of the dimension it splits by, and this run published none.
+func searchNote(s search) string {
+	var by []string
+	for _, d := range s.SchemaDims {
+		if _, fixed := s.Terms[d]; !fixed {
+			by = append(by, d)
+		}
+	}
+	split := "value"
+	if len(by) > 0 {
+		split = strings.Join(by, " and ")
+	}
+	return fmt.Sprintf("No %s published in this run: a line appears for each %s that gets one.", s.MetricName, split)
 }
