@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
@@ -218,6 +219,7 @@ func newHandler(vars map[string]string, objects *s3.Client, ddb *dynamodb.Client
 	return predictor.New(cfg, predictor.Deps{
 		Objects:    objects,
 		Ledger:     ledger.New(ddb, cfg.TableName),
+		Jobs:       jobs.New(ddb, cfg.TableName),
 		Service:    service,
 		Keys:       keys,
 		Pacer:      pace,

@@ -96,13 +96,13 @@ func newReprocessRig(t *testing.T, out io.Writer) *reprocessRig {
 		t.Fatal(err)
 	}
 	store := ledger.New(ddb, table)
+	js := jobs.New(ddb, table)
 	logs := &syncbuf.Buffer{}
-	h, err := predictor.New(cfg, predictor.Deps{Objects: s3c, Ledger: store, Service: client, Keys: secretkey.Static(testKey),
+	h, err := predictor.New(cfg, predictor.Deps{Objects: s3c, Ledger: store, Jobs: js, Service: client, Keys: secretkey.Static(testKey),
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})), Metrics: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := jobs.New(ddb, table)
 	sent := &sentBodies{}
 	feeder := jobs.NewFeeder(js, s3c, sent, scenarioQueueURL, func(o *jobs.FeederOptions) { o.RatePerMinute = 30000; o.MaxConcurrency = 1 })
 	return &reprocessRig{t: t, s3: s3c, bucket: bucket, store: store, jobs: js, feeder: feeder, sent: sent, sim: sim, h: h, out: out, logs: logs}

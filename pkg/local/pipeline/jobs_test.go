@@ -52,10 +52,12 @@ func TestRunBackfillsAndReprocessesAsJobs(t *testing.T) {
 		t.Errorf("the files were announced, not put for the backfill:\n%s", progress.String())
 	}
 
-	// The reprocess job covers the succeeded photos, each ended in the run.
-	wantRun := succeeded(want)
-	if rerun.Kind != jobs.KindReprocess || rerun.State != jobs.StateDone || rerun.Listed != int64(wantRun) || rerun.Ended() != rerun.Listed {
-		t.Errorf("reprocess job %+v: want done over the %d succeeded photos", rerun, wantRun)
+	// The reprocess job covers the succeeded files, each ended in the run,
+	// and pays once per distinct photo (a copy's answer is reused).
+	wantRun := succeededFiles(want)
+	if rerun.Kind != jobs.KindReprocess || rerun.State != jobs.StateDone || rerun.Listed != int64(wantRun) || rerun.Ended() != rerun.Listed ||
+		rerun.CreditsSpent != int64(succeeded(want)) {
+		t.Errorf("reprocess job %+v: want done over the %d succeeded files, %d credits", rerun, wantRun, succeeded(want))
 	}
 	recs, err := ledger.New(ddb.Client(), table).Query(context.Background(), ledger.QueryInput{Run: "again", Since: time.Now().Add(-time.Hour)})
 	if err != nil {
