@@ -55,7 +55,7 @@ func Start(metrics *alarmeval.Store, optFns ...func(*ServicesOptions)) (_ *Servi
 	}()
 	s.SQS = NewSQS()
 	s.Lambda = NewLambda(func(l *LambdaOptions) { l.Logger = o.Logger })
-	s.EventBridge = NewEventBridge(func(e *EventBridgeOptions) { e.SQS, e.Lambda, e.Logger = s.SQS, s.Lambda, o.Logger })
+	s.EventBridge = NewEventBridge(func(e *EventBridgeOptions) { e.SQS, e.Lambda, e.Logger, e.Metrics = s.SQS, s.Lambda, o.Logger, metrics })
 	s.SNS = NewSNS(func(n *SNSOptions) { n.Metrics, n.SQS = metrics, s.SQS })
 	s.CloudWatch = NewCloudWatch(metrics, func(c *CloudWatchOptions) {
 		c.Notify = func(ctx context.Context, topic string, n AlarmNotice) error {
