@@ -10,6 +10,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/keyheader"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3keyfilter"
 )
 
 // The modes of the Choice settings, written once: the predictor, the CDK
@@ -137,7 +138,8 @@ var (
 	// each sent with a DelaySeconds inside it: SQS delays a message at
 	// most 15 minutes (900 s), hence the bound.
 	JobWindowMinutes = add(Setting{Key: "jobWindowMinutes", Env: envvars.JobWindowMinutes, Functions: JobFeeder, Kind: Int,
-		Default: "15", Min: 1, Max: 15, Doc: "minutes of a job's calls kept in the upload queue"})
+		Default: "15", Min: 1, Max: 15, Want: "a whole number from 1 to 15 (SQS delays a message at most 900 s)",
+		Doc: "minutes of a job's calls kept in the upload queue"})
 	LogRetentionDays = add(Setting{Key: "logRetentionDays", Kind: Int, Default: "90", Allowed: logRetentionDays,
 		Doc: "how long the functions' logs are kept"})
 	LogLevel = add(Setting{Key: "logLevel", Env: envvars.LogLevel, Functions: Predictor | Monitor | JobFeeder, Kind: Choice, Default: "INFO",
@@ -211,16 +213,14 @@ func checkAPIURL(s string) error {
 	return nil
 }
 
-// keyFilterWant: S3 keys have no leading slash, so a filter starting with
-// one would never match anything.
-const keyFilterWant = "empty or an S3 key fragment of at most 1024 characters, not starting with /"
+// keyFilterWant: what s3keyfilter.Check takes (its error says which rule a
+// value breaks, quoting S3's). A constant: the table is built in the
+// order of its declarations.
+const keyFilterWant = "empty or an S3 key fragment of at most 1024 characters once URL-encoded, not starting with /, with none of the characters S3 says to avoid in keys (" + s3keyfilter.Avoid + ") and no non-printable one"
 
-func checkKeyFilter(s string) error {
-	if strings.HasPrefix(s, "/") || len(s) > 1024 {
-		return fmt.Errorf("not a key fragment")
-	}
-	return nil
-}
+// checkKeyFilter: the bucket's notification filter gets the encoded form,
+// so what S3 would not match (or not take) is refused before synth.
+func checkKeyFilter(s string) error { return s3keyfilter.Check(s) }
 
 func checkEmail(s string) error {
 	addr, err := mail.ParseAddress(s)
