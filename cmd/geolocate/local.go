@@ -82,7 +82,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if *asMap.path != "" && *serve {
-		return usageError{errors.New("--map draws a run's records: --serve runs no function")}
+		return usageError{errors.New("--map draws a one-pass run's records: with --serve, run results --map in the shell of its export line")}
 	}
 	if *demo != "" {
 		if *dashboard != "" || *serve || *watch || *asMap.path != "" || *images != "" || *eventsFile != "" {
@@ -105,7 +105,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	var dash *localDashboard
 	if *dashboard != "" {
 		if *serve {
-			return fmt.Errorf("--dashboard draws a run's metrics: --serve runs no function")
+			return fmt.Errorf("--dashboard draws a one-pass run's metrics at its end: --serve runs until stopped")
 		}
 		var err error
 		if dash, err = newLocalDashboard(*dashboard, *stackTmpl, time.Now()); err != nil {

@@ -21,8 +21,8 @@ import (
 )
 
 // TestCLIAgainstTheServedLocalStack pastes local --serve's export line into
-// the CLI's environment: status and results --json read the local stack as
-// a deployed one, an upload through its S3 endpoint is recorded through the
+// the CLI's environment: status, results --json and doctor read the local
+// stack as a deployed one, an upload through its S3 endpoint is recorded through the
 // served queue, and the stop says what ran.
 func TestCLIAgainstTheServedLocalStack(t *testing.T) {
 	db := awspartstest.SharedDynamoDB(t)
@@ -59,7 +59,7 @@ func TestCLIAgainstTheServedLocalStack(t *testing.T) {
 		t.Setenv(name, v)
 	}
 
-	r := runCLI(t, env, nil, "status")
+	r := runCLI(t, env, awsSecrets{}, "status")
 	if r.code != exitOK || !strings.Contains(r.stdout, "stack") || !strings.Contains(r.stdout, "queue") || !strings.Contains(r.stdout, "dead letters") {
 		t.Fatalf("status: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -76,7 +76,7 @@ func TestCLIAgainstTheServedLocalStack(t *testing.T) {
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		r = runCLI(t, env, nil, "results", "--json", "--since", "1h")
+		r = runCLI(t, env, awsSecrets{}, "results", "--json", "--since", "1h")
 		var rows []struct{ Key, Status string }
 		if r.code == exitOK {
 			if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
@@ -91,8 +91,15 @@ func TestCLIAgainstTheServedLocalStack(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if r := runCLI(t, env, nil, "status"); r.code != exitOK || !strings.Contains(r.stdout, "1 succeeded") {
+	if r := runCLI(t, env, awsSecrets{}, "status"); r.code != exitOK || !strings.Contains(r.stdout, "1 succeeded") {
 		t.Errorf("status after the upload: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// doctor reads the stack as deployed: the key through its secret, the
+	// predictor's settings, the queue's trigger, the monitor's heartbeat
+	// (its first reading at the start), the alarm topic.
+	if r := runCLI(t, env, awsSecrets{}, "doctor"); r.code != exitOK || !strings.Contains(r.stdout, "8 checks: 8 passed") {
+		t.Errorf("doctor: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 
 	cancel()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/eventpattern"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 )
@@ -50,16 +51,20 @@ type EventBridgeOptions struct {
 	Lambda            *Lambda
 	// Logger receives a line per failed delivery. Default: discarded.
 	Logger *slog.Logger
+	// Metrics receives what EventBridge publishes for rules (AWS/Events
+	// TriggeredRules, Invocations, FailedInvocations by RuleName, with
+	// EventBusName on a custom bus); nil: none.
+	Metrics *alarmeval.Store
 	// Ticker makes a schedule's ticks: every period of its rate, by
 	// default (time.NewTicker); tests tick faster.
 	Ticker func(period time.Duration) (ticks <-chan time.Time, stop func())
 }
 
 type rule struct {
-	name, pattern, schedule, state string
-	compiled                       *eventpattern.Pattern
-	targets                        map[string]target // by id
-	stop                           chan struct{}     // closes a schedule's ticker
+	name, bus, pattern, schedule, state string
+	compiled                            *eventpattern.Pattern
+	targets                             map[string]target // by id
+	stop                                chan struct{}     // closes a schedule's ticker
 }
 
 type target struct {
@@ -153,17 +158,48 @@ func notFound(format string, args ...any) *apiError {
 	return senderError("ResourceNotFoundException", format, args...)
 }
 
+// busName is the name of the bus a request names by name or ARN (empty:
+// the default bus).
+func busName(bus string) string {
+	if i := strings.Index(bus, ":event-bus/"); i >= 0 {
+		bus = bus[i+len(":event-bus/"):]
+	}
+	if bus == "" {
+		return defaultBus
+	}
+	return bus
+}
+
+// The metrics EventBridge publishes for rules ("Monitoring Amazon
+// EventBridge", namespace AWS/Events).
+const (
+	NamespaceEvents         = "AWS/Events"
+	MetricTriggeredRules    = "TriggeredRules"
+	MetricInvocations       = "Invocations"
+	MetricFailedInvocations = "FailedInvocations"
+	dimRuleName             = "RuleName"
+	dimEventBusName         = "EventBusName"
+)
+
+// metric publishes one count of a rule: by RuleName on the default bus,
+// by EventBusName and RuleName on a custom one.
+func (e *EventBridge) metric(name string, r *rule, at time.Time) {
+	if e.opts.Metrics == nil {
+		return
+	}
+	dims := map[string]string{dimRuleName: r.name}
+	if r.bus != defaultBus {
+		dims[dimEventBusName] = r.bus
+	}
+	// Well-formed by construction: the store refuses only malformed points.
+	_ = e.opts.Metrics.Add(alarmeval.Datapoint{Namespace: NamespaceEvents, MetricName: name, Dimensions: dims, Timestamp: at, Value: 1, Unit: "Count"})
+}
+
 // rulesOf returns the rules of the bus a request names (by name or ARN;
 // empty: the default bus), or EventBridge's ResourceNotFoundException.
 // The map is guarded by e.mu.
 func (e *EventBridge) rulesOf(bus string) (map[string]*rule, error) {
-	name := bus
-	if i := strings.Index(bus, ":event-bus/"); i >= 0 {
-		name = bus[i+len(":event-bus/"):]
-	}
-	if name == "" {
-		name = defaultBus
-	}
+	name := busName(bus)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	rules := e.buses[name]
@@ -207,7 +243,7 @@ func (e *EventBridge) putRule(_ context.Context, _ *http.Request, body []byte) (
 	if in.State == "" {
 		in.State = "ENABLED"
 	}
-	r := &rule{name: in.Name, pattern: in.EventPattern, schedule: in.ScheduleExpression, state: in.State}
+	r := &rule{name: in.Name, bus: busName(in.EventBusName), pattern: in.EventPattern, schedule: in.ScheduleExpression, state: in.State}
 	var every time.Duration
 	if in.EventPattern != "" {
 		p, err := eventpattern.Compile([]byte(in.EventPattern))
@@ -463,6 +499,7 @@ func (e *EventBridge) route(rules map[string]*rule, event []byte) {
 	}
 	e.mu.Unlock()
 	for _, r := range matched {
+		e.metric(MetricTriggeredRules, r, time.Now())
 		e.deliver(r, event)
 	}
 }
@@ -482,9 +519,11 @@ func (e *EventBridge) deliver(r *rule, event []byte) {
 			payload = []byte(t.Input)
 		}
 		if err := e.send(t.Arn, payload); err != nil {
+			e.metric(MetricFailedInvocations, r, time.Now())
 			e.opts.Logger.Error("rule target delivery failed", "rule", r.name, "target", t.Arn, "error", err)
 			continue
 		}
+		e.metric(MetricInvocations, r, time.Now())
 		e.mu.Lock()
 		e.delivered[r.name]++
 		e.mu.Unlock()

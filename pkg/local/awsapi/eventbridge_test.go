@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 )
 
@@ -108,7 +109,8 @@ func TestEventBridgeKeepsEachBusRules(t *testing.T) {
 	queues := NewSQS()
 	q := sqsqueue.New()
 	queues.AddQueue("smoke", q, 0, "")
-	bus := NewEventBridge(func(o *EventBridgeOptions) { o.SQS = queues })
+	store := alarmeval.NewStore()
+	bus := NewEventBridge(func(o *EventBridgeOptions) { o.SQS, o.Metrics = queues, store })
 	defer bus.Close()
 	bus.AddBus("results")
 	cfg, _ := serve(t, bus)
@@ -122,6 +124,11 @@ func TestEventBridgeKeepsEachBusRules(t *testing.T) {
 	}
 	if _, err := client.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String("r"), EventBusName: aws.String("results"),
 		Targets: []types.Target{{Id: aws.String("q"), Arn: aws.String("arn:aws:sqs:us-east-1:000000000000:smoke")}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A rule without a target, as the smoke check reads it: matched, it
+	// counts in TriggeredRules only.
+	if _, err := client.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String("count"), EventBusName: aws.String("results"), EventPattern: aws.String(`{"detail-type":["Photo Geolocated"]}`)}); err != nil {
 		t.Fatal(err)
 	}
 	// On the default bus the same event reaches no rule of "results".
@@ -140,6 +147,22 @@ func TestEventBridgeKeepsEachBusRules(t *testing.T) {
 	}
 	if msgs := q.Receive(ctx, 10, 0); len(msgs) != 1 || !strings.Contains(msgs[0].Body, `"key":"a.jpg"`) {
 		t.Errorf("the results bus's rule delivered %+v", msgs)
+	}
+	count := func(metric, rule string) int {
+		points, err := store.StatSeries(alarmeval.MetricStat{Metric: alarmeval.Metric{Namespace: NamespaceEvents, MetricName: metric,
+			Dimensions: []alarmeval.Dimension{{Name: "EventBusName", Value: "results"}, {Name: "RuleName", Value: rule}}},
+			Stat: alarmeval.Sum, Period: time.Hour}, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), alarmeval.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0.0
+		for _, p := range points {
+			n += p.Value
+		}
+		return int(n)
+	}
+	if got := [3]int{count(MetricTriggeredRules, "count"), count(MetricTriggeredRules, "r"), count(MetricInvocations, "r")}; got != [3]int{1, 1, 1} {
+		t.Errorf("TriggeredRules of count and r, Invocations of r = %v, want 1 each", got)
 	}
 	if names, err := client.ListRuleNamesByTarget(ctx, &eventbridge.ListRuleNamesByTargetInput{EventBusName: aws.String("results"), TargetArn: aws.String("arn:aws:sqs:us-east-1:000000000000:smoke")}); err != nil || len(names.RuleNames) != 1 {
 		t.Errorf("ListRuleNamesByTarget on the bus = %+v, %v", names, err)

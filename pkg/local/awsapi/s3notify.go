@@ -1,6 +1,7 @@
 package awsapi
 
 import (
+	"encoding/xml"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -24,21 +25,70 @@ type CreatedObject struct {
 type S3Notifications struct {
 	proxy     *httputil.ReverseProxy
 	onCreated func(CreatedObject)
+	configs   map[string]NotificationConfiguration
 }
 
-// NewS3Notifications returns the front of the S3 at target.
-func NewS3Notifications(target string, onCreated func(CreatedObject)) (*S3Notifications, error) {
+// NotificationConfiguration is what a bucket's notification configuration
+// says the front does with its uploads: GetBucketNotificationConfiguration
+// answers it (gofakes3 keeps none), so doctor reads what happens.
+type NotificationConfiguration struct {
+	// QueueArn is the queue notified of s3:ObjectCreated:*; EventBridge
+	// instead sends every event to EventBridge (notifications=eventbridge).
+	QueueArn    string
+	EventBridge bool
+}
+
+// NewS3Notifications returns the front of the S3 at target; configs are
+// the buckets' notification configurations by bucket.
+func NewS3Notifications(target string, configs map[string]NotificationConfiguration, onCreated func(CreatedObject)) (*S3Notifications, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, err
 	}
-	n := &S3Notifications{proxy: httputil.NewSingleHostReverseProxy(u), onCreated: onCreated}
+	n := &S3Notifications{proxy: httputil.NewSingleHostReverseProxy(u), onCreated: onCreated, configs: configs}
 	n.proxy.ModifyResponse = n.observe
 	return n, nil
 }
 
 // Handler is the front's HTTP handler.
-func (n *S3Notifications) Handler() http.Handler { return n.proxy }
+func (n *S3Notifications) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if c, ok := n.configs[bucket]; ok && key == "" && r.URL.Query().Has("notification") && r.Method == http.MethodGet {
+			writeNotificationConfiguration(w, c)
+			return
+		}
+		n.proxy.ServeHTTP(w, r)
+	})
+}
+
+// s3ObjectCreatedAll is the event type of the stack's bucket notification.
+const s3ObjectCreatedAll = "s3:ObjectCreated:*"
+
+func writeNotificationConfiguration(w http.ResponseWriter, c NotificationConfiguration) {
+	type queueConfiguration struct {
+		ID    string `xml:"Id"`
+		Queue string `xml:"Queue"`
+		Event string `xml:"Event"`
+	}
+	body := struct {
+		XMLName     xml.Name             `xml:"http://s3.amazonaws.com/doc/2006-03-01/ NotificationConfiguration"`
+		Queues      []queueConfiguration `xml:"QueueConfiguration"`
+		EventBridge *struct{}            `xml:"EventBridgeConfiguration"`
+	}{}
+	if c.EventBridge {
+		body.EventBridge = &struct{}{}
+	} else if c.QueueArn != "" {
+		body.Queues = append(body.Queues, queueConfiguration{ID: "geolocate-uploads", Queue: c.QueueArn, Event: s3ObjectCreatedAll})
+	}
+	data, err := xml.Marshal(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	_, _ = w.Write(append([]byte(xml.Header), data...))
+}
 
 func (n *S3Notifications) observe(resp *http.Response) error {
 	r := resp.Request

@@ -24,7 +24,8 @@ func TestS3NotificationsSeeEveryObjectCreatedThroughTheSDKClient(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var created []CreatedObject
-	front, err := NewS3Notifications(backend.Endpoint(), func(o CreatedObject) {
+	queueArn := "arn:aws:sqs:us-east-1:000000000000:uploads"
+	front, err := NewS3Notifications(backend.Endpoint(), map[string]NotificationConfiguration{"uploads": {QueueArn: queueArn}}, func(o CreatedObject) {
 		mu.Lock()
 		defer mu.Unlock()
 		created = append(created, o)
@@ -44,6 +45,11 @@ func TestS3NotificationsSeeEveryObjectCreatedThroughTheSDKClient(t *testing.T) {
 	}
 	if _, err := client.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("uploads"), Key: aws.String("copy.jpg"), CopySource: aws.String("uploads/a%20b%2Bc%25/%C3%A9.jpg")}); err != nil {
 		t.Fatal(err)
+	}
+	conf, err := client.GetBucketNotificationConfiguration(ctx, &s3.GetBucketNotificationConfigurationInput{Bucket: aws.String("uploads")})
+	if err != nil || len(conf.QueueConfigurations) != 1 || aws.ToString(conf.QueueConfigurations[0].QueueArn) != queueArn ||
+		len(conf.QueueConfigurations[0].Events) != 1 || conf.QueueConfigurations[0].Events[0] != "s3:ObjectCreated:*" || conf.EventBridgeConfiguration != nil {
+		t.Errorf("notification configuration = %+v, %v; want the queue notified of s3:ObjectCreated:*", conf, err)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -26,6 +26,7 @@ type Services struct {
 	SNS            *SNS
 	CloudFormation *CloudFormation
 	STS            *STS
+	SecretsManager *SecretsManager
 
 	servers map[string]*Server // by endpoint variable
 }
@@ -54,7 +55,7 @@ func Start(metrics *alarmeval.Store, optFns ...func(*ServicesOptions)) (_ *Servi
 	}()
 	s.SQS = NewSQS()
 	s.Lambda = NewLambda(func(l *LambdaOptions) { l.Logger = o.Logger })
-	s.EventBridge = NewEventBridge(func(e *EventBridgeOptions) { e.SQS, e.Lambda, e.Logger = s.SQS, s.Lambda, o.Logger })
+	s.EventBridge = NewEventBridge(func(e *EventBridgeOptions) { e.SQS, e.Lambda, e.Logger, e.Metrics = s.SQS, s.Lambda, o.Logger, metrics })
 	s.SNS = NewSNS(func(n *SNSOptions) { n.Metrics, n.SQS = metrics, s.SQS })
 	s.CloudWatch = NewCloudWatch(metrics, func(c *CloudWatchOptions) {
 		c.Notify = func(ctx context.Context, topic string, n AlarmNotice) error {
@@ -64,10 +65,11 @@ func Start(metrics *alarmeval.Store, optFns ...func(*ServicesOptions)) (_ *Servi
 	})
 	s.CloudFormation = NewCloudFormation()
 	s.STS = NewSTS()
+	s.SecretsManager = NewSecretsManager()
 	for env, h := range map[string]interface{ Handler() http.Handler }{
 		EnvEndpointSQS: s.SQS, EnvEndpointLambda: s.Lambda, EnvEndpointEventBridge: s.EventBridge,
 		EnvEndpointCloudWatch: s.CloudWatch, EnvEndpointSNS: s.SNS, EnvEndpointCloudFormation: s.CloudFormation,
-		EnvEndpointSTS: s.STS,
+		EnvEndpointSTS: s.STS, EnvEndpointSecretsManager: s.SecretsManager,
 	} {
 		srv, err := Listen(h.Handler())
 		if err != nil {
@@ -88,6 +90,7 @@ const (
 	EnvEndpointSNS            = "AWS_ENDPOINT_URL_SNS"
 	EnvEndpointCloudFormation = "AWS_ENDPOINT_URL_CLOUDFORMATION"
 	EnvEndpointSTS            = "AWS_ENDPOINT_URL_STS"
+	EnvEndpointSecretsManager = "AWS_ENDPOINT_URL_SECRETS_MANAGER"
 )
 
 // Endpoints are the servers' URLs by endpoint variable.

@@ -110,6 +110,8 @@ func (s *SQS) Handler() http.Handler {
 		"DeleteMessage":           s.deleteMessage,
 		"DeleteMessageBatch":      s.deleteMessageBatch,
 		"ChangeMessageVisibility": s.changeMessageVisibility,
+		"SetQueueAttributes":      s.setQueueAttributes,
+		"DeleteQueue":             s.deleteQueue,
 	}}
 }
 
@@ -515,6 +517,49 @@ func (s *SQS) changeMessageVisibility(_ context.Context, _ *http.Request, body [
 			return nil, e
 		}
 		return nil, sqsError(err)
+	}
+	return nil, nil
+}
+
+// setQueueAttributes takes the attributes that do not change what the
+// local queue does (Policy: there is no IAM here; encryption, tags) and
+// refuses the ones that would, which the queue fixes at creation.
+func (s *SQS) setQueueAttributes(_ context.Context, _ *http.Request, body []byte) (any, error) {
+	var in struct {
+		QueueUrl   string
+		Attributes map[string]string
+	}
+	if err := decodeJSON(body, &in); err != nil {
+		return nil, err
+	}
+	if _, err := s.lookup(in.QueueUrl); err != nil {
+		return nil, err
+	}
+	for name := range in.Attributes {
+		switch name {
+		case attrVisibilityTimeout, attrRedrivePolicy, attrMaximumMessageSize, "MessageRetentionPeriod":
+			return nil, senderError("InvalidAttributeName", "locally %s is set by CreateQueue only", name)
+		}
+	}
+	return nil, nil
+}
+
+// deleteQueue removes a queue, and the dead-letter view of its dead
+// letters with it; deleting a dead-letter view leaves its source queue.
+func (s *SQS) deleteQueue(_ context.Context, _ *http.Request, body []byte) (any, error) {
+	var in struct{ QueueUrl string }
+	if err := decodeJSON(body, &in); err != nil {
+		return nil, err
+	}
+	q, err := s.lookup(in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.queues, q.name)
+	if q.deadLetterName != "" {
+		delete(s.queues, q.deadLetterName)
 	}
 	return nil, nil
 }

@@ -101,6 +101,21 @@ func TestSQSThroughTheSDKClient(t *testing.T) {
 	if _, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: dlq.QueueUrl}); err == nil {
 		t.Error("a receive on the local dead-letter view succeeded")
 	}
+
+	if _, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"Policy": `{"Version":"2012-10-17","Statement":[]}`}}); err != nil {
+		t.Errorf("SetQueueAttributes Policy: %v", err)
+	}
+	if _, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"VisibilityTimeout": "5"}}); err == nil {
+		t.Error("SetQueueAttributes VisibilityTimeout was taken (the local queue fixes it at creation)")
+	}
+	if _, err := client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: url}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"uploads", "uploads-dlq"} {
+		if _, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)}); !errors.As(err, &missing) {
+			t.Errorf("GetQueueUrl(%s) after DeleteQueue: %v, want QueueDoesNotExist", name, err)
+		}
+	}
 }
 
 func TestSQSDeletesAndServesAnAddedQueue(t *testing.T) {

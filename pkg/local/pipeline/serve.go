@@ -46,6 +46,8 @@ const (
 	servedJobFeederRule  = "geolocate-local-jobfeeder-schedule"
 	servedDeadLetterName = sqsqueue.DefaultName + "-dlq"
 	servedResultsBus     = "geolocate-local-results"
+	servedUploadRule     = "geolocate-local-uploads"
+	servedSecret         = "geolocate-local/api-key"
 
 	// jobFeederSchedule is the feeder's rule, once a minute (PLAN.md).
 	jobFeederSchedule = "rate(1 minute)"
@@ -60,6 +62,7 @@ const (
 	OutputAlarmTopicArn         = "AlarmTopicArn"
 	OutputJobFeederFunctionName = "JobFeederFunctionName"
 	OutputResultEventsBusName   = "ResultEventsBusName"
+	OutputSecretArn             = "SecretArn"
 )
 
 // ServeOptions configure Serve beyond Options.
@@ -227,7 +230,14 @@ func startServedStack(ctx context.Context, opts Options, so ServeOptions, svc *s
 	sqsEndpoint := svcs.Endpoint(awsapi.EnvEndpointSQS)
 	queueURL := svcs.SQS.QueueURL(sqsEndpoint, sqsqueue.DefaultName)
 
-	front, err := awsapi.NewS3Notifications(local.s3.Endpoint(), func(o awsapi.CreatedObject) { st.notify(ctx, o) })
+	// The bucket's notification, as the notifications setting deploys it:
+	// to the queue, or to EventBridge, whose uploads rule sends them on.
+	notification := awsapi.NotificationConfiguration{QueueArn: st.queue.ARN()}
+	if opts.Notifications == NotificationsEventBridge {
+		notification = awsapi.NotificationConfiguration{EventBridge: true}
+	}
+	front, err := awsapi.NewS3Notifications(local.s3.Endpoint(), map[string]awsapi.NotificationConfiguration{opts.Bucket: notification},
+		func(o awsapi.CreatedObject) { st.notify(ctx, o) })
 	if err != nil {
 		return nil, err
 	}
@@ -295,6 +305,20 @@ func startServedStack(ctx context.Context, opts Options, so ServeOptions, svc *s
 	rules := eventbridge.NewFromConfig(cfg, func(o *eventbridge.Options) {
 		o.BaseEndpoint = aws.String(svcs.Endpoint(awsapi.EnvEndpointEventBridge))
 	})
+	if opts.Notifications == NotificationsEventBridge {
+		pattern, err := json.Marshal(map[string]any{"source": []string{"aws.s3"}, "detail-type": []string{"Object Created"},
+			"detail": map[string]any{"bucket": map[string]any{"name": []string{opts.Bucket}}}})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := rules.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(servedUploadRule), EventPattern: aws.String(string(pattern))}); err != nil {
+			return nil, fmt.Errorf("rule %s: %w", servedUploadRule, err)
+		}
+		if _, err := rules.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(servedUploadRule),
+			Targets: []ebtypes.Target{{Id: aws.String("queue"), Arn: aws.String(st.queue.ARN())}}}); err != nil {
+			return nil, fmt.Errorf("rule %s: %w", servedUploadRule, err)
+		}
+	}
 	for _, r := range []struct{ name, schedule, function string }{
 		{servedMonitorRule, rateExpression(st.monitorEvery), servedMonitor},
 		{servedJobFeederRule, jobFeederSchedule, servedJobFeeder},
@@ -314,7 +338,10 @@ func startServedStack(ctx context.Context, opts Options, so ServeOptions, svc *s
 	}
 	svcs.EventBridge.AddBus(servedResultsBus)
 	svcs.CloudFormation.AddStack(so.StackName, map[string]string{
-		OutputResultEventsBusName:   servedResultsBus,
+		OutputResultEventsBusName: servedResultsBus,
+		// The key the functions use, held in memory only, as the stack's
+		// secret holds it (doctor and status read it through this output).
+		OutputSecretArn:             svcs.SecretsManager.AddSecret(servedSecret, svc.key),
 		OutputBucketName:            opts.Bucket,
 		OutputTableName:             opts.Table,
 		OutputQueueURL:              queueURL,
@@ -347,6 +374,13 @@ func startServedStack(ctx context.Context, opts Options, so ServeOptions, svc *s
 		defer st.polling.Done()
 		published.readQueueEveryMinute(pollCtx)
 	}()
+
+	// A first reading at once, as the stack's first scheduled run takes
+	// one within minutes of the deploy: doctor's heartbeat and status's
+	// forecast have it from the start.
+	if _, err := published.runMonitor(ctx, monitor); err != nil {
+		fmt.Fprintf(opts.Progress, "monitor   first reading failed: %v\n", err)
+	}
 
 	st.env = serveEnv(env, svc, local, st.front, svcs)
 	return st, nil
@@ -389,12 +423,24 @@ func (st *servedStack) notify(ctx context.Context, o awsapi.CreatedObject) {
 		if err != nil {
 			return fmt.Errorf("read back s3://%s/%s: %w", o.Bucket, o.Key, err)
 		}
-		event := s3event.Body
+		created := s3event.ObjectCreated{Bucket: o.Bucket, Key: o.Key, Size: aws.ToInt64(head.ContentLength),
+			ETag: aws.ToString(head.ETag), VersionID: o.VersionID, EventName: o.EventName, Time: time.Now()}
 		if st.opts.Notifications == NotificationsEventBridge {
-			event = EventBridgeEventBody
+			// S3's event on the default bus; the uploads rule sends it on.
+			body, err := EventBridgeEventBody(created)
+			if err != nil {
+				return err
+			}
+			var e struct {
+				Resources []string        `json:"resources"`
+				Detail    json.RawMessage `json:"detail"`
+			}
+			if err := json.Unmarshal([]byte(body), &e); err != nil {
+				return err
+			}
+			return st.svcs.EventBridge.PutEvent("", "aws.s3", "Object Created", e.Detail, e.Resources, created.Time)
 		}
-		body, err := event(s3event.ObjectCreated{Bucket: o.Bucket, Key: o.Key, Size: aws.ToInt64(head.ContentLength),
-			ETag: aws.ToString(head.ETag), VersionID: o.VersionID, EventName: o.EventName, Time: time.Now()})
+		body, err := s3event.Body(created)
 		if err != nil {
 			return err
 		}

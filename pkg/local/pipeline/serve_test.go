@@ -23,27 +23,32 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
 // startServe runs Serve until the test ends and returns the export line's
 // environment and the progress output.
-func startServe(t *testing.T, dir string) (map[string]string, *syncbuf.Buffer, func() error) {
+func startServe(t *testing.T, dir string, optFns ...func(*Options)) (map[string]string, *syncbuf.Buffer, func() error) {
 	t.Helper()
 	db := awspartstest.SharedDynamoDB(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	ready := make(chan map[string]string, 1)
+	opts := Options{
+		ImagesDir: dir,
+		Getenv:    noServiceEnv,
+		DynamoDB:  db,
+		Table:     "serve-" + fmt.Sprint(time.Now().UnixNano()),
+		Progress:  &out,
+	}
+	for _, fn := range optFns {
+		fn(&opts)
+	}
 	go func() {
-		done <- Serve(ctx, Options{
-			ImagesDir: dir,
-			Getenv:    noServiceEnv,
-			DynamoDB:  db,
-			Table:     "serve-" + fmt.Sprint(time.Now().UnixNano()),
-			Progress:  &out,
-		}, func(o *ServeOptions) {
+		done <- Serve(ctx, opts, func(o *ServeOptions) {
 			o.Alarms = []string{"JobStalled"}
 			o.Ready = func(env map[string]string) { ready <- env }
 		})
@@ -214,5 +219,54 @@ func TestServeRunsAWholeStackBehindItsExportLine(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report at the stop lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// waitForRecord polls the table until key has a final record.
+func waitForRecord(t *testing.T, env map[string]string, key string, out *syncbuf.Buffer) ledger.Record {
+	t.Helper()
+	store := ledger.New(awspartstest.SharedDynamoDB(t).Client(), env[envvars.TableName])
+	deadline := time.Now().Add(time.Minute)
+	for {
+		recs, err := store.Query(context.Background(), ledger.QueryInput{Since: time.Now().Add(-time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.Key == key && r.Final() {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no final record of %s:\n%s", key, out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// With notifications=eventbridge the bucket's configuration says
+// EventBridge, and S3's event reaches the queue through the uploads rule.
+func TestServeInEventBridgeModeRoutesUploadsThroughTheRule(t *testing.T) {
+	ctx := context.Background()
+	env, out, _ := startServe(t, t.TempDir(), func(o *Options) { o.Notifications = NotificationsEventBridge })
+	jpeg, err := os.ReadFile(filepath.Join(sampleImagesDir, "gradient-64x48.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3c := s3.NewFromConfig(sdkConfig(env, "AWS_ENDPOINT_URL_S3"), func(o *s3.Options) { o.UsePathStyle = true })
+	conf, err := s3c.GetBucketNotificationConfiguration(ctx, &s3.GetBucketNotificationConfigurationInput{Bucket: aws.String(DefaultBucket)})
+	if err != nil || conf.EventBridgeConfiguration == nil || len(conf.QueueConfigurations) != 0 {
+		t.Fatalf("notification configuration = %+v, %v; want EventBridge", conf, err)
+	}
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(DefaultBucket), Key: aws.String("eb.jpg"), Body: bytes.NewReader(jpeg)}); err != nil {
+		t.Fatal(err)
+	}
+	if rec := waitForRecord(t, env, "eb.jpg", out); rec.Status != ledger.StatusSucceeded {
+		t.Errorf("record = %+v, want succeeded", rec)
+	}
+	names, err := eventbridge.NewFromConfig(sdkConfig(env, "AWS_ENDPOINT_URL_EVENTBRIDGE")).ListRuleNamesByTarget(ctx,
+		&eventbridge.ListRuleNamesByTargetInput{TargetArn: aws.String("arn:aws:sqs:us-east-1:000000000000:" + sqsqueue.DefaultName)})
+	if err != nil || len(names.RuleNames) != 1 || names.RuleNames[0] != servedUploadRule {
+		t.Errorf("rules to the queue = %+v, %v", names, err)
 	}
 }
