@@ -279,6 +279,8 @@ func TestLoadConfigRejectsBadValues(t *testing.T) {
 		{settings.ExistingSecretKmsKeyArn.Key, "1234abcd-12ab-34cd-56ef-1234567890ab", "KMS key ARN"},
 		{settings.ExistingSecretKmsKeyArn.Key, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", "KMS key ARN"},
 		{settings.UploadPrefix.Key, "/uploads/", "not starting with /"},
+		{settings.UploadPrefix.Key, "{raw}/", `holds '{', which S3's object key naming guidelines list among the characters to avoid`},
+		{settings.UploadSuffix.Key, "a\tb.jpg", "non-printable character U+0009"},
 		{settings.ModelID.Key, "a model", "model id"},
 		{settings.StackName.Key, "1stack", "starting with a letter"},
 		{settings.NoncurrentVersionDays.Key, "0", "from 1 to 3650"},

@@ -194,8 +194,11 @@ func TestUploadsNotifyTheQueue(t *testing.T) {
 		{"", "", "null"},
 		{"a/", "", `[{"prefix":"a/"}]`},
 		{"", ".jpg", `[{"suffix":".jpg"}]`},
-		// A literal asterisk and backslash are escaped in a wildcard.
-		{`we*ird\`, ".jpg", `[{"wildcard":"we\\*ird\\\\*.jpg"}]`},
+		// A literal asterisk is escaped in a wildcard; its encoded reading
+		// (%2A) needs no escape.
+		{"we*ird/", ".jpg", `[{"wildcard":"we\\*ird/*.jpg"},{"wildcard":"we%2Aird/*.jpg"}]`},
+		// Both readings of a key: as stored and URL-encoded.
+		{"Photos 2024/", "", `[{"prefix":"Photos 2024/"},{"prefix":"Photos+2024/"}]`},
 	} {
 		if got := asJSON(uploadKeyMatcher(tt.prefix, tt.suffix)); got != tt.want {
 			t.Errorf("key matcher of %q and %q = %s, want %s", tt.prefix, tt.suffix, got, tt.want)
