@@ -13,6 +13,9 @@ import (
 // names: a chunk holds up to MaxChunkObjects of them, and each name is
 // stored (and paid for) in every entry.
 type entry struct {
+	// Bucket is a reprocess's object's bucket (its records may span
+	// buckets); "" for a backfill's, whose bucket is the job's.
+	Bucket    string `dynamodbav:"b,omitempty"`
 	Key       string `dynamodbav:"k"`
 	VersionID string `dynamodbav:"v,omitempty"`
 	ETag      string `dynamodbav:"e,omitempty"`
@@ -36,7 +39,7 @@ const (
 
 // entrySize estimates e's stored bytes.
 func entrySize(e entry) int {
-	return len(e.Key) + len(e.VersionID) + len(e.ETag) + len(e.Replaces) + entryOverhead
+	return len(e.Bucket) + len(e.Key) + len(e.VersionID) + len(e.ETag) + len(e.Replaces) + entryOverhead
 }
 
 // chunkItem is a manifest chunk as stored.

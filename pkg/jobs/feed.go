@@ -208,6 +208,9 @@ func (r *jobRun) settle(ctx context.Context) error {
 			return err
 		}
 		r.rep.Finished = append(r.rep.Finished, it.ID)
+		if it.Kind == KindReprocess {
+			r.runProgress(ctx, int(it.Listed), r.now)
+		}
 		r.f.opts.Logger.Info("job done", "job", it.ID, "listed", it.Listed, "sent", it.Sent, "done", it.Done,
 			"failed", it.Failed, "skipped", it.Skipped, "credits", it.CreditsSpent)
 		return r.f.store.deactivate(ctx, it.ID)
@@ -338,7 +341,11 @@ func (r *jobRun) pending(ctx context.Context, n int) ([]pending, error) {
 // body is e's message.
 func (r *jobRun) body(e entry, pos string) (string, error) {
 	it := r.it
-	o := jobmsg.Object{Job: it.ID, Kind: string(it.Kind), Pos: pos, Bucket: it.Bucket, Key: e.Key, VersionID: e.VersionID,
+	bucket := e.Bucket
+	if bucket == "" {
+		bucket = it.Bucket
+	}
+	o := jobmsg.Object{Job: it.ID, Kind: string(it.Kind), Pos: pos, Bucket: bucket, Key: e.Key, VersionID: e.VersionID,
 		ETag: e.ETag, Size: e.Size, Replaces: e.Replaces}
 	if it.Kind == KindReprocess {
 		o.Run, o.ModelID, o.CreditsPerCall = it.Run, it.ModelID, it.Price
@@ -512,6 +519,12 @@ func (r *jobRun) appendManifest(ctx context.Context, entries []entry, listed, sk
 		Add(expression.Name(attrListSkipped), expression.Value(skipped)).
 		Set(expression.Name(attrListingDone), expression.Value(done)).
 		Set(expression.Name(AttrUpdated), expression.Value(r.now))
+	if listed > 0 {
+		// Listing is progress too: a requeue-unknown backfill over a
+		// bucket with few matches lists for long before anything ends,
+		// and must not read as stalled (JobStalled) meanwhile.
+		update = update.Set(expression.Name(AttrLastProgress), expression.Value(r.now))
+	}
 	update = setOrRemove(update, attrCursorKey, cursor.key)
 	update = setOrRemove(update, attrCursorVersion, cursor.version)
 	if cursor.offset > 0 {
@@ -535,6 +548,16 @@ func setOrRemove(u expression.UpdateBuilder, name, v string) expression.UpdateBu
 		return u.Remove(expression.Name(name))
 	}
 	return u.Set(expression.Name(name), expression.Value(v))
+}
+
+// runProgress writes a reprocess job's figures on its run's item (the
+// objects it covers, and when it finished), as geolocate runs shows them.
+// A run item the CLI did not make is logged, not an error of the job: the
+// records are what is true.
+func (r *jobRun) runProgress(ctx context.Context, selected int, finished time.Time) {
+	if err := r.f.ledger.SetRunProgress(ctx, r.it.Run, selected, finished); err != nil {
+		r.f.opts.Logger.Warn("run progress not recorded", "job", r.it.ID, "run", r.it.Run, "error", err.Error())
+	}
 }
 
 // listRuns plans a reprocess job from the results table: its selection's
@@ -563,7 +586,7 @@ func (r *jobRun) listRuns(ctx context.Context) error {
 		n := min(len(todo), MaxChunkObjects)
 		entries := make([]entry, n)
 		for i, rec := range todo[:n] {
-			entries[i] = entry{Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag, Size: rec.Size, Replaces: rec.Run}
+			entries[i] = entry{Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag, Size: rec.Size, Replaces: rec.Run}
 		}
 		todo = todo[n:]
 		var listed, skipped int64
@@ -573,8 +596,14 @@ func (r *jobRun) listRuns(ctx context.Context) error {
 			listed, skipped, first = int64(plan.Selected), int64(plan.Done), false
 		}
 		cursor := listCursor{offset: it.CursorOffset + n}
-		if err := r.appendManifest(ctx, entries, listed, skipped, cursor, len(todo) == 0); err != nil {
+		last := len(todo) == 0
+		if err := r.appendManifest(ctx, entries, listed, skipped, cursor, last); err != nil {
 			return err
+		}
+		if last {
+			// The run item says how many objects the run covers, as
+			// geolocate runs shows it (REMAINING).
+			r.runProgress(ctx, int(it.Listed), time.Time{})
 		}
 		if !r.f.opts.Now().Before(r.until) {
 			return nil

@@ -403,3 +403,57 @@ func TestCancelledJobIsForgotten(t *testing.T) {
 		t.Errorf("a cancelled job was fed: %+v", rep)
 	}
 }
+
+func TestReprocessListsTheSelectionAcrossBuckets(t *testing.T) {
+	r := newRig(t, 0)
+	ctx := context.Background()
+	// Three succeeded uploads in two buckets, one failed: the selection
+	// (status=succeeded) is the three.
+	for i, obj := range []struct {
+		bucket, key string
+		ok          bool
+	}{{"photos", "a.jpg", true}, {"photos", "b.jpg", true}, {"archive", "c.jpg", true}, {"photos", "d.jpg", false}} {
+		ref := ledger.ObjectRef{Bucket: obj.bucket, Key: obj.key, VersionID: fmt.Sprintf("v%d", i), ETag: "e"}
+		claim, _, err := r.ledger.Claim(ctx, ref, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj.ok {
+			err = r.ledger.Complete(ctx, claim, ledger.Record{Size: 10})
+		} else {
+			err = r.ledger.Fail(ctx, claim, "bad", "failed", false)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := r.ledger.StartRun(ctx, ledger.Run{Name: "v3", ModelID: "global_v0.3", Selection: "status=succeeded", Price: 2, Cap: 100}); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Advance(time.Minute)
+	j, err := r.store.Create(ctx, jobs.Spec{Kind: jobs.KindReprocess, Run: "v3", ModelID: "global_v0.3", Price: 2,
+		Selection: "status=succeeded", RatePerMinute: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.run()
+	msgs := r.q.take()
+	got := r.job(j.ID)
+	if len(msgs) != 3 || got.Listed != 3 || !got.ListingDone || got.Sent != 3 {
+		t.Fatalf("sent %d, job %+v; want the 3 succeeded", len(msgs), got)
+	}
+	buckets := map[string]int{}
+	for _, m := range msgs {
+		o := m.msg
+		if o.Kind != jobmsg.KindReprocess || o.Run != "v3" || o.ModelID != "global_v0.3" || o.CreditsPerCall != 2 || o.Replaces != "" || o.Size != 10 {
+			t.Errorf("message %+v", o)
+		}
+		buckets[o.Bucket]++
+	}
+	if buckets["photos"] != 2 || buckets["archive"] != 1 {
+		t.Errorf("buckets %v, want each record's own", buckets)
+	}
+	if run, err := r.ledger.GetRun(ctx, "v3"); err != nil || run.Selected != 3 {
+		t.Errorf("run item %+v, %v: want 3 selected", run, err)
+	}
+}

@@ -100,6 +100,9 @@ type Job struct {
 	// Error is the last error the feeder met on this job ("" none): a
 	// listing that S3 refuses, say. The job stays active and is retried.
 	Error string
+	// Dropped is how many messages the predictor dropped while the job
+	// was paused: the feeder sends them again first once it resumes.
+	Dropped int
 	// FeedRate is the calls a minute the feeder last fed the job at
 	// (Rate of the stack's rate less the live uploads); 0 before it fed.
 	FeedRate float64

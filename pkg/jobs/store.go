@@ -179,7 +179,7 @@ func (it *item) job() Job {
 		State: it.State, Created: it.Created, Updated: it.Updated, LastProgress: it.LastProgress,
 		Listed: it.Listed, Sent: it.Sent, Done: it.Done, Failed: it.Failed, Skipped: it.Skipped,
 		CreditsSpent: it.CreditsSpent, ListingDone: it.ListingDone, Held: it.Held, Chunks: it.Chunks, Error: it.Error,
-		FeedRate: it.FeedRate,
+		FeedRate: it.FeedRate, Dropped: len(it.Dropped),
 	}
 }
 
