@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
@@ -165,8 +166,44 @@ var scenarioStart = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 // the real key in: random letters and digits, no geo_ prefix.
 const placeholderKey = "Qx7PlaceholderNotAKey9mZ2v"
 
+// stalledJob is the "job stalled" scenario: a backfill created at minute
+// 30 that nothing feeds (the rig runs no feeder: as in the account with a
+// feeder failing every run, its role stripped of s3:ListBucketVersions,
+// say), so none of its objects ends; the operator cancels it at minute
+// 120. Uploads go on meanwhile and are unaffected.
+func stalledJob() alarmScenario {
+	var id string
+	return alarmScenario{
+		name:     "job stalled",
+		causeAt:  30,
+		duration: 3 * time.Hour,
+		minute: all(steady(1),
+			at(30, func(t *testing.T, r *scenario.Rig) {
+				job, err := r.Jobs().Create(context.Background(), jobs.Spec{Kind: jobs.KindBackfill, Bucket: "archive", RatePerMinute: 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				id = job.ID
+			}),
+			at(120, func(t *testing.T, r *scenario.Rig) {
+				if err := r.Jobs().Cancel(context.Background(), id); err != nil {
+					t.Fatal(err)
+				}
+			}),
+		),
+		want: map[string][]episode{
+			// Half an hour without progress, seen at the next monitor
+			// run; a cancelled job is no longer running, so the next run
+			// publishes 0.
+			"JobStalled": {{FiresFrom: 60, FiresBy: 66, ClearsFrom: 120, ClearsBy: 126}},
+		},
+		check: nothingLost,
+	}
+}
+
 func alarmScenarios() []alarmScenario {
 	return []alarmScenario{
+		stalledJob(),
 		{
 			name:     "busy day",
 			duration: 24 * time.Hour,

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
@@ -402,6 +403,8 @@ func (r *Rig) newMonitor() (*monitor.Monitor, error) {
 		Service: service,
 		Keys:    keys,
 		History: monitor.NewHistory(r.opts.DynamoDB, cfg.TableName, cfg.PipelineName, cfg.HistoryTTL),
+		// The job figures, as monitor.Assemble gives them in the account.
+		Jobs:    jobs.New(r.opts.DynamoDB, cfg.TableName),
 		Metrics: r.metrics,
 		Logger:  logger,
 		Clock:   r.clock.Now,
@@ -450,3 +453,9 @@ func (r *Rig) PredictorInitError() error { return r.predictorInit }
 
 // Start is when the stack was deployed: the clock's first reading.
 func (r *Rig) Start() time.Time { return r.opts.Start }
+
+// Jobs is the job store of the rig's table on its clock, for a scenario to
+// create, pause or cancel jobs as the CLI does.
+func (r *Rig) Jobs() *jobs.Store {
+	return jobs.New(r.opts.DynamoDB, r.opts.Table, func(o *jobs.Options) { o.Clock = r.clock.Now })
+}

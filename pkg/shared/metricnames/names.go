@@ -98,8 +98,9 @@ const (
 	// DimJob is a job's id (j-<yyyymmdd>-<6 base32>).
 	DimJob = "Job"
 
-	// JobsRunning counts the jobs that are listing or feeding (paused
-	// jobs included, cancelled and done ones not). Count; DimPipeline only.
+	// JobsRunning counts the jobs that are listing or feeding (held by the
+	// budget included; paused, cancelled and done ones not). Count;
+	// DimPipeline only.
 	JobsRunning = "JobsRunning"
 	// JobObjectsRemaining is what a job has yet to settle: listed or still
 	// to list, not done, failed or skipped. Count; with DimJob.
