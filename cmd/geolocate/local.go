@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
@@ -35,7 +38,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		images      = fs.String("images", "", "folder of images to upload, subfolders included (the key is the path below it); hidden files and folders and symbolic links are skipped and listed (default: the sample images, testdata/images and a generated photo over the 10 MB limit, in a temporary copy removed at the end)")
 		prefix      = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
 		watch       = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
-		serve       = fs.Bool("serve", false, "start the local parts, upload the images without processing them, print the environment for invoking the functions by hand, and wait for Ctrl-C")
+		serve       = fs.Bool("serve", false, "serve a whole local stack (S3, DynamoDB, SQS, Lambda, EventBridge, CloudWatch, SNS, CloudFormation stand-ins with the predictor on the queue, the monitor and the job feeder on their schedules), upload the images without processing them, print the export line that points the CLI and the functions at it, and wait for Ctrl-C; then print what ran")
 		asJSON      = fs.Bool("json", false, "print the results and the monitor report as JSON")
 		verbose     = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
@@ -154,7 +157,11 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		opts.Metrics = dash.metrics
 	}
 	if *serve {
-		return stoppedIsSuccess(ctx, c, pipeline.Serve(ctx, opts))
+		alarms, err := servedAlarms(*stackTmpl, templateGiven, c.stderr)
+		if err != nil {
+			return err
+		}
+		return stoppedIsSuccess(ctx, c, pipeline.Serve(ctx, opts, func(o *pipeline.ServeOptions) { o.Alarms = alarms }))
 	}
 	sum, runErr := pipeline.Run(ctx, opts)
 	runErr = errors.Join(runErr, events.close())
@@ -196,6 +203,32 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 	return asMap.write(sum.Records(), "geolocate local: "+strconv.Itoa(len(sum.Results))+" upload(s)",
 		[]string{"Images from " + *images + ", service: " + sum.Service + ", in upload order."}, c.stderr)
+}
+
+// servedAlarms are the names of the synthesized stack's alarms, which
+// local --serve's CloudWatch holds (SetAlarmState, DescribeAlarms). Without
+// a template (no make synth yet, and --template not given) it serves none,
+// and says so.
+func servedAlarms(path string, given bool, stderr io.Writer) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if given || !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--template: %w", err)
+		}
+		fmt.Fprintf(stderr, "alarms    none served: %s is not there (make synth writes it; the stack's alarms come from it)\n", path)
+		return nil, nil
+	}
+	alarms, err := alarmeval.ParseTemplate(data, func(o *alarmeval.ParseOptions) {
+		o.Refs = map[string]string{"AWS::StackName": pipeline.DefaultStackName}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--template %s: %w", path, err)
+	}
+	names := make([]string, 0, len(alarms))
+	for _, a := range alarms {
+		names = append(names, a.Name)
+	}
+	return names, nil
 }
 
 // The --service values.

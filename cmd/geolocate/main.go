@@ -155,7 +155,7 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		c.printErr(fmt.Errorf("unknown command %q (run geolocate help)", args[0]))
+		c.printErr(unknownCommand(args[0]))
 		return exitUsage
 	}
 	c.name, c.cmd = args[0], cmd

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
@@ -52,12 +53,16 @@ func TestLocalReportShowsWhyAPhotoWasRefused(t *testing.T) {
 
 // TestLocalReportTellsVersionsOfOneKeyApart: a touch under WATCH=1 is a
 // new version, processed and charged again, and the table showed two
-// identical rows. A VERSION column, as short as tells them apart, appears
-// when a key has more than one version, and only then.
+// identical rows. A VERSION column appears when a key has more than one
+// version, and only then; it numbers the versions of a key oldest first
+// (issue 46 point 10: cut to a prefix, two ids a second apart read
+// "3HL4kqtJlcpXroDTDmJ+" and "3HL4kqtJlcpXroDTDmJ.", and an object with
+// no version showed "-" or "null").
 func TestLocalReportTellsVersionsOfOneKeyApart(t *testing.T) {
-	row := func(key, version string) pipeline.Result {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	row := func(key, version string, created time.Time) pipeline.Result {
 		return pipeline.Result{Upload: pipeline.Upload{Bucket: "uploads", Key: key, VersionID: version},
-			Record: &ledger.Record{Bucket: "uploads", Key: key, VersionID: version, Status: ledger.StatusSucceeded, CreditsConsumed: 1}}
+			Record: &ledger.Record{Bucket: "uploads", Key: key, VersionID: version, Status: ledger.StatusSucceeded, CreditsConsumed: 1, CreatedAt: created}}
 	}
 	table := func(results ...pipeline.Result) string {
 		var out strings.Builder
@@ -67,16 +72,42 @@ func TestLocalReportTellsVersionsOfOneKeyApart(t *testing.T) {
 		return out.String()
 	}
 
-	// The two versions share their first 9 characters: the column needs 10.
-	got := table(row("cat.jpg", "3HL4kqtJlAAAAAAAAAAA"), row("dog.jpg", "Zq9Yx8w7v6u5"), row("cat.jpg", "3HL4kqtJlBBBBBBBBBBB"))
-	for _, want := range []string{"OBJECT   VERSION ", "\ncat.jpg  3HL4kqtJlA  ", "\ncat.jpg  3HL4kqtJlB  ", "\ndog.jpg  Zq9Yx8w7v6  "} {
+	// Listed newest first, numbered by age; ids that differ in their last
+	// character only.
+	got := table(row("cat.jpg", "3HL4kqtJlcpXroDTDmJ.", t0.Add(time.Second)), row("dog.jpg", "Zq9Yx8w7v6u5", t0),
+		row("cat.jpg", "3HL4kqtJlcpXroDTDmJ+", t0), row("old.jpg", "null", t0), row("new.jpg", "", t0))
+	for _, want := range []string{"OBJECT   VERSION      ", "\ncat.jpg  2 of 2       ", "\ncat.jpg  1 of 2       ", "\ndog.jpg  1 of 1       ",
+		"\nold.jpg  unversioned  ", "\nnew.jpg  unversioned  "} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
 	}
+	for _, bad := range []string{"3HL4", "null"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("table shows %q:\n%s", bad, got)
+		}
+	}
 
-	got = table(row("cat.jpg", "3HL4kqtJlAAAAAAAAAAA"), row("dog.jpg", "Zq9Yx8w7v6u5"))
+	got = table(row("cat.jpg", "3HL4kqtJlAAAAAAAAAAA", t0), row("dog.jpg", "Zq9Yx8w7v6u5", t0), row("old.jpg", "null", t0), row("old.jpg", "null", t0))
 	if strings.Contains(got, "VERSION") {
 		t.Errorf("one version per key, yet a VERSION column:\n%s", got)
+	}
+}
+
+// Issue 46 point 9: REUSED FROM printed the source's bucket, key and whole
+// version id, and the table was about 250 columns wide with copies.
+func TestReusedFromIsTheKey(t *testing.T) {
+	row := resultRow{Bucket: "uploads", Key: "trip/copy.jpg"}
+	for _, c := range []struct{ from, want string }{
+		{"s3://uploads/trip/IMG_0001.jpg (3HL4kqtJlcpXroDTDmJ+Qx7pLm0aZr9v)", "trip/IMG_0001.jpg"},
+		{"s3://uploads/a (b).jpg (3HL4kqtJlcpXroDTDmJ+Qx7pLm0aZr9v) run try-v0.3", "a (b).jpg"},
+		{"s3://uploads/trip/copy.jpg (3HL4kqtJlcpXroDTDmJ+Qx7pLm0aZr9v)", "an earlier version"},
+		{"s3://other/IMG_0001.jpg (null)", "s3://other/IMG_0001.jpg"},
+		{"", ""},
+	} {
+		row.ReusedFrom = c.from
+		if got := reusedFromLabel(row); got != c.want {
+			t.Errorf("reusedFromLabel(%q) = %q, want %q", c.from, got, c.want)
+		}
 	}
 }

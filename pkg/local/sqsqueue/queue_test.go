@@ -319,3 +319,34 @@ func TestNextVisibleIsWhenTheNextMessageCanBeReceived(t *testing.T) {
 		t.Errorf("NextVisible = %v %t, want in 10 s (the other in a minute)", at, ok)
 	}
 }
+
+func TestSendMessageDelayedStaysHiddenForItsDelay(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := New(WithClock(func() time.Time { return now }))
+	if _, err := q.SendMessageDelayed("later", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	m := q.Metrics()
+	if m.Delayed != 1 || m.Visible != 0 || m.NotVisible != 0 || q.InFlight() != 0 || q.Depth() != 0 || q.Len() != 1 {
+		t.Fatalf("within the delay: %+v, in flight %d, depth %d, len %d; want one delayed message only", m, q.InFlight(), q.Depth(), q.Len())
+	}
+	if got := q.Receive(context.Background(), 10, 0); len(got) != 0 {
+		t.Fatalf("received %d message(s) within the delay", len(got))
+	}
+	if next, ok := q.NextVisible(); !ok || !next.Equal(now.Add(30*time.Second)) {
+		t.Errorf("NextVisible = %v, %v; want the end of the delay", next, ok)
+	}
+	now = now.Add(30 * time.Second)
+	got := q.Receive(context.Background(), 10, 0)
+	if len(got) != 1 || got[0].Body != "later" {
+		t.Fatalf("after the delay: received %v", got)
+	}
+	if m := q.Metrics(); m.Delayed != 0 || m.NotVisible != 1 {
+		t.Errorf("once received: %+v; want it in flight, not delayed", m)
+	}
+	for _, bad := range []time.Duration{-time.Second, MaxDelay + time.Second, 1500 * time.Millisecond} {
+		if _, err := q.SendMessageDelayed("x", bad); !errors.Is(err, ErrInvalidParameterValue) {
+			t.Errorf("delay %v: err %v, want InvalidParameterValue", bad, err)
+		}
+	}
+}
