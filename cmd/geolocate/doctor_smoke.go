@@ -829,7 +829,7 @@ func (r *smokeRun) cleanup() {
 // when a step did not pass.
 func (r *smokeRun) report() error {
 	fmt.Fprintf(r.out, "%s\nnotifications=%s, uploadPrefix %q, uploadSuffix %q, run %s at %s\n", versionLine(), r.mode, r.prefix, r.suffix, r.id, r.opts.now().UTC().Format(time.RFC3339))
-	if err := printChecklist(r.out, r.d.loc.stack, r.steps); err != nil {
+	if err := printChecklist(r.out, r.d.loc.stack, r.d.c.key, r.steps); err != nil {
 		return err
 	}
 	fmt.Fprintln(r.out, "open readings (docs/local-rig.md, events.md, waiting.md):")
