@@ -266,6 +266,12 @@ func (r *smokeRun) locate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.local {
+		// The rig's S3 front announces every upload of the bucket on the
+		// queue, as S3's notification without a filter would.
+		r.mode = "s3"
+		return nil
+	}
 	conf, err := r.clients.notifications.GetBucketNotificationConfiguration(ctx, &s3.GetBucketNotificationConfigurationInput{Bucket: aws.String(r.bucket)})
 	if err != nil {
 		return fmt.Errorf("notification configuration of bucket %s: %w", r.bucket, err)
