@@ -122,7 +122,9 @@ func TestLoadConfigAcceptsBoundaryValues(t *testing.T) {
 		{settings.ExistingSecretArn.Key, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:geo/key-AbC123", func(c Config) bool { return c.ExistingSecretArn != "" }, nil},
 		{settings.ExistingBucketKmsKeyArn.Key, "", func(c Config) bool { return c.ExistingBucketKmsKeyArn == "" }, nil},
 		{settings.FailedPredictionRateThreshold.Key, "0.5", func(c Config) bool { return c.FailedPredictionRateThreshold == 0.5 }, nil},
-		{settings.QueueAgeAlarmSeconds.Key, "60", func(c Config) bool { return c.QueueAgeAlarm == time.Minute }, nil},
+		// The least a job's planned backlog (a 1-minute window) allows.
+		{settings.QueueAgeAlarmSeconds.Key, "121", func(c Config) bool { return c.QueueAgeAlarm == 121*time.Second },
+			map[string]any{settings.JobWindowMinutes.Key: "1"}},
 		{settings.NoncurrentVersionDays.Key, "1", func(c Config) bool { return c.NoncurrentVersionDays == 1 }, nil},
 		{settings.NoncurrentVersionDays.Key, 3650.0, func(c Config) bool { return c.NoncurrentVersionDays == 3650 }, nil},
 		{settings.MaxImageBytes.Key, "1", func(c Config) bool { return c.MaxImageBytes == 1 }, nil},

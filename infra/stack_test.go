@@ -328,9 +328,19 @@ func TestSecret(t *testing.T) {
 func isPredictor(p obj) bool { _, ok := environment(p)[envvars.ClaimLease]; return ok }
 func isMonitor(p obj) bool   { _, ok := environment(p)[envvars.HistoryTTLDays]; return ok }
 
-// isMonitorSchedule tells the monitor's schedule from the uploads rule of
-// the EventBridge notifications mode.
-func isMonitorSchedule(p obj) bool { _, ok := p["ScheduleExpression"]; return ok }
+// isJobFeeder: only the feeder is told the upload queue's URL.
+func isJobFeeder(p obj) bool { _, ok := environment(p)[envvars.QueueURL]; return ok }
+
+// isMonitorSchedule tells the monitor's schedule from the job feeder's and
+// from the uploads rule of the EventBridge notifications mode.
+func isMonitorSchedule(p obj) bool {
+	return p["ScheduleExpression"] != nil && p["Description"] == "Runs the monitor"
+}
+
+// isJobFeederSchedule tells the feeder's schedule from the other rules.
+func isJobFeederSchedule(p obj) bool {
+	return p["ScheduleExpression"] != nil && strings.HasPrefix(fmt.Sprint(p["Description"]), "Runs the job feeder")
+}
 
 // isResultEventsCounter tells the results pipe's counting rules (events.go)
 // from the uploads rule.

@@ -137,9 +137,13 @@ func doctorUsage(w io.Writer, printDefaults func()) {
 
 Checks a deployed stack after cdk deploy and prints one PASS or FAIL line per
 check, with the fix for each failure:
-  API key              the secret holds a geo_ key the service accepts
-                       (checked with the free model list; no prediction is made)
-  bucket notification  the bucket sends s3:ObjectCreated:* events to the queue
+  API key              the secret holds a geo_ key the service accepts, asked on
+                       the prediction endpoint with no image (refused before any
+                       prediction: nothing charged); the model list is free
+  bucket notification  the bucket sends its uploads to the queue: an
+                       s3:ObjectCreated:* notification (notifications=s3), or
+                       EventBridge delivery and the stack's rule
+                       (notifications=eventbridge, the default for an existing bucket)
   queue trigger        the predictor's event source mapping on the queue is Enabled
   monitor heartbeat    MonitorHealthy was 1 within 2 schedule periods
   alarm subscription   the alarm topic has a confirmed subscription

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
@@ -161,7 +163,12 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		return stoppedIsSuccess(ctx, c, pipeline.Serve(ctx, opts, func(o *pipeline.ServeOptions) { o.Alarms = alarms }))
+		started := time.Now()
+		err = pipeline.Serve(ctx, opts, func(o *pipeline.ServeOptions) { o.Alarms = alarms })
+		if err == nil && ctx.Err() != nil {
+			fmt.Fprintln(c.stderr, serveStopped(time.Since(started), opts.External == nil))
+		}
+		return stoppedIsSuccess(ctx, c, err)
 	}
 	sum, runErr := pipeline.Run(ctx, opts)
 	runErr = errors.Join(runErr, events.close())
@@ -185,10 +192,10 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return runErr
 	}
 	if *asJSON {
-		if err := writeIndentedJSON(c.stdout, localJSON(sum)); err != nil {
+		if err := writeIndentedJSON(c.stdout, localJSON(sum, stopped)); err != nil {
 			return err
 		}
-	} else if err := writeLocalReport(c.stdout, sum); err != nil {
+	} else if err := writeLocalReport(c.stdout, sum, stopped); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -259,6 +266,19 @@ func (c *cli) localService(choice string) (*pipeline.ExternalService, error) {
 	return nil, usageError{fmt.Errorf("--service %q: want %s or %s", choice, serviceSimulator, serviceReal)}
 }
 
+// serveStopped is what local --serve says when Ctrl-C stops it: it stopped
+// without a word, and a shell still holding its export line kept pointing
+// at endpoints that no longer answer.
+func serveStopped(ran time.Duration, simulated bool) string {
+	parts := "S3 and DynamoDB Local"
+	if simulated {
+		parts = "the simulator, " + parts
+	}
+	return fmt.Sprintf("stopped   after %s: %s stopped, and what the functions wrote there with them (the local bucket and table last only while --serve runs); "+
+		"a shell holding the export line now points at nothing: start --serve again, or open a new shell for the AWS commands",
+		ran.Round(time.Second), parts)
+}
+
 // stoppedIsSuccess makes a stop the user asked for (Ctrl-C, SIGTERM,
 // SIGHUP: ctx is done) a success for the modes that run until stopped,
 // whatever it interrupted: the exit status then says "stopped as asked",
@@ -293,8 +313,31 @@ func localVerdict(sum *pipeline.Summary) error {
 // before any record was written: its cause is the dead letter's last failure.
 const reasonDeadLetter = "dead_letter"
 
-// localRows are the results as printed rows, in upload order.
-func localRows(sum *pipeline.Summary) []resultRow {
+// reasonStopped is the reason of an upload the user's stop left unfinished.
+const reasonStopped = "stopped before it finished"
+
+// stopArtefacts are the predictor's retry reasons (pkg/predictor's
+// outcome.go) a stop itself gives an upload it cuts short: a slot wait, a
+// ledger write or an invocation's deadline interrupted. With the stop, they
+// are not news: the stop is the cause.
+var stopArtefacts = []string{predictor.CodeRateWait, "ledger_error", "deadline_near"}
+
+// cutShortByStop reports a row the user's stop left unfinished whose
+// recorded reason is the stop's doing ("queued (rate_wait_timeout)",
+// "claim content ...: context canceled"), not an earlier wait of its own
+// (out of credits, no key), which stays as recorded.
+func cutShortByStop(row resultRow) bool {
+	if row.Status != "queued" {
+		return false
+	}
+	return row.Reason == "" || slices.Contains(stopArtefacts, row.Reason) ||
+		strings.Contains(row.Detail, context.Canceled.Error()) || strings.Contains(row.Detail, context.DeadlineExceeded.Error())
+}
+
+// localRows are the results as printed rows, in upload order. After a stop
+// (stopped), an upload the stop cut short says so instead of the errors
+// the stop caused.
+func localRows(sum *pipeline.Summary, stopped bool) []resultRow {
 	rows := make([]resultRow, 0, len(sum.Results))
 	for _, r := range sum.Results {
 		row := resultRow{
@@ -309,14 +352,18 @@ func localRows(sum *pipeline.Summary) []resultRow {
 			row.Reason = reasonDeadLetter
 			row.Detail = r.DeadLetter.LastFailure
 		}
+		if stopped && cutShortByStop(row) {
+			row.Reason, row.Detail = reasonStopped, ""
+		}
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
+// writeLocalReport prints a run's report; stopped says the user stopped it.
+func writeLocalReport(w io.Writer, sum *pipeline.Summary, stopped bool) error {
 	fmt.Fprintln(w)
-	if err := writeResultsTable(w, localRows(sum), false); err != nil {
+	if err := writeResultsTable(w, localRows(sum, stopped), false); err != nil {
 		return err
 	}
 	counts := sum.Counts()
@@ -336,6 +383,7 @@ func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
 	fmt.Fprintf(w, "; %s\n", sum.Elapsed.Round(100*time.Millisecond))
 	writeInterruptedCalls(w, sum)
 	if a, ok := measureAccuracy(sum.Records()); ok {
+		a.Simulated = sum.Simulated
 		fmt.Fprintf(w, "accuracy: %s\n", a)
 	}
 	writeEventsLine(w, sum)
@@ -421,10 +469,10 @@ type localJSONReport struct {
 	MonitorError   string          `json:"monitor_error,omitempty"`
 }
 
-func localJSON(sum *pipeline.Summary) localJSONReport {
+func localJSON(sum *pipeline.Summary, stopped bool) localJSONReport {
 	rep := localJSONReport{
 		Service:      sum.Service,
-		Results:      localRows(sum),
+		Results:      localRows(sum, stopped),
 		Lost:         []string{},
 		DeadLetters:  len(sum.DeadLetters),
 		Monitor:      sum.Monitor,

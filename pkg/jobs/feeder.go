@@ -48,8 +48,12 @@ type FeederOptions struct {
 	// RatePerMinute is the stack's call rate (settings.RatePerMinute); a
 	// job without its own rate feeds at Rate(RatePerMinute).
 	RatePerMinute float64
-	// MaxConcurrency is the queue event source's maximum concurrency: the
-	// most messages a delay-free window can have received at once.
+	// LivePerMinute is the uploads a minute expected beside the jobs
+	// (0: none known): Rate leaves them their room.
+	LivePerMinute float64
+	// MaxConcurrency is the queue event source's maximum concurrency
+	// (settings.MaxConcurrency), kept for the report; the pacer, not the
+	// feeder, bounds concurrent calls.
 	MaxConcurrency int
 	// WindowMinutes is settings.JobWindowMinutes: the minutes of a job's
 	// calls kept in flight (sent, not ended).

@@ -73,8 +73,8 @@ type Spec struct {
 	// Selection is a reprocess's selection of the results table, as the
 	// CLI encodes it (Selection.String).
 	Selection string
-	// RatePerMinute is the calls a minute the job feeds at (Rate); 0 lets
-	// the feeder use Rate of the stack's rate.
+	// RatePerMinute is the stack's call rate when the job was made (its
+	// ratePerMinute); the job feeds at Rate of it. 0: the feeder's.
 	RatePerMinute float64
 }
 
@@ -100,6 +100,9 @@ type Job struct {
 	// Error is the last error the feeder met on this job ("" none): a
 	// listing that S3 refuses, say. The job stays active and is retried.
 	Error string
+	// FeedRate is the calls a minute the feeder last fed the job at
+	// (Rate of the stack's rate less the live uploads); 0 before it fed.
+	FeedRate float64
 }
 
 // Ended is how many objects of the job have ended.
@@ -109,16 +112,24 @@ func (j Job) Ended() int64 { return j.Done + j.Failed + j.Skipped }
 // message can end twice: never below zero).
 func (j Job) Remaining() int64 { return max(j.Listed-j.Ended(), 0) }
 
-// ETA is when the job finishes at its rate from what remains, from now: the
-// remaining objects at RatePerMinute. A job that is done finished at
-// Updated; one without a rate (or paused) has no ETA (the zero time).
+// ETA is when the job finishes from now: the remaining objects at the rate
+// it is fed at (FeedRate, else Rate of RatePerMinute). A job that is done
+// finished at Updated; one paused, cancelled or without a rate has no ETA
+// (the zero time).
 func (j Job) ETA(now time.Time) time.Time {
 	switch {
 	case j.State == StateDone:
 		return j.Updated
-	case j.State != StateListing && j.State != StateRunning || j.RatePerMinute <= 0:
+	case j.State != StateListing && j.State != StateRunning:
 		return time.Time{}
 	}
-	minutes := float64(j.Remaining()) / j.RatePerMinute
+	rate := j.FeedRate
+	if rate <= 0 && j.RatePerMinute > 0 {
+		rate = Rate(j.RatePerMinute)
+	}
+	if rate <= 0 {
+		return time.Time{}
+	}
+	minutes := float64(j.Remaining()) / rate
 	return now.Add(time.Duration(math.Ceil(minutes * float64(time.Minute))))
 }

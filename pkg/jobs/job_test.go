@@ -10,12 +10,16 @@ import (
 
 func TestRemainingAndETA(t *testing.T) {
 	now := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
-	j := Job{State: StateRunning, Listed: 1000, Done: 300, Failed: 50, Skipped: 50, Spec: Spec{RatePerMinute: 30}}
+	j := Job{State: StateRunning, Listed: 1000, Done: 300, Failed: 50, Skipped: 50, FeedRate: 30, Spec: Spec{RatePerMinute: 60}}
 	if got := j.Remaining(); got != 600 {
 		t.Errorf("Remaining = %d, want 600", got)
 	}
 	if got := j.ETA(now); !got.Equal(now.Add(20 * time.Minute)) {
 		t.Errorf("ETA = %v, want 20 minutes on", got)
+	}
+	j.FeedRate = 0 // not fed yet: at Rate of the stack's
+	if got, want := j.ETA(now), now.Add(time.Duration(600/Rate(60)*float64(time.Minute))); got.Sub(want).Abs() > time.Second {
+		t.Errorf("ETA before feeding = %v, want %v", got, want)
 	}
 	j.Done = 2000 // redeliveries ended twice
 	if got := j.Remaining(); got != 0 {
@@ -55,15 +59,19 @@ func TestNewIDIsValid(t *testing.T) {
 }
 
 func TestRateLeavesRoomForUploads(t *testing.T) {
-	pr := pacer.Rate(30)
-	if got := Rate(30); got != BusyShare*pr {
-		t.Errorf("Rate(30) = %v, want %v", got, BusyShare*pr)
-	}
-	if got := Rate(30, 5); got != BusyShare*pr-5 {
-		t.Errorf("Rate(30, 5 uploads) = %v, want %v", got, BusyShare*pr-5)
-	}
-	if got := Rate(30, 1000); got != minShare*pr {
-		t.Errorf("Rate(30, 1000 uploads) = %v, want the floor %v", got, minShare*pr)
+	for _, c := range []struct {
+		rate, share float64
+	}{{30, SlowShare}, {60, SlowShare}, {120, BusyShare}, {600, BusyShare}} {
+		pr := pacer.Rate(c.rate)
+		if got := Rate(c.rate); got != c.share*pr {
+			t.Errorf("Rate(%v) = %v, want %v of %v", c.rate, got, c.share, pr)
+		}
+		if got := Rate(c.rate, 5); got != c.share*pr-5 {
+			t.Errorf("Rate(%v, 5 uploads) = %v, want %v", c.rate, got, c.share*pr-5)
+		}
+		if got := Rate(c.rate, 1e6); got != minShare*pr {
+			t.Errorf("Rate(%v, a flood of uploads) = %v, want the floor %v", c.rate, got, minShare*pr)
+		}
 	}
 }
 

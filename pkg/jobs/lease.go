@@ -29,6 +29,7 @@ const (
 	attrRetry         = "retry"
 	attrFedAt         = "fed_at"
 	attrFeedCarry     = "feed_carry"
+	attrFeedRate      = "feed_rate"
 	attrSentMarks     = "sent_marks"
 	attrError         = "error"
 )
@@ -134,11 +135,17 @@ func (s *Store) recordBatch(ctx context.Context, it *item, owner string, now tim
 			retry[p.pos] = true
 			continue
 		}
-		sent++
-		if retry[p.pos] {
+		// A dropped message was counted sent when first fed (and in
+		// flight no more while dropped): sent again, it is in flight
+		// again, not one more sent.
+		switch {
+		case retry[p.pos]:
 			delete(retry, p.pos)
-		} else if p.resend {
+			sent++
+		case p.resend:
 			undropped = append(undropped, p.pos)
+		default:
+			sent++
 		}
 	}
 	retryList := make([]string, 0, len(retry))
@@ -194,11 +201,12 @@ func without(list, drop []string) []string {
 	return out
 }
 
-// fed records the end of a run's feeding: when it fed, the fraction of a
+// fed records the end of a run's feeding: when it fed, at what rate (the
+// ETA's), the fraction of a
 // message it owes the next run, the sent mark settling reads (one per
 // markEvery at most; those older than the newest one past every horizon
 // are dropped) and no hold.
-func (s *Store) fed(ctx context.Context, it *item, owner string, now time.Time, carry float64, horizon time.Duration) error {
+func (s *Store) fed(ctx context.Context, it *item, owner string, now time.Time, rate, carry float64, horizon time.Duration) error {
 	marks := it.SentMarks
 	if n := len(marks); n == 0 || now.Unix()-marks[n-1].At >= int64(markEvery/time.Second) {
 		marks = append(marks, sentMark{At: now.Unix(), Sent: it.Sent})
@@ -217,12 +225,13 @@ func (s *Store) fed(ctx context.Context, it *item, owner string, now time.Time, 
 	}
 	u := expression.Set(expression.Name(attrFedAt), expression.Value(now)).
 		Set(expression.Name(attrFeedCarry), expression.Value(carry)).
+		Set(expression.Name(attrFeedRate), expression.Value(rate)).
 		Set(expression.Name(attrSentMarks), expression.Value(av)).
 		Remove(expression.Name(attrHeld))
 	if err := s.update(ctx, it.ID, owner, nil, u); err != nil {
 		return err
 	}
-	it.FedAt, it.FeedCarry, it.SentMarks, it.Held = now, carry, marks, ""
+	it.FedAt, it.FeedCarry, it.FeedRate, it.SentMarks, it.Held = now, carry, rate, marks, ""
 	return nil
 }
 

@@ -159,6 +159,7 @@ type item struct {
 	Dropped       []string   `dynamodbav:"dropped,stringset,omitempty"`
 	FedAt         time.Time  `dynamodbav:"fed_at,omitempty"`
 	FeedCarry     float64    `dynamodbav:"feed_carry,omitempty"`
+	FeedRate      float64    `dynamodbav:"feed_rate,omitempty"`
 	SentMarks     []sentMark `dynamodbav:"sent_marks,omitempty"`
 	LeaseUntil    int64      `dynamodbav:"lease_until,omitempty"`
 	LeaseOwner    string     `dynamodbav:"lease_owner,omitempty"`
@@ -178,6 +179,7 @@ func (it *item) job() Job {
 		State: it.State, Created: it.Created, Updated: it.Updated, LastProgress: it.LastProgress,
 		Listed: it.Listed, Sent: it.Sent, Done: it.Done, Failed: it.Failed, Skipped: it.Skipped,
 		CreditsSpent: it.CreditsSpent, ListingDone: it.ListingDone, Held: it.Held, Chunks: it.Chunks, Error: it.Error,
+		FeedRate: it.FeedRate,
 	}
 }
 

@@ -138,7 +138,8 @@ var (
 	// each sent with a DelaySeconds inside it: SQS delays a message at
 	// most 15 minutes (900 s), hence the bound.
 	JobWindowMinutes = add(Setting{Key: "jobWindowMinutes", Env: envvars.JobWindowMinutes, Functions: JobFeeder, Kind: Int,
-		Default: "15", Min: 1, Max: 15, Doc: "minutes of a job's calls kept in the upload queue"})
+		Default: "15", Min: 1, Max: 15, Want: "a whole number from 1 to 15 (SQS delays a message at most 900 s)",
+		Doc: "minutes of a job's calls kept in the upload queue"})
 	LogRetentionDays = add(Setting{Key: "logRetentionDays", Kind: Int, Default: "90", Allowed: logRetentionDays,
 		Doc: "how long the functions' logs are kept"})
 	LogLevel = add(Setting{Key: "logLevel", Env: envvars.LogLevel, Functions: Predictor | Monitor | JobFeeder, Kind: Choice, Default: "INFO",
