@@ -158,7 +158,7 @@ func TestUploadsNotifyTheQueue(t *testing.T) {
 		})
 	})
 	importedQueueID, importedDLQID := a.imported.uploadQueueIDs(t)
-	ruleID, rule := a.imported.onlyResource(t, "AWS::Events::Rule", func(p obj) bool { return !isMonitorSchedule(p) && !isResultEventsCounter(p) })
+	ruleID, rule := a.imported.onlyResource(t, "AWS::Events::Rule", func(p obj) bool { return !isMonitorSchedule(p) && !isJobFeederSchedule(p) && !isResultEventsCounter(p) })
 	check(t, "the uploads rule: this bucket's Object Created events under the prefix and suffix, to the queue, undeliverable ones to the dead-letter queue", func() {
 		a.imported.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
 			"EventPattern": obj{
