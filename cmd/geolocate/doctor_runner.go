@@ -161,9 +161,25 @@ deploy runs it first), from cdk.json and the -c settings cdk would get:
   account concurrency  maxConcurrency leaves the account's other functions
                        their share of its Lambda concurrency quota
 
-It uses your own AWS credentials, read-only. IAM permissions it needs:
+With --smoke [--yes] [--max-credits 2] [--timeout 10m] it proves the
+deployed pipeline end to end instead, after stating its cost and asking
+(unless --yes): it uploads a generated photo, one under a key with a space,
+"+", "%" and non-ASCII, and a text file (rejected without a call) under the
+stack's prefix; follows each to its record (status, credits, time from upload
+to record); receives their result events through a temporary rule and queue
+(geolocate-smoke-*); sets the MonitorHeartbeat alarm to ALARM and reads the
+alarm topic's NumberOfNotificationsDelivered/Failed; prints one line per open
+reading of the docs, settled with its evidence or still open and why (against
+the local rig: what the rig assumes); and removes everything it created.
+
+Without --smoke it uses your own AWS credentials, read-only. IAM permissions
+it needs:
 `)
 	for _, p := range doctorPermissions {
+		fmt.Fprintf(w, "  %-34s %s\n", p[0], p[1])
+	}
+	fmt.Fprintln(w, "\nWith --smoke, also (it writes, then removes what it wrote):")
+	for _, p := range smokePermissions {
 		fmt.Fprintf(w, "  %-34s %s\n", p[0], p[1])
 	}
 	fmt.Fprintln(w, "\nflags:")

@@ -110,13 +110,19 @@ var smokePermissions = [][2]string{
 	{"s3:DeleteObjectVersion", "removing them (by version: no delete marker is left)"},
 	{"dynamodb:GetItem", "following each upload to its record"},
 	{"dynamodb:DeleteItem", "removing the three records"},
-	{"events:ListRuleNamesByTarget, events:DescribeRule", "with notifications=eventbridge, the upload rule's prefix and suffix"},
-	{"events:PutRule, events:PutTargets", "the temporary rules (geolocate-smoke-*) on the results bus and, with notifications=eventbridge, the default bus"},
-	{"events:RemoveTargets, events:DeleteRule", "removing them"},
-	{"sqs:CreateQueue, sqs:GetQueueAttributes, sqs:SetQueueAttributes, sqs:ReceiveMessage, sqs:DeleteQueue", "the temporary queue (geolocate-smoke-*) the rules deliver to"},
-	{"cloudwatch:DescribeAlarms, cloudwatch:SetAlarmState", "setting the stack's " + smokeAlarmID + " alarm to ALARM"},
-	{"cloudwatch:GetMetricStatistics", "the alarm topic's NumberOfNotificationsDelivered and NumberOfNotificationsFailed, and the rules' TriggeredRules"},
-	{"kms:GenerateDataKey, kms:Decrypt", "only when the bucket or the table uses a customer managed key"},
+	{"events:DescribeRule", "with notifications=eventbridge, the upload rule's prefix and suffix"},
+	{"events:PutRule", "the temporary rules (geolocate-smoke-*): results bus, default bus"},
+	{"events:PutTargets", "their target, the temporary queue"},
+	{"events:RemoveTargets", "removing the targets"},
+	{"events:DeleteRule", "removing the rules"},
+	{"sqs:CreateQueue", "the temporary queue (geolocate-smoke-*)"},
+	{"sqs:SetQueueAttributes", "its policy: only the temporary rules may send"},
+	{"sqs:ReceiveMessage", "the events the rules deliver"},
+	{"sqs:DeleteQueue", "removing the queue"},
+	{"cloudwatch:DescribeAlarms", "the stack's " + smokeAlarmID + " alarm"},
+	{"cloudwatch:SetAlarmState", "setting it to ALARM once"},
+	{"cloudwatch:GetMetricStatistics", "the topic's NumberOfNotificationsDelivered/Failed, TriggeredRules"},
+	{"kms:GenerateDataKey, kms:Decrypt", "only when the bucket or table uses a customer managed key"},
 }
 
 // Smoke check defaults and bounds.
@@ -259,6 +265,12 @@ func (r *smokeRun) locate(ctx context.Context) error {
 	queueArn, err := r.d.uploadQueueArn(ctx)
 	if err != nil {
 		return err
+	}
+	if r.local {
+		// The rig's S3 front announces every upload of the bucket on the
+		// queue, as S3's notification without a filter would.
+		r.mode = "s3"
+		return nil
 	}
 	conf, err := r.clients.notifications.GetBucketNotificationConfiguration(ctx, &s3.GetBucketNotificationConfigurationInput{Bucket: aws.String(r.bucket)})
 	if err != nil {

@@ -92,9 +92,17 @@ var openReadings = []openReading{
 			}
 			return readingOpen, fmt.Sprintf("rule %s counted no TriggeredRules yet (AWS/Events metrics can take minutes; zero is no proof of absence)", r.quietRule)
 		}},
+	{"pipe-missing-path", "a missing path inside quotes is refused in Verbatim mode (pipes.Template)",
+		func(*smokeRun) (string, string) {
+			return readingOpen, "the stack substitutes no path that can be missing; docs/events.md's throw-away pipe settles it"
+		}},
 	{"mapping-receives-count", "every receive counts towards maxReceiveCount (sqsqueue)",
 		func(*smokeRun) (string, string) {
 			return readingOpen, "the smoke check throttles nothing; docs/waiting.md's test settles it"
+		}},
+	{"visibility-12-hours", "SQS's 12 hours counted from the receive (sqsqueue); visibilityLeft keeps a minute back",
+		func(*smokeRun) (string, string) {
+			return readingOpen, "the check changes no visibility; docs/waiting.md's scratch-queue test settles it"
 		}},
 	{"service-date-header", "a fresh Date on every answer (geosim)",
 		func(*smokeRun) (string, string) {

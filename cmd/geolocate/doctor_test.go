@@ -368,6 +368,9 @@ func TestDoctorHelpListsPermissions(t *testing.T) {
 		"sqs:GetQueueAttributes", "s3:GetBucketNotification", "lambda:ListEventSourceMappings",
 		"lambda:GetFunctionConfiguration", "cloudwatch:GetMetricStatistics", "sns:ListSubscriptionsByTopic",
 		"-monitor-period", "-json", "-stack", "-secret-id",
+		// --smoke writes, and lists what it needs for it.
+		"-smoke", "-yes", "-max-credits", "-timeout", "s3:PutObject", "s3:DeleteObjectVersion", "dynamodb:DeleteItem",
+		"events:PutRule", "events:DeleteRule", "sqs:CreateQueue", "sqs:DeleteQueue", "cloudwatch:SetAlarmState",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)

@@ -149,3 +149,28 @@ func TestSQSDeletesAndServesAnAddedQueue(t *testing.T) {
 		t.Error("visibility change of a deleted message succeeded")
 	}
 }
+
+// A temporary queue (doctor --smoke's): its policy is taken, other
+// attributes of an existing queue are refused, and DeleteQueue removes it.
+func TestSQSSetsAPolicyAndDeletesAQueue(t *testing.T) {
+	ctx := context.Background()
+	cfg, _ := serve(t, NewSQS())
+	client := sqs.NewFromConfig(cfg)
+	created, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("smoke")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: created.QueueUrl, Attributes: map[string]string{"Policy": `{"Version":"2012-10-17","Statement":[]}`}}); err != nil {
+		t.Errorf("SetQueueAttributes Policy: %v", err)
+	}
+	if _, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: created.QueueUrl, Attributes: map[string]string{"VisibilityTimeout": "5"}}); err == nil {
+		t.Error("SetQueueAttributes VisibilityTimeout was taken and ignored")
+	}
+	if _, err := client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: created.QueueUrl}); err != nil {
+		t.Fatal(err)
+	}
+	var missing *types.QueueDoesNotExist
+	if _, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("smoke")}); !errors.As(err, &missing) {
+		t.Errorf("GetQueueUrl after DeleteQueue: %v, want QueueDoesNotExist", err)
+	}
+}
