@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ type checkResult struct {
 	Detail string `json:"detail"`
 	// Fix is one line the operator can act on; empty when the check passed.
 	Fix string `json:"fix,omitempty"`
+	// cause is the error a check could not be made for; the text checklist
+	// says a cause several checks share once (sharedCauses).
+	cause error
 }
 
 const defaultMonitorPeriod = 5 * time.Minute
@@ -59,6 +63,11 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	overrides := contextFlags{}
 	fs.Var(overrides, "c", "with --predeploy: a CDK context setting key=value, as cdk deploy -c takes it (repeatable)")
 	fs.StringVar(&c.as, "as", "", `the command to name in the one-line error, instead of "geolocate: doctor" (make deploy passes --as "make deploy")`)
+	smoke := fs.Bool("smoke", false, "prove the deployed pipeline end to end: 3 test uploads (2 paid predictions), their records and result events, one alarm notification, and a line per open reading of the docs; removes what it creates")
+	sopts := smokeOptions{now: time.Now, sleep: sleepCtx, stdin: os.Stdin}
+	fs.BoolVar(&sopts.yes, "yes", false, "with --smoke: go on without asking")
+	fs.IntVar(&sopts.maxCredits, "max-credits", defaultSmokeMaxCredits, "with --smoke: the most credits the records may charge in all")
+	fs.DurationVar(&sopts.timeout, "timeout", defaultSmokeTimeout, "with --smoke: how long to wait for the records, events and the alarm's delivery")
 	awsEnv := fs.Bool("aws-environment", false, "only check the AWS credentials and region, and print the CDK environment they are for (aws://ACCOUNT/REGION): make bootstrap and make destroy run this first")
 	fs.Usage = func() { doctorUsage(fs.Output(), fs.PrintDefaults) }
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -69,6 +78,17 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	}
 	if d.monitorPeriod < time.Minute {
 		return usageError{fmt.Errorf("--monitor-period %s: want at least 1m", d.monitorPeriod)}
+	}
+	if *smoke {
+		if *predeploy || *asJSON {
+			return usageError{errors.New("--smoke takes neither --predeploy nor --json")}
+		}
+		clients, err := loadAWS(ctx)
+		if err != nil {
+			return err
+		}
+		d.clients = clients
+		return runSmoke(ctx, d, sopts)
 	}
 	checks := doctorChecks
 	if *predeploy {
@@ -101,7 +121,7 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 			Checks []checkResult `json:"checks"`
 		}{d.loc.stack, passed, results})
 	} else {
-		err = printChecklist(c.stdout, d.loc.stack, results)
+		err = printChecklist(c.stdout, d.loc.stack, c.key, results)
 	}
 	if err != nil {
 		return err
@@ -117,9 +137,13 @@ func doctorUsage(w io.Writer, printDefaults func()) {
 
 Checks a deployed stack after cdk deploy and prints one PASS or FAIL line per
 check, with the fix for each failure:
-  API key              the secret holds a geo_ key the service accepts
-                       (checked with the free model list; no prediction is made)
-  bucket notification  the bucket sends s3:ObjectCreated:* events to the queue
+  API key              the secret holds a geo_ key the service accepts, asked on
+                       the prediction endpoint with no image (refused before any
+                       prediction: nothing charged); the model list is free
+  bucket notification  the bucket sends its uploads to the queue: an
+                       s3:ObjectCreated:* notification (notifications=s3), or
+                       EventBridge delivery and the stack's rule
+                       (notifications=eventbridge, the default for an existing bucket)
   queue trigger        the predictor's event source mapping on the queue is Enabled
   monitor heartbeat    MonitorHealthy was 1 within 2 schedule periods
   alarm subscription   the alarm topic has a confirmed subscription
@@ -146,26 +170,110 @@ It uses your own AWS credentials, read-only. IAM permissions it needs:
 	printDefaults()
 }
 
-func printChecklist(w io.Writer, stack string, results []checkResult) error {
+func printChecklist(w io.Writer, stack string, key string, results []checkResult) error {
 	width := 0
 	for _, r := range results {
 		width = max(width, len(r.Title))
 	}
+	shared, causes := sharedCauses(results)
 	var b strings.Builder
 	fmt.Fprintf(&b, "stack %s\n", stack)
 	count := map[string]int{}
-	for _, r := range results {
+	for i, r := range results {
 		count[r.Status]++
 		label := map[string]string{checkPass: "PASS", checkFail: "FAIL", checkError: "ERROR"}[r.Status]
-		fmt.Fprintf(&b, "%-5s  %-*s  %s\n", label, width, r.Title, r.Detail)
-		if r.Fix != "" {
-			fmt.Fprintf(&b, "%-5s  %-*s  fix: %s\n", "", width, "", r.Fix)
+		detail, fix := r.Detail, r.Fix
+		if n, ok := shared[i]; ok {
+			detail, fix = fmt.Sprintf("could not check: cause %d below", n+1), ""
+		}
+		fmt.Fprintf(&b, "%-5s  %-*s  %s\n", label, width, r.Title, detail)
+		if fix != "" {
+			fmt.Fprintf(&b, "%-5s  %-*s  fix: %s\n", "", width, "", fix)
+		}
+	}
+	for n, c := range causes {
+		fmt.Fprintf(&b, "cause %d, of %d checks: %s\n", n+1, c.checks, oneLine(c.err, key))
+		if c.fix != "" {
+			fmt.Fprintf(&b, "fix: %s\n", c.fix)
 		}
 	}
 	fmt.Fprintf(&b, "%d checks: %d passed, %d failed, %d could not be checked\n",
 		len(results), count[checkPass], count[checkFail], count[checkError])
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sharedCause is one error that stopped several checks.
+type sharedCause struct {
+	err    error
+	fix    string
+	checks int
+}
+
+// sharedCauses finds the errors that stopped two checks or more (the stack
+// that cannot be described, AWS unreachable: each check that needs the
+// stack fails on the same lookup, which the doctor makes once). It maps each
+// such check's index to its cause's index in causes, in order of first
+// appearance. Two checks share a cause when their error chains end in the
+// same error; the cause is the outermost error of the first chain that
+// every chain of the group holds, so the context common to all is kept
+// ("describe stack Geo: ...") and each check's own wrapping dropped.
+func sharedCauses(results []checkResult) (shared map[int]int, causes []sharedCause) {
+	groups := map[string][]int{}
+	var order []string
+	for i, r := range results {
+		if r.Status != checkError || r.cause == nil {
+			continue
+		}
+		root := errorChain(r.cause)
+		k := root[len(root)-1].Error()
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	shared = map[int]int{}
+	for _, k := range order {
+		idx := groups[k]
+		if len(idx) < 2 {
+			continue
+		}
+		cause := commonCause(results, idx)
+		for _, i := range idx {
+			shared[i] = len(causes)
+		}
+		causes = append(causes, sharedCause{err: cause, fix: results[idx[0]].Fix, checks: len(idx)})
+	}
+	return shared, causes
+}
+
+// errorChain is err and what it wraps, outermost first (a joined error
+// ends the chain).
+func errorChain(err error) []error {
+	var chain []error
+	for ; err != nil; err = errors.Unwrap(err) {
+		chain = append(chain, err)
+	}
+	return chain
+}
+
+// commonCause is the outermost error of the first result's chain whose text
+// is in every other result's chain.
+func commonCause(results []checkResult, idx []int) error {
+	first := errorChain(results[idx[0]].cause)
+	for _, e := range first {
+		inAll := true
+		for _, i := range idx[1:] {
+			if !slices.ContainsFunc(errorChain(results[i].cause), func(o error) bool { return o.Error() == e.Error() }) {
+				inAll = false
+				break
+			}
+		}
+		if inAll {
+			return e
+		}
+	}
+	return first[len(first)-1]
 }
 
 // doctor holds one run's settings and the lookups several checks share,
@@ -217,7 +325,7 @@ func fail(detail, fix string) checkResult {
 // couldNotCheck reports a read that failed; access denied gets the
 // permissions as its fix.
 func (d *doctor) couldNotCheck(err error) checkResult {
-	r := checkResult{Status: checkError, Detail: "could not check: " + oneLine(err, d.c.key)}
+	r := checkResult{Status: checkError, Detail: "could not check: " + oneLine(err, d.c.key), cause: err}
 	if isAccessDenied(err) {
 		r.Fix = "grant your credentials the read-only permissions that geolocate doctor --help lists"
 	}

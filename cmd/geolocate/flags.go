@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/didyoumean"
 )
 
 // newFlagSet returns a flag set whose usage goes to stdout when asked for
@@ -60,17 +63,50 @@ func (o *flagOutput) Write(p []byte) (int, error) {
 }
 
 // parse runs fs.Parse with the output held, then releases it to stdout for
-// a help request and to stderr otherwise.
+// a help request. A bad command line's complaint and usage are dropped: the
+// error says it in one line (flagError), where the flag package printed
+// the problem and then the whole usage (30 lines for results).
 func (o *flagOutput) parse(fs *flag.FlagSet, args []string) error {
 	o.parsing = true
 	err := fs.Parse(args)
 	o.parsing = false
-	to := o.stderr
 	if errors.Is(err, flag.ErrHelp) {
-		to = o.stdout
+		_, _ = o.held.WriteTo(o.stdout)
 	}
-	_, _ = o.held.WriteTo(to)
+	o.held.Reset()
 	return err
+}
+
+// flagError is the flag package's complaint in one line, naming the flag
+// meant when an unknown one is a typo of it, and where the flags are
+// listed.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	hint := fmt.Sprintf("geolocate %s -h lists the flags", fs.Name())
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if near := didyoumean.Closest(name, names); near != "" {
+			return fmt.Errorf("unknown flag --%s; did you mean --%s? (%s)", name, near, hint)
+		}
+		return fmt.Errorf("unknown flag --%s (%s)", name, hint)
+	}
+	return fmt.Errorf("%s (%s)", msg, hint)
+}
+
+// unknownCommand is the error for a command name geolocate does not have,
+// naming the command meant when the name is a typo of one.
+func unknownCommand(name string) error {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	slices.Sort(names) // one answer whatever the map's order
+	if near := didyoumean.Closest(name, names); near != "" {
+		return fmt.Errorf("unknown command %q; did you mean %s? (geolocate help lists the commands)", name, near)
+	}
+	return fmt.Errorf("unknown command %q (geolocate help lists the commands)", name)
 }
 
 // parseFlagsOnly parses a command that takes flags and no positional
@@ -101,7 +137,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
-			return nil, usageError{} // flag printed the problem
+			return nil, usageError{flagError(fs, err)}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

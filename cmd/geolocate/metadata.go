@@ -51,7 +51,10 @@ func newStrippedFile(path string) (*strippedFile, int64, error) {
 	}
 	if _, ok := imageformat.Detect(head); !ok {
 		// Not an image at all: the client refuses it, and says so better.
-		return nil, st.Size(), nil
+		// No size is given, so that its format is what the client refuses,
+		// not its size: 20 MB of random bytes is not "an image over the
+		// limit" that the pipeline could downscale.
+		return nil, 0, nil
 	}
 	if _, err := metastrip.Check(head, st.Size()); err != nil {
 		return nil, 0, fmt.Errorf("its metadata cannot be stripped (%w); --upload-metadata keep sends it as it is", err)

@@ -81,3 +81,27 @@ func TestLocalRefusesAnUnknownReuseModeBeforeStarting(t *testing.T) {
 		t.Errorf("exit %d stderr %q, want a usage error naming the values", r.code, r.stderr)
 	}
 }
+
+// Issue 46 point 12: 20 MB of random bytes was "the image is 20,000,000
+// bytes...", a size the pipeline could have downscaled; it is not an image
+// at all, which is what predict says, with either --upload-metadata.
+func TestPredictSaysNotAnImageBeforeItsSize(t *testing.T) {
+	sim, url := startSim(t)
+	noise := filepath.Join(t.TempDir(), "noise.jpg")
+	b := make([]byte, 20_000_000)
+	for i := range b {
+		b[i] = byte(i*7919 + i>>8) // no format's magic bytes at the start
+	}
+	if err := os.WriteFile(noise, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"strip", "keep"} {
+		r := runCLI(t, simEnv(url, testKey), nil, "predict", "--upload-metadata", mode, noise)
+		if r.code != exitError || !strings.Contains(r.stderr, "the file is not an image the service accepts") || strings.Contains(r.stderr, "bytes") {
+			t.Errorf("--upload-metadata %s: exit %d stderr %q, want not an image, no size", mode, r.code, r.stderr)
+		}
+	}
+	if n := sim.CallCount(); n != 0 {
+		t.Errorf("%d calls, want none", n)
+	}
+}

@@ -213,6 +213,8 @@ type resultRow struct {
 	// ReusedFrom names the object whose paid answer this one copies (same
 	// photo and request: no call, 0 credits).
 	ReusedFrom string `json:"reused_from,omitempty"`
+	// createdAt orders the versions of a key in the table (versionLabels).
+	createdAt time.Time
 
 	// Run is the reprocess run of the result (empty: the original
 	// upload); Previous the result it replaced.
@@ -271,6 +273,7 @@ func rowFromRecord(r *ledger.Record) resultRow {
 		Fallback:   r.Fallback,
 		UpdatedAt:  r.UpdatedAt,
 		ReusedFrom: r.ReusedFrom,
+		createdAt:  r.CreatedAt,
 		Run:        r.Run,
 		Previous:   r.Previous,
 
@@ -348,7 +351,7 @@ func rowError(r resultRow) string {
 func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	header := "STATUS\tPLACE\tCOUNTRY\tLAT\tLON\tRADIUS/CONFIDENCE\tCREDITS\tREUSED FROM\tERROR VS EXIF"
-	versions := shortVersions(rows)
+	versions := versionLabels(rows)
 	if versions != nil {
 		header = "VERSION\t" + header
 	}
@@ -363,7 +366,7 @@ func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 	fmt.Fprintln(tw, header)
 	for i, r := range rows {
 		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s",
-			rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits, dash(r.ReusedFrom), rowError(r))
+			rowStatus(r), dash(rowPlace(r)), dash(r.Country), rowCoord(r.Latitude), rowCoord(r.Longitude), rowSpread(r), r.Credits, dash(reusedFromLabel(r)), rowError(r))
 		if versions != nil {
 			line = dash(versions[i]) + "\t" + line
 		}
@@ -396,55 +399,88 @@ func writeResultsTable(w io.Writer, rows []resultRow, withTime bool) error {
 	return nil
 }
 
-// minVersionChars is the shortest prefix of a version id the table prints;
-// shortVersions lengthens it until the versions of each key differ.
-const minVersionChars = 8
-
-// shortVersions is each row's version id, cut to the shortest prefix (at
-// least minVersionChars) that tells apart the versions of the same key, or
-// nil when no key has more than one version among rows: the column is shown
-// only when it tells rows apart (a re-upload of the same key, such as a
-// touch under WATCH=1, is a new version, processed and charged anew).
-func shortVersions(rows []resultRow) []string {
-	byKey := map[string][]string{}
+// versionLabels is each row's version in words, or nil when no key has more
+// than one version among rows: the column is shown only when it tells rows
+// apart (a re-upload of the same key, such as a touch under WATCH=1, is a
+// new version, processed and charged anew). The versions of a key are
+// numbered oldest first ("1 of 2", "2 of 2"), by when their record was
+// created: S3's version ids are opaque and two uploads a second apart
+// share most of theirs ("3HL4kqtJlcpXroDTDmJ+" and "3HL4kqtJlcpXroDTDmJ."
+// cut to a prefix), and --json has them whole. An object without a version
+// (an unversioned bucket, "", or S3's "null" version of an object stored
+// before versioning was turned on) is "unversioned".
+func versionLabels(rows []resultRow) []string {
+	type version struct {
+		id    string
+		first time.Time
+		at    int // first row, which orders versions created at the same time
+	}
+	byKey := map[string][]version{}
 	repeated := false
-	for _, r := range rows {
+	for i, r := range rows {
+		if unversioned(r.VersionID) {
+			continue
+		}
 		k := r.Bucket + "/" + r.Key
-		if r.VersionID != "" && !slices.Contains(byKey[k], r.VersionID) {
-			byKey[k] = append(byKey[k], r.VersionID)
+		j := slices.IndexFunc(byKey[k], func(v version) bool { return v.id == r.VersionID })
+		switch {
+		case j < 0:
+			byKey[k] = append(byKey[k], version{r.VersionID, r.createdAt, i})
 			repeated = repeated || len(byKey[k]) > 1
+		case !r.createdAt.IsZero() && (byKey[k][j].first.IsZero() || r.createdAt.Before(byKey[k][j].first)):
+			byKey[k][j].first = r.createdAt
 		}
 	}
 	if !repeated {
 		return nil
 	}
-	// Terminates: at the longest id's length every prefix is the id itself,
-	// and the ids of one key are distinct.
-	n := minVersionChars
-	for !prefixesDistinct(byKey, n) {
-		n++
+	for _, vs := range byKey {
+		slices.SortStableFunc(vs, func(a, b version) int {
+			if c := a.first.Compare(b.first); c != 0 {
+				return c
+			}
+			return a.at - b.at
+		})
 	}
 	out := make([]string, len(rows))
 	for i, r := range rows {
-		out[i] = r.VersionID[:min(n, len(r.VersionID))]
+		if unversioned(r.VersionID) {
+			out[i] = "unversioned"
+			continue
+		}
+		vs := byKey[r.Bucket+"/"+r.Key]
+		n := slices.IndexFunc(vs, func(v version) bool { return v.id == r.VersionID })
+		out[i] = fmt.Sprintf("%d of %d", n+1, len(vs))
 	}
 	return out
 }
 
-// prefixesDistinct says whether the versions of every key still differ when
-// cut to n characters.
-func prefixesDistinct(byKey map[string][]string, n int) bool {
-	for _, vs := range byKey {
-		seen := map[string]bool{}
-		for _, v := range vs {
-			p := v[:min(n, len(v))]
-			if seen[p] {
-				return false
-			}
-			seen[p] = true
-		}
+// unversioned reports a version id that names no version: none at all, or
+// S3's "null" version.
+func unversioned(id string) bool { return id == "" || id == "null" }
+
+// reusedFromLabel is the REUSED FROM column: the object whose paid answer
+// the row copies, by its key alone when it is in the row's bucket, or
+// "an earlier version" of the row's own key; the version id and run (in
+// --json's reused_from) made the column about 100 characters wide.
+func reusedFromLabel(r resultRow) string {
+	ref, ok := strings.CutPrefix(r.ReusedFrom, "s3://")
+	if !ok {
+		return r.ReusedFrom
 	}
-	return true
+	// ObjectRef.String: "s3://<bucket>/<key> (<version>)[ run <run>]";
+	// a key may hold " (", so the version is the last parenthesis.
+	if i := strings.LastIndex(ref, " ("); i >= 0 {
+		ref = ref[:i]
+	}
+	bucket, key, _ := strings.Cut(ref, "/")
+	switch {
+	case bucket != r.Bucket:
+		return "s3://" + ref
+	case key == r.Key:
+		return "an earlier version"
+	}
+	return key
 }
 
 // maxCauseBytes bounds a cause printed below the table: a record's message

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
@@ -14,8 +15,9 @@ import (
 // builds them from the default configuration; local runs point them at local
 // parts. Either way Assemble wires the rest identically.
 type AWSClients struct {
-	S3       ObjectStore
-	DynamoDB ledger.DynamoDBAPI
+	S3 ObjectStore
+	// DynamoDB holds the ledger, the pacer's schedule and the jobs.
+	DynamoDB jobs.DynamoDBAPI
 	// SecretsManager is called only when the key comes from a secret
 	// (Config.SecretID), so a local run with a plain key needs no AWS.
 	SecretsManager func() (secretkey.SecretsManagerAPI, error)
@@ -50,6 +52,7 @@ func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Wr
 		Service:    service,
 		Keys:       keys,
 		Visibility: clients.Visibility,
+		Jobs:       jobs.New(clients.DynamoDB, cfg.TableName),
 		Logger:     logger,
 		Metrics:    metrics,
 	}, optFns...)

@@ -96,6 +96,11 @@ func (inv *invocation) handleMessage(ctx context.Context, msg *events.SQSMessage
 		}
 		if inv.lastReceive(msg) {
 			inv.markDeadLetter(ctx, logger, u, o)
+			if u.Job != "" {
+				// Its message is gone to the dead-letter queue: the job
+				// counts it failed (a redrive, if any, is an upload's).
+				inv.countJobEnd(ctx, &object{upload: u, logger: logger.With("job", u.Job, "key", u.Key)}, outcome{kind: outcomeFailed, reason: o.reason})
+			}
 		}
 	}
 	if retry {

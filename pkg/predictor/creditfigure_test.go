@@ -133,7 +133,7 @@ func TestNegativeCreditsCannotBypassARunsCap(t *testing.T) {
 		if i == 0 {
 			first = u
 		}
-		e.invokeSQS(sqsBatch(runMessage(t, fmt.Sprintf("m%d", i), run, "", 1, u)))
+		e.invokeSQS(sqsBatch(e.runMessage(fmt.Sprintf("m%d", i), run, "", 1, u)))
 	}
 	got, err := e.store.GetRun(context.Background(), run)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 )
 
@@ -45,6 +46,16 @@ type Ledger interface {
 	ReleaseRunCredits(ctx context.Context, run string, credits int) error
 	RecordRunOverspend(ctx context.Context, run string, credits int) error
 	Lookup(ctx context.Context, ref ledger.ObjectRef) (*ledger.Record, error)
+}
+
+// Jobs is the part of *jobs.Store the Handler uses for a job's messages:
+// the job's state (read through a short cache: a paused or cancelled job's
+// messages are dropped), a paused job's dropped message (sent again on
+// resume), and each object's end added to the job's counters.
+type Jobs interface {
+	jobs.StateReader
+	AddEnd(ctx context.Context, id string, o jobs.Outcome, credits int, now time.Time) error
+	Drop(ctx context.Context, id, pos string) error
 }
 
 // Service is the paid geolocation service (*geoapi.Client).

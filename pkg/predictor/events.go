@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/shared/reprocessmsg"
+	"github.com/geolocate-aws/geolocate/pkg/shared/jobmsg"
 )
 
 // Event sources of the records a Lambda invocation can carry.
@@ -33,9 +33,14 @@ type upload struct {
 	Size      int64
 	SizeKnown bool // the notification stated the size (0 included)
 
-	// A reprocess run's object (reprocessmsg): Run names the run, Model
-	// the model it asks (empty: the default model) and Price the credits
-	// a call reserves (0: Config.ExpectedCost). Run is empty for an upload.
+	// A job's object (jobmsg): Job names the job, JobPos the object's
+	// place in its manifest. Empty for an upload.
+	Job    string
+	JobPos string
+	// A reprocess job's object: Run names the run, Model the model it
+	// asks (empty: the default model) and Price the credits a call
+	// reserves (0: Config.ExpectedCost). Run is empty for an upload and a
+	// backfill's object (the upload's own record).
 	Run   string
 	Model string
 	Price int
@@ -66,8 +71,8 @@ type notificationProbe struct {
 	DetailType string          `json:"detail-type"` // EventBridge
 	Source     string          `json:"source"`      // EventBridge
 	Detail     json.RawMessage `json:"detail"`
-	// Reprocess is geolocate reprocess's message (reprocessmsg).
-	Reprocess *reprocessmsg.Object `json:"geolocate_reprocess"`
+	// Job is a job's message (jobmsg): a backfill's or a reprocess's.
+	Job *jobmsg.Object `json:"geolocate_job"`
 }
 
 // decodeNotification parses an S3 event notification (Records), an
@@ -85,8 +90,8 @@ func decodeNotification(body []byte) (notification, error) {
 		return notification{TestEvent: true}, nil
 	case probe.Source == "aws.s3" && probe.DetailType != "":
 		return decodeEventBridge(probe.DetailType, probe.Detail)
-	case probe.Reprocess != nil:
-		return decodeReprocess(probe.Reprocess)
+	case probe.Job != nil:
+		return decodeJob(probe.Job)
 	}
 	return notification{Ignored: []string{"not an S3 notification"}}, nil
 }
@@ -186,27 +191,26 @@ func decodeEventBridge(detailType string, raw json.RawMessage) (notification, er
 	return notification{Uploads: []upload{u}}, nil
 }
 
-// decodeReprocess reads a reprocess run's message: the object version as
-// geolocate reprocess listed it from its record (decoded key, version id,
-// ETag and size), and the run.
-func decodeReprocess(o *reprocessmsg.Object) (notification, error) {
-	if o.Bucket == "" || o.Key == "" {
-		return notification{}, fmt.Errorf("%w: reprocess message has no bucket or key", errMalformed)
+// decodeJob reads a job's message: the object version as the job listed
+// it (decoded key, version id, ETag and size) and, for a reprocess, the
+// run. A backfill's object is an upload notification of that version.
+func decodeJob(o *jobmsg.Object) (notification, error) {
+	if err := o.Check(); err != nil {
+		return notification{}, fmt.Errorf("%w: %v", errMalformed, err)
 	}
-	if err := ledger.ValidateRunName(o.Run); err != nil {
-		return notification{}, fmt.Errorf("%w: reprocess message: %v", errMalformed, err)
+	if o.Kind == jobmsg.KindReprocess {
+		if err := ledger.ValidateRunName(o.Run); err != nil {
+			return notification{}, fmt.Errorf("%w: job message: %v", errMalformed, err)
+		}
 	}
 	if o.Replaces != "" {
 		if err := ledger.ValidateRunName(o.Replaces); err != nil {
-			return notification{}, fmt.Errorf("%w: reprocess message: replaces: %v", errMalformed, err)
+			return notification{}, fmt.Errorf("%w: job message: replaces: %v", errMalformed, err)
 		}
-	}
-	if o.CreditsPerCall < 0 {
-		return notification{}, fmt.Errorf("%w: reprocess message: credits_per_call %d is negative", errMalformed, o.CreditsPerCall)
 	}
 	u := upload{
 		Bucket: o.Bucket, Key: o.Key, VersionID: o.VersionID, ETag: strings.Trim(o.ETag, `"`),
-		Size: o.Size, SizeKnown: o.Size > 0,
+		Size: o.Size, SizeKnown: o.Size > 0, Job: o.Job, JobPos: o.Pos,
 		Run: o.Run, Model: o.ModelID, Price: o.CreditsPerCall, Replaces: o.Replaces,
 	}
 	return notification{Uploads: []upload{u}}, nil

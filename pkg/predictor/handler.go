@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 )
@@ -65,8 +66,12 @@ type Deps struct {
 	Keys       KeyProvider
 	Visibility VisibilityChanger // optional: delays budget-deferred messages
 	Pacer      Pacer             // optional: default, the instance's own limiter at R/N
-	Logger     *slog.Logger      // default: JSON on stderr at the configured level
-	Metrics    io.Writer         // Embedded Metric Format output; default stdout
+	// Jobs tracks the jobs whose messages arrive (Assemble wires the
+	// results table's). Without it a job's message is processed as an
+	// upload or run message alone: nothing dropped, nothing counted.
+	Jobs    Jobs
+	Logger  *slog.Logger // default: JSON on stderr at the configured level
+	Metrics io.Writer    // Embedded Metric Format output; default stdout
 }
 
 // Options tune the Handler; the defaults suit the deployed function.
@@ -113,6 +118,9 @@ type Handler struct {
 	// photo decodes into about 250 MB, so the batch's parallel workers must
 	// not decode several at once. The function's memory is sized for one.
 	downscaling chan struct{}
+	// jobStates caches Deps.Jobs' states on the handler's clock; nil
+	// without Deps.Jobs.
+	jobStates *jobs.StateCache
 }
 
 // New returns a Handler. It fails when a required dependency is missing.
@@ -146,7 +154,11 @@ func New(cfg Config, deps Deps, optFns ...func(*Options)) (*Handler, error) {
 	if deps.Pacer == nil {
 		deps.Pacer = pacer.NewInstance(cfg.PerInstanceRate())
 	}
-	return &Handler{cfg: cfg, deps: deps, opts: opts, downscaling: make(chan struct{}, 1)}, nil
+	h := &Handler{cfg: cfg, deps: deps, opts: opts, downscaling: make(chan struct{}, 1)}
+	if deps.Jobs != nil {
+		h.jobStates = jobs.NewStateCache(deps.Jobs, jobs.DefaultStateTTL, opts.Clock)
+	}
+	return h, nil
 }
 
 // Handle is the Lambda handler: the upload queue's event source mapping

@@ -31,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
@@ -75,6 +76,10 @@ type testEnv struct {
 	clock *fakeClock
 	// lastPut is the upload of the last put.
 	lastPut upload
+	// jobs is the table's jobs (the handlers' Deps.Jobs); runJobs the
+	// reprocess job of each run the test sends messages of (runJob).
+	jobs    *jobs.Store
+	runJobs map[string]string
 	// queue, when set (useQueue), receives the handlers' message delays
 	// instead of visibility.
 	queue *sqsqueue.Queue
@@ -134,6 +139,8 @@ func newTestEnv(t testing.TB, edit func(*Config), simOpts ...func(*geosim.Config
 		t: t, s3: s3c, bucket: bucket, sim: sim, cfg: cfg,
 		ddb:        ddb,
 		store:      ledger.New(ddb, table),
+		jobs:       jobs.New(ddb, table),
+		runJobs:    map[string]string{},
 		keys:       newFakeKeys(t, fakeKey),
 		logs:       &syncbuf.Buffer{},
 		metrics:    &syncbuf.Buffer{},
@@ -184,6 +191,7 @@ func (e *testEnv) newHandler(cfg Config, optFns ...func(*Options)) *Handler {
 		Objects: e.objects, Ledger: store,
 		Service: service, Keys: e.keys, Pacer: pace,
 		Logger: logger, Metrics: e.metrics, Visibility: visibility,
+		Jobs: e.jobs,
 	}, optFns...)
 	if err != nil {
 		e.t.Fatal(err)

@@ -45,6 +45,8 @@ type outcome struct {
 	// comes back after the queue's visibility timeout.
 	delay   time.Duration
 	delayed bool
+	// credits is what the object's call charged (a job's CreditsSpent).
+	credits int
 }
 
 func retryLater(reason string) outcome { return outcome{kind: outcomeRetry, reason: reason} }

@@ -291,7 +291,11 @@ func (inv *invocation) fail(ctx context.Context, obj *object, claim *ledger.Clai
 	}
 	inv.metrics.countReason(metricImagesFailed, f.code)
 	inv.logRecorded(obj, ledger.StatusFailed, nil)
-	return outcome{kind: outcomeFailed, reason: f.code}
+	o := outcome{kind: outcomeFailed, reason: f.code}
+	if charged != nil {
+		o.credits = charged.CreditsConsumed
+	}
+	return o
 }
 
 // retryOf is when the object of a retryable call failure is tried again,
@@ -343,7 +347,7 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 			"prediction_id", rec.PredictionID, "credits", rec.CreditsConsumed, "error", err)
 		inv.metrics.countReason(metricImagesFailed, ledger.ErrorCodeResultNotStorable)
 		inv.logRecorded(obj, ledger.StatusFailed, nil, stripped...)
-		return outcome{kind: outcomeFailed, reason: ledger.ErrorCodeResultNotStorable}
+		return outcome{kind: outcomeFailed, reason: ledger.ErrorCodeResultNotStorable, credits: res.charged}
 	}
 	if errors.Is(err, ledger.ErrClaimLost) {
 		obj.logger.Error("result not recorded: another attempt took the object over after this one's lease expired",
@@ -362,5 +366,5 @@ func (inv *invocation) complete(ctx context.Context, obj *object, claim *ledger.
 	obj.answerRecorded = obj.content != nil
 	inv.metrics.succeeded(rec.ModelID)
 	inv.logRecorded(obj, ledger.StatusSucceeded, &rec, stripped...)
-	return outcome{kind: outcomeSucceeded}
+	return outcome{kind: outcomeSucceeded, credits: res.charged}
 }

@@ -58,6 +58,13 @@ func (inv *invocation) processObject(ctx context.Context, u upload, msg *events.
 	if u.Run != "" {
 		obj.logger = obj.logger.With("run", u.Run, "run_model", u.Model)
 	}
+	if u.Job != "" {
+		obj.logger = obj.logger.With("job", u.Job)
+		if o, stop := inv.jobGate(ctx, obj); stop {
+			return o
+		}
+		defer func() { inv.countJobEnd(ctx, obj, o) }()
+	}
 	start := inv.now()
 	defer func() {
 		if r := recover(); r != nil {

@@ -11,21 +11,36 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
-	"github.com/geolocate-aws/geolocate/pkg/shared/reprocessmsg"
+	"github.com/geolocate-aws/geolocate/pkg/shared/jobmsg"
 )
 
-// runMessage is geolocate reprocess's message for u in run, asking model at
-// price credits.
-func runMessage(t *testing.T, id, run, model string, price int, u upload) sqsMessage {
-	t.Helper()
-	body, err := reprocessmsg.Body(reprocessmsg.Object{Run: run, ModelID: model, CreditsPerCall: price,
-		Bucket: u.Bucket, Key: u.Key, VersionID: u.VersionID, ETag: u.ETag, Size: u.Size})
+// runMessage is a reprocess job's message for u in run, asking model at
+// price credits; the job (one per run) is made on first use.
+func (e *testEnv) runMessage(id, run, model string, price int, u upload) sqsMessage {
+	e.t.Helper()
+	body, err := jobmsg.Body(jobmsg.Object{Job: e.runJob(run), Kind: jobmsg.KindReprocess, Pos: "0/0", Run: run, ModelID: model,
+		CreditsPerCall: price, Bucket: u.Bucket, Key: u.Key, VersionID: u.VersionID, ETag: u.ETag, Size: u.Size})
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	return sqsMessage{id: id, body: body}
+}
+
+// runJob is the id of run's reprocess job in the test's table.
+func (e *testEnv) runJob(run string) string {
+	e.t.Helper()
+	if id, ok := e.runJobs[run]; ok {
+		return id
+	}
+	j, err := e.jobs.Create(context.Background(), jobs.Spec{Kind: jobs.KindReprocess, Run: run, Selection: "status=succeeded"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.runJobs[run] = j.ID
+	return j.ID
 }
 
 func (e *testEnv) runRecord(u upload, run string) *ledger.Record {
@@ -73,7 +88,7 @@ func TestRunPaysOncePerObjectAndRun(t *testing.T) {
 	e.startRun(run, model, 100)
 	for round := range 2 { // the second round is a redelivery of every message
 		for _, u := range []upload{a, acopy, c} {
-			if failed := e.invokeSQS(sqsBatch(runMessage(t, "run-"+u.Key, run, model, 1, u))); len(failed) != 0 {
+			if failed := e.invokeSQS(sqsBatch(e.runMessage("run-"+u.Key, run, model, 1, u))); len(failed) != 0 {
 				t.Fatalf("round %d: %s retried: %v", round, u.Key, failed)
 			}
 		}
@@ -115,7 +130,7 @@ func TestRunPaysOncePerObjectAndRun(t *testing.T) {
 	}
 	// A third run replacing this one's result keeps both earlier ones.
 	e.startRun("third", model, 10)
-	body, err := reprocessmsg.Body(reprocessmsg.Object{Run: "third", ModelID: model, CreditsPerCall: 1, Replaces: run,
+	body, err := jobmsg.Body(jobmsg.Object{Job: e.runJob("third"), Kind: jobmsg.KindReprocess, Run: "third", ModelID: model, CreditsPerCall: 1, Replaces: run,
 		Bucket: c.Bucket, Key: c.Key, VersionID: c.VersionID, ETag: c.ETag, Size: c.Size})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +157,7 @@ func TestRunCapStopsCalls(t *testing.T) {
 	const run = "capped"
 	e.startRun(run, geosim.ModelGlobalDefault, 2)
 	for _, u := range ups {
-		if failed := e.invokeSQS(sqsBatch(runMessage(t, "m-"+u.Key, run, geosim.ModelGlobalDefault, 1, u))); len(failed) != 0 {
+		if failed := e.invokeSQS(sqsBatch(e.runMessage("m-"+u.Key, run, geosim.ModelGlobalDefault, 1, u))); len(failed) != 0 {
 			t.Fatalf("%s retried: %v", u.Key, failed)
 		}
 	}
@@ -179,7 +194,7 @@ func TestRunVanishedAttemptIsOutcomeUnknown(t *testing.T) {
 		t.Fatalf("claim = %s, %v", got, err)
 	}
 	time.Sleep(2 * time.Second) // the lease runs out: stored in whole seconds
-	if failed := e.invokeSQS(sqsBatch(runMessage(t, "m", run, geosim.ModelGlobalDefault, 1, u))); len(failed) != 0 {
+	if failed := e.invokeSQS(sqsBatch(e.runMessage("m", run, geosim.ModelGlobalDefault, 1, u))); len(failed) != 0 {
 		t.Fatalf("retried: %v", failed)
 	}
 	if n := len(e.predictCalls()); n != 0 {
@@ -193,10 +208,10 @@ func TestRunVanishedAttemptIsOutcomeUnknown(t *testing.T) {
 	}
 }
 
-// TestReprocessSampleEventDecodes: events/sqs-reprocess.json is a run's
+// TestJobSampleEventDecodes: events/sqs-job.json is a reprocess job's
 // message the predictor reads.
-func TestReprocessSampleEventDecodes(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "events", "sqs-reprocess.json"))
+func TestJobSampleEventDecodes(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "events", "sqs-job.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,10 +224,14 @@ func TestReprocessSampleEventDecodes(t *testing.T) {
 		t.Fatalf("decode = %+v, %v", n, err)
 	}
 	u := n.Uploads[0]
-	if u.Run != "global-v0.3" || u.Model != "global_v0.3" || u.Price != 1 || u.Key != "harbour at dusk.jpg" || !u.SizeKnown {
+	if u.Job != "j-20261202-k3v7qa" || u.JobPos != "0/0" || u.Run != "global-v0.3" || u.Model != "global_v0.3" || u.Price != 1 ||
+		u.Key != "harbour at dusk.jpg" || !u.SizeKnown {
 		t.Errorf("decoded %+v", u)
 	}
-	if _, err := decodeNotification([]byte(`{"geolocate_reprocess": {"run": "a#b", "bucket": "b", "key": "k"}}`)); err == nil {
+	if _, err := decodeNotification([]byte(`{"geolocate_job": {"job": "j", "kind": "reprocess", "run": "a#b", "bucket": "b", "key": "k"}}`)); err == nil {
 		t.Error("a run name with '#' decoded")
+	}
+	if n, err := decodeNotification([]byte(`{"geolocate_reprocess": {"run": "r", "bucket": "b", "key": "k"}}`)); err != nil || len(n.Uploads) != 0 {
+		t.Errorf("the old reprocess message decoded as work: %+v, %v (jobs replace it)", n, err)
 	}
 }

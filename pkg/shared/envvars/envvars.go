@@ -7,6 +7,9 @@ package envvars
 
 const (
 	TableName        = "TABLE_NAME"              // results table
+	QueueURL         = "QUEUE_URL"               // job feeder: the upload queue it feeds
+	QueueVisibility  = "QUEUE_VISIBILITY"        // job feeder: Go duration, the upload queue's visibility timeout (the stack's, not a setting)
+	JobWindowMinutes = "GEO_JOB_WINDOW_MINUTES"  // setting: see pkg/shared/settings
 	SecretID         = "GEO_SECRET_ID"           // Secrets Manager id or ARN of the geo_ key
 	APIURL           = "GEO_API_URL"             // setting: see pkg/shared/settings
 	APIKey           = "GEO_API_KEY"             // local runs only: the key itself, used when GEO_SECRET_ID is unset

@@ -26,6 +26,7 @@ type Function uint8
 const (
 	Predictor Function = 1 << iota
 	Monitor
+	JobFeeder // the scheduled job feeder (pkg/jobs, functions/jobfeeder)
 )
 
 // Setting is one declaration of the table. Its zero fields mean "none":

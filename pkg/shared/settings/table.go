@@ -10,6 +10,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/keyheader"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3keyfilter"
 )
 
 // The modes of the Choice settings, written once: the predictor, the CDK
@@ -109,11 +110,11 @@ var (
 	ModelFallback = add(Setting{Key: "modelFallback", Env: envvars.ModelFallback, Functions: Predictor, Kind: Bool, Default: "true",
 		Doc: "fall back to the default model when the pinned one is retired"})
 	// Bounded by what the pacing was proven to keep (configrules.MaxRatePerMinute).
-	RatePerMinute = add(Setting{Key: "ratePerMinute", Env: envvars.RatePerMinute, Functions: Predictor, Kind: Int, Default: "30",
+	RatePerMinute = add(Setting{Key: "ratePerMinute", Env: envvars.RatePerMinute, Functions: Predictor | JobFeeder, Kind: Int, Default: "30",
 		Min: 1, Max: configrules.MaxRatePerMinute, Want: configrules.RateWant, Doc: "the account's request rate per minute"})
 	// Lambda's SQS event source accepts a maximum concurrency of 2 to 1000;
 	// the local rig runs one poller, hence EnvMin 1.
-	MaxConcurrency = add(Setting{Key: "maxConcurrency", Env: envvars.MaxConcurrency, Functions: Predictor, Kind: Int, Default: "2",
+	MaxConcurrency = add(Setting{Key: "maxConcurrency", Env: envvars.MaxConcurrency, Functions: Predictor | JobFeeder, Kind: Int, Default: "2",
 		Min: 2, Max: 1000, EnvMin: 1, Doc: "the queue event source's maximum concurrency"})
 	Pacing = add(Setting{Key: "pacing", Env: envvars.Pacing, Functions: Predictor, Kind: Choice, Default: PacingShared, Optional: true,
 		Allowed: []string{PacingShared, PacingInstance}, Want: "shared or instance",
@@ -131,11 +132,17 @@ var (
 	MonitorScheduleMinutes = add(Setting{Key: "monitorScheduleMinutes", Kind: Int, Default: "5", Min: 1, Max: 1440,
 		Doc: "how often the monitor runs"})
 	// The stack writes MAX_RECEIVE_COUNT from the queue's own redrive policy.
-	DLQMaxReceiveCount = add(Setting{Key: "dlqMaxReceiveCount", Env: envvars.MaxReceiveCount, Functions: Predictor, EnvUnknown: true,
+	DLQMaxReceiveCount = add(Setting{Key: "dlqMaxReceiveCount", Env: envvars.MaxReceiveCount, Functions: Predictor | JobFeeder, EnvUnknown: true,
 		Kind: Int, Default: "20", Min: 1, Max: 1000, Doc: "receives before a message moves to the dead-letter queue"})
+	// A job keeps at most this many minutes of calls in the upload queue,
+	// each sent with a DelaySeconds inside it: SQS delays a message at
+	// most 15 minutes (900 s), hence the bound.
+	JobWindowMinutes = add(Setting{Key: "jobWindowMinutes", Env: envvars.JobWindowMinutes, Functions: JobFeeder, Kind: Int,
+		Default: "15", Min: 1, Max: 15, Want: "a whole number from 1 to 15 (SQS delays a message at most 900 s)",
+		Doc: "minutes of a job's calls kept in the upload queue"})
 	LogRetentionDays = add(Setting{Key: "logRetentionDays", Kind: Int, Default: "90", Allowed: logRetentionDays,
 		Doc: "how long the functions' logs are kept"})
-	LogLevel = add(Setting{Key: "logLevel", Env: envvars.LogLevel, Functions: Predictor | Monitor, Kind: Choice, Default: "INFO",
+	LogLevel = add(Setting{Key: "logLevel", Env: envvars.LogLevel, Functions: Predictor | Monitor | JobFeeder, Kind: Choice, Default: "INFO",
 		Allowed: []string{"DEBUG", "INFO", "WARN", "ERROR"}, Want: "DEBUG, INFO, WARN or ERROR",
 		Doc: "the functions' log level"})
 	CreditsLowThreshold = add(Setting{Key: "creditsLowThreshold", Kind: Number, Default: "100", Min: 0, Max: 1e12,
@@ -152,7 +159,7 @@ var (
 		Doc: "age of the oldest queued upload that raises the alarm"})
 	AlarmEmail = add(Setting{Key: "alarmEmail", Kind: Text, Optional: true, Check: checkEmail,
 		Want: "empty or a plain e-mail address such as ops@example.com", Doc: "subscribes an address to the alarm topic"})
-	DailyCreditBudget = add(Setting{Key: "dailyCreditBudget", Env: envvars.DailyBudget, Functions: Predictor, Kind: Int, Default: "0",
+	DailyCreditBudget = add(Setting{Key: "dailyCreditBudget", Env: envvars.DailyBudget, Functions: Predictor | JobFeeder, Kind: Int, Default: "0",
 		Min: 0, Max: 1_000_000_000, Doc: "credits per UTC day; 0 is no budget"})
 	RecordTTLDays = add(Setting{Key: "recordTtlDays", Env: envvars.RecordTTLDays, Functions: Predictor, Kind: Int, Default: "0",
 		Min: 0, Max: 36500, Doc: "expire records after this many days; 0 keeps them"})
@@ -206,16 +213,14 @@ func checkAPIURL(s string) error {
 	return nil
 }
 
-// keyFilterWant: S3 keys have no leading slash, so a filter starting with
-// one would never match anything.
-const keyFilterWant = "empty or an S3 key fragment of at most 1024 characters, not starting with /"
+// keyFilterWant: what s3keyfilter.Check takes (its error says which rule a
+// value breaks, quoting S3's). A constant: the table is built in the
+// order of its declarations.
+const keyFilterWant = "empty or an S3 key fragment of at most 1024 characters once URL-encoded, not starting with /, with none of the characters S3 says to avoid in keys (" + s3keyfilter.Avoid + ") and no non-printable one"
 
-func checkKeyFilter(s string) error {
-	if strings.HasPrefix(s, "/") || len(s) > 1024 {
-		return fmt.Errorf("not a key fragment")
-	}
-	return nil
-}
+// checkKeyFilter: the bucket's notification filter gets the encoded form,
+// so what S3 would not match (or not take) is refused before synth.
+func checkKeyFilter(s string) error { return s3keyfilter.Check(s) }
 
 func checkEmail(s string) error {
 	addr, err := mail.ParseAddress(s)

@@ -195,20 +195,6 @@ func TestUnknownKeysAreRefusedWithTheClosest(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"kitten", "sitting", 3},
-		{"alarmemial", "alarmemail", 1}, {"ab", "ba", 1}, {"batchsize", "batchsize", 0},
-	} {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 // readByKind reads s with the Reader method of its kind, so that its
 // checks run on the value.
 func readByKind(r *Reader, s *Setting) {

@@ -3,6 +3,8 @@ package settings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/didyoumean"
 )
 
 // cdkContextKeys are the CDK's own context keys without a ":" or a
@@ -36,39 +38,12 @@ func Unknown(keys []string) []error {
 	return errs
 }
 
-// closestKey is the setting's key nearest to key by edit distance (case
-// ignored, a swap of two letters counting as one edit), if it is within a
-// third of key's length: a typo, not a different word.
+// closestKey is the setting's key nearest to key, if key looks like a typo
+// of it (didyoumean.Closest).
 func closestKey(key string) string {
-	best, bestDist := "", len(key)/3+1
-	for _, s := range table {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(s.Key)); d < bestDist {
-			best, bestDist = s.Key, d
-		}
+	keys := make([]string, len(table))
+	for i, s := range table {
+		keys[i] = s.Key
 	}
-	return best
-}
-
-// editDistance is the optimal string alignment distance between a and b:
-// insertions, deletions, substitutions and swaps of adjacent bytes.
-func editDistance(a, b string) int {
-	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
+	return didyoumean.Closest(key, keys)
 }
