@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
-	"github.com/geolocate-aws/geolocate/pkg/predictor"
-	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 )
 
 // The CI-sized table: one row per rate the settings accept with shared
@@ -57,16 +55,6 @@ func TestTheSeedsThatDrew429sMeetTheGoal(t *testing.T) {
 		if ok, why := r.Met(); !ok {
 			t.Errorf("R=%v N=%d seed %d: %s", cfg.Rate, cfg.Instances, cfg.Seed, why)
 		}
-	}
-}
-
-// The stack's bound on instances counts the slots an instance takes at
-// once as the predictor's workers (configrules keeps its own copy of their
-// number).
-func TestTheBoundCountsThePredictorsWorkers(t *testing.T) {
-	if configrules.PredictorParallelism != predictor.DefaultParallelism {
-		t.Errorf("configrules.PredictorParallelism %d, predictor.DefaultParallelism %d: want them equal",
-			configrules.PredictorParallelism, predictor.DefaultParallelism)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
-	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
@@ -35,17 +34,10 @@ func MaxInstances(ratePerMinute float64) int {
 		time.Duration(settings.FinishReserveSeconds.Min)*time.Second)
 	perSlot := 60 / ratePerMinute
 	n = min(n, int(usable.Seconds()/(perSlot*settings.BatchSize.Min)))
-	if proven := configrules.MaxProvenConcurrency(ratePerMinute, predictor.DefaultParallelism); proven > 0 {
+	if proven := configrules.MaxProvenConcurrency(ratePerMinute); proven > 0 {
 		n = min(n, proven)
 	}
 	return n
-}
-
-// oneWorkerInstances is, at a rate where the stack bounds the instances by
-// the slots they take at once (configrules.MaxProvenConcurrency), the most
-// it accepts with batches of one: one worker each.
-func oneWorkerInstances(ratePerMinute float64) int {
-	return configrules.MaxProvenConcurrency(ratePerMinute, 1)
 }
 
 // Instances are the table's N at a rate: 1, 2, 10, 100 and 1,000, those
@@ -126,7 +118,7 @@ func Plan(size Size) []Config {
 	}
 	for _, r := range Rates {
 		for _, lim := range []geosim.Limiter{geosim.LimiterSlidingLog, geosim.LimiterTokenBucket} {
-			row := func(n, workers int) {
+			for _, n := range Instances(r) {
 				seeds := FullSeeds
 				switch {
 				case lim == geosim.LimiterTokenBucket:
@@ -134,13 +126,7 @@ func Plan(size Size) []Config {
 				case n >= 1000 && r > 600:
 					seeds = HeavySeeds
 				}
-				plan = append(plan, Config{Rate: r, Instances: n, Workers: workers, Limiter: lim, Duration: span(r, size), Seed: 1, Seeds: seeds})
-			}
-			for _, n := range Instances(r) {
-				row(n, 0)
-			}
-			if n := oneWorkerInstances(r); n > 0 && lim == geosim.LimiterSlidingLog {
-				row(n, 1)
+				plan = append(plan, Config{Rate: r, Instances: n, Limiter: lim, Duration: span(r, size), Seed: 1, Seeds: seeds})
 			}
 		}
 	}

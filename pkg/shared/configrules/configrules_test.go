@@ -61,20 +61,13 @@ func TestEachRefusedConfiguration(t *testing.T) {
 			mentions: []string{"finishReserveSeconds 20 s", "95 s"},
 		},
 		{
-			name: "more first slots at an aimed rate than the model proved",
-			refused: func(s *Settings) { // 41 x 4 = 164 slots; the round, 205 s, fits 885
+			name: "more instances at an aimed rate than the model proved",
+			refused: func(s *Settings) { // the round, 205 s, fits 885
 				s.RatePerMinute, s.FunctionTimeout, s.MaxConcurrency = 60, 900*time.Second, 41
 			},
 			accepted: func(s *Settings) { s.RatePerMinute, s.FunctionTimeout, s.MaxConcurrency = 60, 900*time.Second, 40 },
 			setting:  MaxConcurrency,
-			mentions: []string{"maxConcurrency 41 at ratePerMinute 60", "164 slots", "above the 160", "maxConcurrency at most 40", "batchSize at most 3", "docs/benchmarks.md"},
-		},
-		{
-			name:     "the same with one object a batch: an instance takes one slot at once",
-			refused:  func(s *Settings) { s.BatchSize, s.FunctionTimeout, s.MaxConcurrency = 1, 900*time.Second, 161 },
-			accepted: func(s *Settings) { s.BatchSize, s.FunctionTimeout, s.MaxConcurrency = 1, 900*time.Second, 160 },
-			setting:  MaxConcurrency,
-			mentions: []string{"161 slots", "maxConcurrency at most 160"},
+			mentions: []string{"maxConcurrency 41 at ratePerMinute 60", "above the 40 instances", "98.4%", "maxConcurrency at most 40", "docs/benchmarks.md"},
 		},
 		{
 			name:     "memory too small for downscaling",
@@ -138,7 +131,7 @@ func TestEachRefusedConfiguration(t *testing.T) {
 func TestUnknownSettingsSkipTheirRules(t *testing.T) {
 	s := Settings{RatePerMinute: 30, MaxConcurrency: 900, Pacing: PacingShared, Oversize: OversizeDownscale}
 	if v := Check(s, testNames); len(v) != 0 {
-		t.Errorf("without a batch size, timeout, memory, receive count or quota nothing can be judged (not even the proven concurrency: the slots an instance takes at once are its batch's); got %v", v)
+		t.Errorf("without a batch size, timeout, memory, receive count or quota nothing can be judged (the proven concurrency included, as the round's rule); got %v", v)
 	}
 }
 
@@ -167,17 +160,16 @@ func TestRoundOfSlots(t *testing.T) {
 	}
 }
 
-// The bound follows the slots an instance takes at once, and applies only
-// where the pacer aims, with shared pacing.
+// The bound applies only where the pacer aims, with shared pacing.
 func TestMaxProvenConcurrency(t *testing.T) {
 	for _, tt := range []struct {
-		rate        float64
-		batch, want int
+		rate float64
+		want int
 	}{
-		{30, 5, 40}, {60, 4, 40}, {60, 2, 80}, {1, 1, 160}, {30, 0, 40}, {61, 5, 0}, {30000, 1, 0},
+		{1, 40}, {30, 40}, {60, 40}, {61, 0}, {30000, 0},
 	} {
-		if got := MaxProvenConcurrency(tt.rate, tt.batch); got != tt.want {
-			t.Errorf("MaxProvenConcurrency(%v, %d) = %d, want %d", tt.rate, tt.batch, got, tt.want)
+		if got := MaxProvenConcurrency(tt.rate); got != tt.want {
+			t.Errorf("MaxProvenConcurrency(%v) = %d, want %d", tt.rate, got, tt.want)
 		}
 	}
 	s := defaults()
