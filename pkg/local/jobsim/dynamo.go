@@ -41,7 +41,14 @@ func (d *countingDB) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInpu
 
 func (d *countingDB) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	d.st.Query++
-	return d.mini.Query(ctx, in, opts...)
+	out, err := d.mini.Query(ctx, in, opts...)
+	// minidyn answers an empty LastEvaluatedKey where DynamoDB sends none
+	// (the SDK's nil) on the last page: a caller paging until nil would
+	// page for ever.
+	if out != nil && len(out.LastEvaluatedKey) == 0 {
+		out.LastEvaluatedKey = nil
+	}
+	return out, err
 }
 
 func (d *countingDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
