@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/truora/minidyn/aws-v2/client"
-
 	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/shared/jobmsg"
-	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
 // feederEvery is the job feeder's schedule: EventBridge's rate(1 minute).
@@ -43,11 +40,10 @@ type engine struct {
 }
 
 func newEngine(ctx context.Context, r *run, cfg Config) (*engine, error) {
-	mini := client.NewClient()
-	if _, err := mini.CreateTable(ctx, tableschema.CreateTableInput(tableName)); err != nil {
-		return nil, fmt.Errorf("jobsim: create the results table: %w", err)
+	db, err := newCountingDB(ctx)
+	if err != nil {
+		return nil, err
 	}
-	db := &countingDB{mini: mini}
 	e := &engine{r: r, ctx: ctx, db: db, bucket: &bucket{name: bucketName, prefix: prefix, n: cfg.Objects, size: photoSize, written: epoch.Add(-24 * time.Hour)}}
 	e.store = jobs.New(db, tableName, func(o *jobs.Options) { o.Clock = r.l.Now })
 	e.feeder = jobs.NewFeeder(e.store, e.bucket, sender{q: r.q, url: queueURL}, queueURL, func(o *jobs.FeederOptions) {

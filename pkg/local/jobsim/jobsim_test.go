@@ -1,12 +1,14 @@
 package jobsim
 
 import (
+	"os"
+	"strconv"
 	"testing"
 	"time"
 )
 
-// The CI-sized proofs: 20,000 objects at 30 a minute with the default
-// concurrency and at 600 a minute with the largest, through the real
+// The CI-sized proofs (Small): 30 a minute with the default concurrency
+// and 600 a minute with the largest, through the real
 // Feeder and Store, each held to the issue's bounds.
 func TestTheSmallJobsMeetTheIssuesBounds(t *testing.T) {
 	if testing.Short() {
@@ -62,5 +64,29 @@ func TestAPausedJobStopsAndLosesNothing(t *testing.T) {
 	// feeder's carry is bounded by a minute's calls).
 	if min := r.IdealJob + 2*time.Hour - 2*time.Minute; r.Finish < min {
 		t.Errorf("finished in %v: less than the job's time at its rate plus the pause (%v)", r.Finish, min)
+	}
+}
+
+// The issue's proofs at a million objects take tens of minutes: make
+// bench runs them (cmd/benchreport's jobsim stage); JOBSIM_PROOF=1 here.
+func TestTheProofs(t *testing.T) {
+	if os.Getenv("JOBSIM_PROOF") == "" {
+		t.Skip("JOBSIM_PROOF unset: make bench runs the proofs")
+	}
+	for _, c := range Proofs() {
+		if n, err := strconv.Atoi(os.Getenv("JOBSIM_OBJECTS")); err == nil {
+			c.Objects = n
+		}
+		if r, err := strconv.ParseFloat(os.Getenv("JOBSIM_RATE"), 64); err == nil && r != c.Rate {
+			continue
+		}
+		r, err := Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("\n%s", Markdown([]*Result{r}))
+		if ok, why := r.Met(); !ok {
+			t.Errorf("%d objects at R=%v: %s", c.Objects, c.Rate, why)
+		}
 	}
 }
