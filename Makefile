@@ -36,7 +36,7 @@ NODE_MIN         := 20
 NODE_RECOMMENDED := 22.22.2
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo reprocess-demo test test-short build synth deploy destroy bench soak lint fuzz clean
+.PHONY: help deps deps-cdk build-cli predeploy bootstrap run dashboard-demo reprocess-demo reprocess-demo-commands test test-short build synth deploy destroy bench soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -100,8 +100,15 @@ dashboard-demo: deps build-cli synth ## draw the dashboard from a simulated busy
 # over every photo capped at three quarters of its cost, killed half way and
 # resumed. It is cmd/geolocate's TestReprocessScenario, printed.
 # REPROCESS_PHOTOS sets the size (default 200; the issue's 1,000 takes a few minutes).
+# It first prints the commands it stands for on a deployed stack: the
+# README's block that follows its mention of make reprocess-demo, read from
+# the README itself, so the demo names whatever commands the README shows.
 REPROCESS_PHOTOS ?= 200
-reprocess-demo: deps ## play a reprocess end to end on the local parts: a sample run, its comparison, a capped run (REPROCESS_PHOTOS=200)
+reprocess-demo-commands:
+	@echo "make reprocess-demo plays on the local parts what these commands do on a deployed stack (README, \"A newer model?\"):"
+	@awk '/make reprocess-demo/ { found = 1 } found && /^```sh/ { inside = 1; next } inside && /^```/ { exit } inside { print "  " $$0 }' README.md
+
+reprocess-demo: deps reprocess-demo-commands ## play a reprocess end to end on the local parts: a sample run, its comparison, a capped run (REPROCESS_PHOTOS=200)
 	REPROCESS_PHOTOS=$(REPROCESS_PHOTOS) $(GO) test -count=1 -v -run '^TestReprocessScenario$$' ./cmd/geolocate/
 
 test: deps ## run every test (unit, local AWS parts, CDK, fuzz seeds, soak at CI size)
@@ -119,8 +126,30 @@ build: ## build the Lambda bootstrap binaries as cdk synth does (linux/arm64, no
 			-buildvcs=false -ldflags='-s -w -buildid=' -o $(BUILD_DIR)/$$fn/bootstrap ./functions/$$fn || exit 1; \
 	done
 
-synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=...")
-	npx --no-install cdk synth --quiet $(or $(CDK_ARGS),-c apiUrl=https://geolocation.invalid)
+# PLACEHOLDER_URL stands for the service's URL where none is needed: a synth
+# to look at the template, a teardown. It is added only when CDK_ARGS names
+# no apiUrl, so CDK_ARGS="-c alarmEmail=..." alone no longer makes apiUrl
+# required.
+PLACEHOLDER_URL := https://geolocation.invalid
+url_or_placeholder = $(if $(findstring apiUrl=,$(CDK_ARGS)),,-c apiUrl=$(PLACEHOLDER_URL))
+
+# context_args sets the bash array args to CDK_ARGS's -c settings (its other
+# flags are cdk's own, for cdk deploy or destroy).
+context_args = set -- $(CDK_ARGS); args=(); while [ $$\# -gt 0 ]; do case "$$1" in \
+		-c|--context) args+=(-c "$$2"); shift 2;; \
+		--context=*) args+=(-c "$${1\#--context=}"); shift;; \
+		*) shift;; esac; done
+
+# cdk_synth synthesizes with the -c settings $(1): the CDK app checks every
+# setting first, offline, and refuses a bad or missing one with its own
+# line. The two lines a failed app is followed by, go run's "exit status 1"
+# and cdk's "go run ./infra: Subprocess exited with error 1", say nothing
+# more and are dropped (make's own "Error" line cannot be).
+CDK_NOISE := ^(exit status [0-9]+|go run \./infra: Subprocess exited with error [0-9]+)$$
+cdk_synth = set -o pipefail; { npx --no-install cdk synth --quiet $(1) 2>&1 1>&3 3>&- | { grep -vE '$(CDK_NOISE)' || true; } 1>&2; } 3>&1
+
+synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with Go (CDK_ARGS="-c apiUrl=..."; a placeholder URL without one)
+	@$(call cdk_synth,$(url_or_placeholder) $(CDK_ARGS))
 
 # predeploy checks, with your AWS credentials and read-only calls, what
 # CloudFormation would otherwise fail on halfway (an existing bucket in
@@ -128,16 +157,22 @@ synth: deps-cdk ## synthesize offline into cdk.out/, building the functions with
 # account cannot give): geolocate doctor --predeploy with CDK_ARGS's -c
 # settings (its other cdk flags are cdk's own). Use the same AWS_PROFILE and
 # AWS_REGION as for cdk.
-predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARGS="-c existingBucketName=...")
-	@set -- $(CDK_ARGS); args=(); while [ $$# -gt 0 ]; do case "$$1" in \
-		-c|--context) args+=(-c "$$2"); shift 2;; \
-		--context=*) args+=(-c "$${1#--context=}"); shift;; \
-		*) shift;; esac; done; \
-	bin/geolocate doctor --predeploy --as "make $(or $(firstword $(MAKECMDGOALS)),predeploy)" "$${args[@]}"
+# predeploy_check runs those checks, labelling its one-line errors with $(1).
+predeploy_check = $(context_args); bin/geolocate doctor --predeploy --as "$(1)" "$${args[@]}"
 
-deploy: predeploy ## check, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
-	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\"" >&2; exit 2;; esac
-	npx --no-install cdk deploy $(CDK_ARGS)
+predeploy: deps-cdk build-cli ## check a deployment before deploying it (CDK_ARGS="-c existingBucketName=...")
+	@$(call predeploy_check,make predeploy)
+
+# deploy checks what needs no account first: the service URL is given,
+# then every setting, by synthesizing (the CDK app refuses a typo or a bad
+# value in one line), all before any AWS call; then predeploy's AWS reads;
+# then cdk deploys the assembly just synthesized (--app cdk.out), so the
+# app is not synthesized twice.
+deploy: deps-cdk build-cli ## check offline, then against the account, build the functions and deploy with your own AWS credentials: make deploy CDK_ARGS="-c apiUrl=https://..."
+	@case "$(CDK_ARGS)" in *apiUrl=*) ;; *) echo "make deploy: set the service URL: make deploy CDK_ARGS=\"-c apiUrl=https://...\" (docs/service-contract.md: where it comes from)" >&2; exit 2;; esac
+	@$(context_args); $(call cdk_synth,"$${args[@]}")
+	@$(call predeploy_check,make deploy)
+	npx --no-install cdk deploy --app cdk.out $(CDK_ARGS)
 
 # bootstrap and destroy check the credentials and region first, with the
 # one line every AWS command gives (no credentials, no region, an expired
@@ -148,9 +183,12 @@ bootstrap: deps-cdk build-cli ## once per account and region, by an administrato
 	@env=$$(bin/geolocate doctor --aws-environment --as "make bootstrap") && echo "cdk bootstrap $$env" && \
 		npx --no-install cdk bootstrap "$$env" $(CDK_ARGS)
 
+# destroy needs no service URL: cdk destroy synthesizes the app to find the
+# stack, and the placeholder stands in for the URL (CDK_ARGS's stackName, if
+# any, names the stack).
 destroy: deps-cdk build-cli ## tear the stack down (the table and bucket are retained unless removeOnDestroy=true)
 	@bin/geolocate doctor --aws-environment --as "make destroy" >/dev/null
-	npx --no-install cdk destroy $(CDK_ARGS)
+	npx --no-install cdk destroy $(url_or_placeholder) $(CDK_ARGS)
 
 bench: deps build ## run the benchmarks and write the report (BENCH_OUT=cmd/benchreport/REPORT.md)
 	$(GO) run ./cmd/benchreport -out $(BENCH_OUT)

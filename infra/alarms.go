@@ -235,7 +235,10 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 			id: "QueueBacklogAge",
 			// SQS leaves messages received three or more times out of this
 			// metric, so it cannot see retry loops: QueueStalled does.
-			description: "The oldest waiting upload (received fewer than three times) is older than queueAgeAlarmSeconds: the backlog drains too slowly (rate limit, budget or concurrency).",
+			// A job keeps at most its window in the queue, so its planned
+			// backlog stays under the threshold (config.go's jobBacklogAge).
+			description: "The oldest waiting upload (received fewer than three times) is older than queueAgeAlarmSeconds: the backlog drains too slowly (rate limit, budget or concurrency). " +
+				"A job's own backlog does not page here: it keeps at most jobWindowMinutes of calls queued, which synthesis holds under this threshold; a job that stops moving is JobStalled's.",
 			metric:      p.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: flow, Statistic: jsii.String("Maximum")}),
 			comparison:  awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 			threshold:   cfg.QueueAgeAlarm.Seconds(),
@@ -280,6 +283,20 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 		},
 	}
 
+	specs = append(specs, alarmSpec{
+		id: "JobStalled",
+		description: fmt.Sprintf("A running backfill or reprocess job (not paused, not held by the daily budget) has had no object end for %d minutes: "+
+			"the feeder is failing or the predictor is not consuming its messages. geolocate jobs shows which job and its last error; "+
+			"see docs/operations.md.", int(jobStalledAfter.Minutes())),
+		metric:     m.metric(metricnames.JobMinutesSinceProgress, "Maximum", monitorPeriod),
+		comparison: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		threshold:  jobStalledAfter.Minutes(),
+		// The monitor publishes the figure on every run, 0 without a
+		// running job, so the alarm clears when the job moves, ends or is
+		// paused; a silent monitor is MonitorHeartbeat's to report.
+		missingData: awscloudwatch.TreatMissingData_IGNORE,
+	})
+
 	if p.events != nil {
 		specs = append(specs, alarmSpec{
 			id: "ResultEventsUndelivered",
@@ -312,6 +329,14 @@ func newAlarms(stack awscdk.Stack, p *pipeline) map[string]awscloudwatch.Alarm {
 	}
 	return alarms
 }
+
+// jobStalledAfter is how long a running job may go without an object
+// ending before JobStalled pages: two feeder windows' worth of the default
+// jobWindowMinutes, so a job whose first window is still being called (its
+// messages wait behind up to jobWindowMinutes of calls) or whose feeder
+// missed a run or two does not page, and one that has truly stopped pages
+// within the half hour.
+const jobStalledAfter = 30 * time.Minute
 
 // creditsKnown is the balance the credit alarms rest on: the credit
 // summary's figure (CreditsRemaining) in a period that has one, else the

@@ -88,6 +88,11 @@ func TestAlarms(t *testing.T) {
 					like(obj{"Id": "ok", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesSucceeded, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 					like(obj{"Id": "rejected", "MetricStat": like(obj{"Metric": obj{"MetricName": metricnames.ImagesRejected, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline}, "Stat": "Sum"})}),
 				)}, "GreaterThanThreshold", cfg.FailedPredictionRateThreshold, 1, "notBreaching", 0},
+				// A running job without an object ending for half an hour;
+				// the monitor publishes 0 without one, so silence is the
+				// heartbeat's.
+				{"JobStalled", obj{"MetricName": metricnames.JobMinutesSinceProgress, "Namespace": metricnames.DefaultNamespace, "Dimensions": pipeline, "Statistic": "Maximum", "Period": monitorPeriod},
+					"GreaterThanOrEqualToThreshold", 30, 1, "ignore", 0},
 			}
 			if eventsDLQ := s.resultEventsDeadLetterQueueID(t); eventsDLQ != "" {
 				tests = append(tests, struct {

@@ -59,8 +59,12 @@ type Config struct {
 	PredictorMemoryMB  int
 	MonitorSchedule    time.Duration
 	DLQMaxReceiveCount int
-	LogRetentionDays   int
-	LogLevel           string
+	// JobWindow is how many minutes of a job's calls the feeder keeps in
+	// the upload queue (jobWindowMinutes, 1 to 15: SQS delays a message at
+	// most 900 s).
+	JobWindow        time.Duration
+	LogRetentionDays int
+	LogLevel         string
 
 	CreditsLowThreshold float64
 	CreditsForecastDays float64
@@ -203,6 +207,7 @@ func loadConfig(lookup ContextLookup, keys []string) (Config, error) {
 		PredictorMemoryMB:       r.Int(settings.PredictorMemoryMB),
 		MonitorSchedule:         r.Duration(settings.MonitorScheduleMinutes, time.Minute),
 		DLQMaxReceiveCount:      r.Int(settings.DLQMaxReceiveCount),
+		JobWindow:               r.Duration(settings.JobWindowMinutes, time.Minute),
 		LogRetentionDays:        r.Int(settings.LogRetentionDays),
 		LogLevel:                r.String(settings.LogLevel),
 
@@ -245,6 +250,15 @@ func loadConfig(lookup ContextLookup, keys []string) (Config, error) {
 		timeout := int(cfg.PredictorTimeout.Seconds())
 		r.Fail(settings.FinishReserveSeconds, "%q is not allowed; want less than half of %s (%d), so at most %d",
 			strconv.Itoa(int(cfg.FinishReserve.Seconds())), settings.PredictorTimeoutSeconds.Key, timeout, (timeout-1)/2)
+	}
+	// A job's planned backlog must not page as QueueBacklogAge (checked
+	// only when both parsed).
+	if cfg.QueueAgeAlarm > 0 && cfg.JobWindow > 0 && cfg.QueueAgeAlarm <= jobBacklogAge(cfg.JobWindow) {
+		planned := int(jobBacklogAge(cfg.JobWindow).Seconds())
+		r.Fail(settings.QueueAgeAlarmSeconds, "%q is not allowed; want more than %d, the seconds a job's message waits in the queue as planned "+
+			"(%s=%d minutes of calls, plus up to %d s of DelaySeconds), so at least %d, or a smaller %s",
+			strconv.Itoa(int(cfg.QueueAgeAlarm.Seconds())), planned, settings.JobWindowMinutes.Key, int(cfg.JobWindow.Minutes()),
+			int(jobFeedSpread.Seconds()), planned+1, settings.JobWindowMinutes.Key)
 	}
 	if cfg.ExistingSecretName != "" && cfg.ExistingSecretArn != "" {
 		r.Fail(settings.ExistingSecretArn, "set either %s or %s, not both", settings.ExistingSecretName.Key, settings.ExistingSecretArn.Key)
@@ -315,6 +329,20 @@ func checkRules(r *settings.Reader, cfg Config) {
 		r.Fail(s, "%s", v.Message)
 	}
 }
+
+// jobFeedSpread is how far ahead the feeder plans a message: each run sends
+// the next minute's share of a job's window with DelaySeconds spread over
+// that minute (the feeder runs every jobFeederPeriod).
+const jobFeedSpread = jobFeederPeriod
+
+// jobBacklogAge is the oldest a job's message gets in the upload queue as
+// planned: SQS counts a message's age from its send, so its delay counts
+// (at most jobFeedSpread), and it waits behind at most a window of calls
+// (the feeder keeps at most window minutes of calls at the job's rate in
+// flight, and the pacer serves them at least that fast: the job's rate is
+// under the pacer's, jobs.Rate). QueueBacklogAge's threshold must exceed
+// it, or every job's steady state pages.
+func jobBacklogAge(window time.Duration) time.Duration { return window + jobFeedSpread }
 
 // ClaimLease is how long the predictor's claim on an object blocks other
 // deliveries: longer than any invocation can run, so a live call is never

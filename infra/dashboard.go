@@ -159,6 +159,8 @@ func newDashboard(stack awscdk.Stack, p *pipeline, alarms map[string]awscloudwat
 			Alarms: sortedAlarms(alarms),
 		}),
 	)
+	// The jobs and their feeder (jobsdashboard.go).
+	dashboard.AddWidgets(jobsRow(p, alarms["JobStalled"], monitorPeriod, flow)...)
 	if p.events != nil {
 		dashboard.AddWidgets(resultEventsGraph(p, flow))
 	}

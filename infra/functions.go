@@ -31,8 +31,9 @@ const (
 )
 
 // functionAssetDirs lists every function the stack deploys (mapwidget.go
-// adds the third, events.go the results pipe's enrichment).
-var functionAssetDirs = []string{predictorAssetDir, monitorAssetDir, mapWidgetAssetDir, resultEventsAssetDir}
+// adds the third, events.go the results pipe's enrichment, jobfeeder.go
+// the job engine).
+var functionAssetDirs = []string{predictorAssetDir, monitorAssetDir, mapWidgetAssetDir, resultEventsAssetDir, jobFeederAssetDir}
 
 // monitorTimeoutSeconds covers two service calls with their retries and a
 // few table writes; the monitor does no per-image work.
@@ -43,8 +44,9 @@ const monitorTimeoutSeconds = 60
 var (
 	// Claims, records and the budget counter (ledger.Store).
 	predictorTableActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
-	// Credit history readings (monitor.History).
-	monitorTableActions = []string{"dynamodb:PutItem", "dynamodb:Query"}
+	// Credit history readings (monitor.History); the jobs' figures
+	// (jobs.Store.List: the index partition's Query, each job's GetItem).
+	monitorTableActions = []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}
 )
 
 // envGoMemLimit is the Go runtime's soft memory limit variable.

@@ -52,7 +52,9 @@ func suppressJustifiedFindings(stack awscdk.Stack, p *pipeline) {
 		"The monitor's asynchronous invocations have an on-failure destination (the monitoring failures queue), which records the request and the error and is Lambda's recommended replacement for a function dead-letter queue.")
 	suppress(p.mapWidget, "Serverless-LambdaDLQ",
 		"The map widget is invoked synchronously by the CloudWatch console to draw a dashboard widget, never asynchronously, so a dead-letter queue would receive nothing; a failure shows in the widget and in the function's Errors metric.")
-	for _, fn := range []any{p.predictor, p.monitor, p.mapWidget} {
+	suppress(p.jobs.fn, "Serverless-LambdaDLQ",
+		"The job feeder's asynchronous invocations (its schedule, the CLI's kick) have an on-failure destination (the monitoring failures queue), Lambda's recommended replacement for a function dead-letter queue.")
+	for _, fn := range []any{p.predictor, p.monitor, p.mapWidget, p.jobs.fn} {
 		suppress(fn, "Serverless-LambdaTracing",
 			"The Go functions carry no X-Ray instrumentation, so active tracing would record only Lambda's own invoke segments, which the dashboard already shows as Lambda metrics; their work is followed through structured logs and EMF metrics. It would also need xray:PutTraceSegments on \"*\".")
 	}
@@ -79,5 +81,5 @@ func suppressJustifiedFindings(stack awscdk.Stack, p *pipeline) {
 			"This queue is the dead-letter queue of the results pipe (its DynamoDB stream source's DeadLetterConfig), which cdk-nag does not recognise as such.")
 	}
 	suppress(p.monitoringFailures, "AwsSolutions-SQS3",
-		"This queue is a dead-letter queue: of the monitor schedule's EventBridge target, of the monitor's asynchronous invocations (on-failure destination) and of the alarm e-mail subscription, none of which cdk-nag recognises as such.")
+		"This queue is a dead-letter queue: of the monitor's and the job feeder's schedule targets, of both functions' asynchronous invocations (on-failure destination) and of the alarm e-mail subscription, none of which cdk-nag recognises as such.")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"text/tabwriter"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
@@ -30,6 +31,10 @@ type policySystem struct {
 
 	predictor, monitor, notifications, autoDelete policyPrincipal
 	mapWidget                                     policyPrincipal
+	// jobFeeder is the job engine's function (jobfeeder.go), its ARN and
+	// its schedule.
+	jobFeeder                        policyPrincipal
+	jobFeederFunction, jobFeederRule string
 	// functions are the Lambda functions of the stack with their roles and
 	// log groups, for the AssumeRole and log rows.
 	functions []policyFunction
@@ -120,12 +125,17 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 		principals[id] = roleSession(id+" role", role, name)
 		s.functions = append(s.functions, policyFunction{id: id, arn: must(obj{"Fn::GetAtt": []any{id, "Arn"}}), logGroup: logGroup, principal: principals[id]})
 	}
-	var predictorID, monitorID, mapWidgetID string
+	var predictorID, monitorID, mapWidgetID, jobFeederID string
 	for _, id := range ofType("AWS::Lambda::Function") {
 		env, _ := props(id)["Environment"].(map[string]any)
 		vars, _ := env["Variables"].(map[string]any)
 		if vars[envvars.MapMaxRecords] != nil {
 			mapWidgetID = id
+		}
+		// Only the feeder is told the queue's URL; it reads no secret.
+		if vars[envvars.QueueURL] != nil {
+			jobFeederID = id
+			continue
 		}
 		switch {
 		case vars[envvars.ClaimLease] != nil:
@@ -168,6 +178,11 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 		t.Fatalf("%s: map widget function not found", tpl.name)
 	}
 	s.mapWidget = label(mapWidgetID, "mapwidget")
+	if jobFeederID == "" {
+		t.Fatalf("%s: job feeder function not found", tpl.name)
+	}
+	s.jobFeeder = label(jobFeederID, "jobfeeder")
+	s.jobFeederFunction = must(obj{"Fn::GetAtt": []any{jobFeederID, "Arn"}})
 	s.monitorFunction = must(obj{"Fn::GetAtt": []any{monitorID, "Arn"}})
 
 	// The bucket, queue and object filters: from the notification
@@ -277,6 +292,10 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 	for _, id := range ofType("AWS::Events::Rule") {
 		for _, target := range asList(props(id)["Targets"]) {
 			target, _ := target.(map[string]any)
+			if target != nil && must(target["Arn"]) == s.jobFeederFunction {
+				s.jobFeederRule = must(obj{"Fn::GetAtt": []any{id, "Arn"}})
+				continue
+			}
 			if target == nil || must(target["Arn"]) != s.monitorFunction { // the counting rules have no target
 				continue
 			}
@@ -286,8 +305,8 @@ func newPolicySystem(t *testing.T, tpl policyTemplate) *policySystem {
 			}
 		}
 	}
-	if s.rule == "" {
-		t.Fatalf("%s: no rule targets the monitor", tpl.name)
+	if s.rule == "" || s.jobFeederRule == "" {
+		t.Fatalf("%s: no rule targets the monitor, or none the job feeder", tpl.name)
 	}
 	for _, id := range ofType("AWS::Lambda::EventInvokeConfig") {
 		p := props(id)
@@ -408,9 +427,10 @@ func by(p func(s *policySystem) policyPrincipal) func(s *policySystem) []policyP
 }
 
 var (
-	predictor = by(func(s *policySystem) policyPrincipal { return s.predictor })
-	monitor   = by(func(s *policySystem) policyPrincipal { return s.monitor })
-	mapWidget = by(func(s *policySystem) policyPrincipal { return s.mapWidget })
+	predictor          = by(func(s *policySystem) policyPrincipal { return s.predictor })
+	monitor            = by(func(s *policySystem) policyPrincipal { return s.monitor })
+	mapWidget          = by(func(s *policySystem) policyPrincipal { return s.mapWidget })
+	jobFeederPrincipal = by(func(s *policySystem) policyPrincipal { return s.jobFeeder })
 	// resultsPipe is absent (no rows) with events=false.
 	resultsPipe = by(func(s *policySystem) policyPrincipal { return s.resultsPipe })
 	service     = func(name string) func(*policySystem) []policyPrincipal {
@@ -500,6 +520,56 @@ var requiredAccesses = []policyAccess{
 				return none()
 			}
 			return one(s.failuresQueue)
+		}, "Allowed"},
+
+	{"pkg/monitor/jobs.go checkJobs via pkg/jobs Store.List: the jobs' index partition (Query), each job item (GetItem)",
+		monitor, []string{"dynamodb:Query", "dynamodb:GetItem"}, func(s *policySystem) []policyTarget { return one(s.table) }, "Allowed"},
+
+	// --- job feeder (functions/jobfeeder, infra/jobfeeder.go) ---
+	{"pkg/jobs Feeder lists a backfill's bucket (ListObjectVersions)",
+		jobFeederPrincipal, []string{"s3:ListBucketVersions"}, func(s *policySystem) []policyTarget { return one(s.bucket) }, "Allowed"},
+	{"pkg/jobs Store and Feeder: job items, manifest chunks, cursor and counters, the day's spend (GetItem, PutItem, UpdateItem, Query)",
+		jobFeederPrincipal, jobFeederTableActions, func(s *policySystem) []policyTarget { return one(s.table) }, "Allowed"},
+	{"pkg/jobs Store.deactivate: an ended job leaves the active jobs' partition (DeleteItem)",
+		jobFeederPrincipal, []string{"dynamodb:DeleteItem"}, func(s *policySystem) []policyTarget {
+			return []policyTarget{{arn: s.table, ctx: map[string]any{"dynamodb:LeadingKeys": []any{jobs.ActivePartition}}}}
+		}, "Allowed"},
+	{"least privilege: the job feeder deletes nothing else (a record, a job item)",
+		jobFeederPrincipal, []string{"dynamodb:DeleteItem"}, func(s *policySystem) []policyTarget {
+			return []policyTarget{
+				{arn: s.table, ctx: map[string]any{"dynamodb:LeadingKeys": []any{"OBJ#uploads#photo.jpg"}}},
+				{arn: s.table, ctx: map[string]any{"dynamodb:LeadingKeys": []any{jobs.JobPartitionPrefix + "j-20261202-abcdef"}}},
+			}
+		}, "Denied"},
+	{"pkg/jobs Feeder selects a reprocess job's records through the by-status index (ledger Query)",
+		jobFeederPrincipal, []string{"dynamodb:Query"}, func(s *policySystem) []policyTarget { return one(s.table + "/index/" + tableschema.StatusIndex) }, "Allowed"},
+	{"pkg/jobs Feeder feeds the upload queue (SendMessageBatch is authorized as sqs:SendMessage)",
+		jobFeederPrincipal, []string{"sqs:SendMessage"}, func(s *policySystem) []policyTarget { return one(s.queue) }, "Allowed"},
+	{"least privilege: the job feeder lists names, it reads no object",
+		jobFeederPrincipal, []string{"s3:GetObject", "s3:GetObjectVersion"}, func(s *policySystem) []policyTarget { return one(s.object) }, "Denied"},
+	{"least privilege: the job feeder never reads the API key",
+		jobFeederPrincipal, []string{"secretsmanager:GetSecretValue"}, func(s *policySystem) []policyTarget { return one(s.secret) }, "Denied"},
+	{"least privilege: the job feeder does not scan the table",
+		jobFeederPrincipal, []string{"dynamodb:Scan"}, func(s *policySystem) []policyTarget { return one(s.table) }, "Denied"},
+	{"least privilege: the job feeder consumes nothing from the upload queue",
+		jobFeederPrincipal, []string{"sqs:ReceiveMessage", "sqs:DeleteMessage"}, func(s *policySystem) []policyTarget { return one(s.queue) }, "Denied"},
+	{"EventBridge invokes the job feeder on its schedule",
+		service("events.amazonaws.com"), []string{"lambda:InvokeFunction"},
+		func(s *policySystem) []policyTarget {
+			return []policyTarget{{arn: s.jobFeederFunction, ctx: fromService(s.jobFeederRule, fakeAccount)}}
+		}, "Allowed"},
+	{"confused deputy: EventBridge for another rule invokes no job feeder",
+		service("events.amazonaws.com"), []string{"lambda:InvokeFunction"},
+		func(s *policySystem) []policyTarget {
+			return []policyTarget{{arn: s.jobFeederFunction, ctx: fromService(fmt.Sprintf("arn:aws:events:%s:%s:rule/other", fakeRegion, otherAccount), otherAccount)}}
+		}, "Denied"},
+	{"EventBridge sends a feeder event it could not deliver to the target's dead-letter queue",
+		service("events.amazonaws.com"), []string{"sqs:SendMessage"},
+		func(s *policySystem) []policyTarget {
+			if s.failuresQueue == "" {
+				return none()
+			}
+			return []policyTarget{{arn: s.failuresQueue, ctx: fromService(s.jobFeederRule, fakeAccount)}}
 		}, "Allowed"},
 
 	// --- map widget (functions/mapwidget/main.go) ---

@@ -44,7 +44,9 @@ type pipeline struct {
 	predictorLogs awslogs.LogGroup
 	predictorRole awsiam.Role
 	monitor       awslambda.Function
-	mapWidget     awslambda.Function // the dashboard's map (custom widget)
+	// jobs is the job engine: the feeder and its schedule (jobfeeder.go).
+	jobs      *jobFeeder
+	mapWidget awslambda.Function // the dashboard's map (custom widget)
 	// monitorSchedule runs the monitor; its AWS/Events metrics show the
 	// monitor was due, which MonitorHeartbeat compares with its reports.
 	monitorSchedule awsevents.Rule
@@ -59,7 +61,7 @@ type pipeline struct {
 
 // NewGeolocationStack provisions the whole pipeline: uploads bucket, queue
 // and dead-letter queue, results table, API key secret, predictor and
-// monitor functions, the results pipe publishing an event per final record,
+// monitor functions, the job feeder running backfills and reprocess runs, the results pipe publishing an event per final record,
 // alarms to an SNS topic, and a dashboard with a map drawn by a third
 // function.
 func NewGeolocationStack(scope constructs.Construct, id string, props *GeolocationStackProps) awscdk.Stack {
@@ -78,6 +80,7 @@ func NewGeolocationStack(scope constructs.Construct, id string, props *Geolocati
 	assets := newFunctionAssets(props)
 	p.predictor, p.predictorLogs, p.predictorRole = newPredictor(stack, p, assets)
 	p.monitor = newMonitor(stack, p, assets)
+	p.jobs = newJobFeeder(stack, p, assets)
 	p.mapWidget = newMapWidget(stack, p, assets)
 	p.events = newResultEvents(stack, p, assets)
 
@@ -103,6 +106,7 @@ func addOutputs(stack awscdk.Stack, p *pipeline, dashboard dashboardRef) {
 	output("QueueUrl", "Upload notifications waiting for the predictor", p.queue.QueueUrl())
 	output("DeadLetterQueueUrl", "Uploads that failed repeatedly; inspect, then redrive to the queue", p.deadLetters.QueueUrl())
 	output("DashboardUrl", "CloudWatch dashboard of the pipeline", dashboard.url)
+	output("JobFeederFunctionName", "Runs backfill and reprocess jobs each minute; the CLI invokes it once when it creates a job", p.jobs.fn.FunctionName())
 	output("AlarmTopicArn", "SNS topic that receives every alarm; subscribe to it", p.topic.TopicArn())
 	if p.events != nil {
 		output("ResultEventsBusName", "Bus of the result events (source geolocate, docs/events.md); add rules there", p.events.bus.EventBusName())

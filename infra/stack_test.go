@@ -194,8 +194,11 @@ func TestUploadsNotifyTheQueue(t *testing.T) {
 		{"", "", "null"},
 		{"a/", "", `[{"prefix":"a/"}]`},
 		{"", ".jpg", `[{"suffix":".jpg"}]`},
-		// A literal asterisk and backslash are escaped in a wildcard.
-		{`we*ird\`, ".jpg", `[{"wildcard":"we\\*ird\\\\*.jpg"}]`},
+		// A literal asterisk is escaped in a wildcard; its encoded reading
+		// (%2A) needs no escape.
+		{"we*ird/", ".jpg", `[{"wildcard":"we\\*ird/*.jpg"},{"wildcard":"we%2Aird/*.jpg"}]`},
+		// Both readings of a key: as stored and URL-encoded.
+		{"Photos 2024/", "", `[{"prefix":"Photos 2024/"},{"prefix":"Photos+2024/"}]`},
 	} {
 		if got := asJSON(uploadKeyMatcher(tt.prefix, tt.suffix)); got != tt.want {
 			t.Errorf("key matcher of %q and %q = %s, want %s", tt.prefix, tt.suffix, got, tt.want)
@@ -325,9 +328,19 @@ func TestSecret(t *testing.T) {
 func isPredictor(p obj) bool { _, ok := environment(p)[envvars.ClaimLease]; return ok }
 func isMonitor(p obj) bool   { _, ok := environment(p)[envvars.HistoryTTLDays]; return ok }
 
-// isMonitorSchedule tells the monitor's schedule from the uploads rule of
-// the EventBridge notifications mode.
-func isMonitorSchedule(p obj) bool { _, ok := p["ScheduleExpression"]; return ok }
+// isJobFeeder: only the feeder is told the upload queue's URL.
+func isJobFeeder(p obj) bool { _, ok := environment(p)[envvars.QueueURL]; return ok }
+
+// isMonitorSchedule tells the monitor's schedule from the job feeder's and
+// from the uploads rule of the EventBridge notifications mode.
+func isMonitorSchedule(p obj) bool {
+	return p["ScheduleExpression"] != nil && p["Description"] == "Runs the monitor"
+}
+
+// isJobFeederSchedule tells the feeder's schedule from the other rules.
+func isJobFeederSchedule(p obj) bool {
+	return p["ScheduleExpression"] != nil && strings.HasPrefix(fmt.Sprint(p["Description"]), "Runs the job feeder")
+}
 
 // isResultEventsCounter tells the results pipe's counting rules (events.go)
 // from the uploads rule.

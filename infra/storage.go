@@ -15,6 +15,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3keyfilter"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
@@ -135,20 +136,27 @@ func subscribeQueueToUploads(stack awscdk.Stack, bucket awss3.IBucket, queue, de
 			})},
 		})
 	}
-	// CDK rejects an empty filter, so one is passed only when it filters.
-	var filters []*awss3.NotificationKeyFilter
-	if cfg.UploadPrefix != "" || cfg.UploadSuffix != "" {
-		filter := &awss3.NotificationKeyFilter{}
-		if cfg.UploadPrefix != "" {
-			filter.Prefix = jsii.String(cfg.UploadPrefix)
-		}
-		if cfg.UploadSuffix != "" {
-			filter.Suffix = jsii.String(cfg.UploadSuffix)
-		}
-		filters = append(filters, filter)
-	}
-	bucket.AddEventNotification(awss3.EventType_OBJECT_CREATED, &queueDestination{queue: queue, account: stack.Account()}, filters...)
+	bucket.AddEventNotification(awss3.EventType_OBJECT_CREATED, &queueDestination{queue: queue, account: stack.Account()}, notificationKeyFilters(cfg.UploadPrefix, cfg.UploadSuffix)...)
 	return nil
+}
+
+// notificationKeyFilters is the bucket notification's key filter: the
+// prefix and suffix URL-encoded as S3 requires (s3keyfilter), so "Photos
+// 2024/" is written "Photos+2024/" and "été/" "%C3%A9t%C3%A9/"; raw, S3
+// would match no key and the queue would stay empty. CDK rejects an empty
+// filter, so none is passed when nothing filters.
+func notificationKeyFilters(prefix, suffix string) []*awss3.NotificationKeyFilter {
+	if prefix == "" && suffix == "" {
+		return nil
+	}
+	filter := &awss3.NotificationKeyFilter{}
+	if prefix != "" {
+		filter.Prefix = jsii.String(s3keyfilter.Encode(prefix))
+	}
+	if suffix != "" {
+		filter.Suffix = jsii.String(s3keyfilter.Encode(suffix))
+	}
+	return []*awss3.NotificationKeyFilter{filter}
 }
 
 // s3ObjectCreatedDetailType is the detail-type of S3's EventBridge event for
@@ -156,21 +164,37 @@ func subscribeQueueToUploads(stack awscdk.Stack, bucket awss3.IBucket, queue, de
 const s3ObjectCreatedDetailType = "Object Created"
 
 // uploadKeyMatcher is the event pattern of an object key with prefix and
-// suffix (nil: any key). EventBridge ANDs fields but ORs the matchers of one
-// field, so both together are one wildcard, its literal parts escaped
-// ("\*" is a literal asterisk, "\\" a backslash). Unlike S3's filter pair
-// it needs the key to hold both whole: with prefix "ab" and suffix "bc" the
-// key "abc" is not matched.
+// suffix (nil: any key). Whether S3's EventBridge events carry the key as
+// stored or URL-encoded as its direct notifications do is an open reading
+// (docs/local-rig.md; geolocate doctor --smoke settles it), so the pattern
+// matches both: a matcher for the raw spelling and one for the encoded
+// (s3keyfilter.Encode), which EventBridge ORs. A key is spelled wholly one way, so prefix and suffix
+// pair within a reading. EventBridge ANDs fields but ORs the matchers of
+// one field, so prefix and suffix together are one wildcard, its literal
+// parts escaped ("\*" is a literal asterisk, "\\" a backslash). Unlike
+// S3's filter pair it needs the key to hold both whole: with prefix "ab"
+// and suffix "bc" the key "abc" is not matched.
 func uploadKeyMatcher(prefix, suffix string) []any {
-	switch {
-	case prefix != "" && suffix != "":
-		return []any{map[string]any{"wildcard": escapeWildcard(prefix) + "*" + escapeWildcard(suffix)}}
-	case prefix != "":
-		return []any{map[string]any{"prefix": prefix}}
-	case suffix != "":
-		return []any{map[string]any{"suffix": suffix}}
+	matcher := func(p, s string) map[string]any {
+		switch {
+		case p != "" && s != "":
+			return map[string]any{"wildcard": escapeWildcard(p) + "*" + escapeWildcard(s)}
+		case p != "":
+			return map[string]any{"prefix": p}
+		case s != "":
+			return map[string]any{"suffix": s}
+		}
+		return nil
 	}
-	return nil
+	raw := matcher(prefix, suffix)
+	if raw == nil {
+		return nil
+	}
+	encPrefix, encSuffix := s3keyfilter.Encode(prefix), s3keyfilter.Encode(suffix)
+	if encPrefix == prefix && encSuffix == suffix {
+		return []any{raw}
+	}
+	return []any{raw, matcher(encPrefix, encSuffix)}
 }
 
 func escapeWildcard(s string) string {

@@ -60,7 +60,6 @@ func main() {
 	reuseCopies := flag.Float64("reuse-copies", 0.3, "reuse: the share of uploads that are exact copies of an earlier photo under another key")
 	reprocessPhotos := flag.Int("reprocess-photos", 200, "reprocess: distinct photos uploaded, then reprocessed in one run")
 	reprocessCap := flag.Int("reprocess-cap", 200, "reprocess: the run's cap in credits (at least -reprocess-photos)")
-	reprocessAtOnce := flag.Bool("reprocess-at-once", false, "reprocess: send the run all at once (geolocate reprocess --send-rate 0), not at the stack's rate")
 	pacingRate := flag.Float64("pacing-rate", 120, "pacing: the service's rate limit R, requests per minute")
 	pacingInstances := flag.String("pacing-instances", "2,4,10", "pacing: the numbers of instances N to compare")
 	pacingDuration := flag.Duration("pacing-duration", time.Minute, "pacing: how long uploads arrive at rate R in each run")
@@ -101,7 +100,7 @@ func main() {
 		overhead:        overheadConfig{Images: *images, Warmup: *warmup, CompareReuse: true},
 		overheadLatency: overheadConfig{Images: *latencyImages, Warmup: min(*warmup, *latencyImages), Latency: *overheadLatency},
 		coldStarts:      *coldStarts, throughput: tc, realRate: real, reuse: reuse,
-		reprocess: reprocessConfig{Photos: *reprocessPhotos, Cap: *reprocessCap, Rig: tc, AtOnce: *reprocessAtOnce},
+		reprocess: reprocessConfig{Photos: *reprocessPhotos, Cap: *reprocessCap, Rig: tc},
 		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew,
 			SlidingRate: *slidingRate, SlidingInstances: sns, SlidingDuration: *slidingDuration},
 		scale: scaleOptions{Real: throughputConfig{RatePerMinute: *scaleRate, SlidingLog: true, Latency: *latency,

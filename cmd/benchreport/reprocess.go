@@ -8,14 +8,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
-	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 )
 
 // reprocessAtOnce is the stage's run at 225c1b0 (cmd/benchreport/REPORT.md
@@ -38,9 +36,6 @@ type reprocessConfig struct {
 	// waiting and the stage would never see them finish.
 	Cap int
 	Rig throughputConfig
-	// AtOnce sends the run all at once (geolocate reprocess --send-rate
-	// 0) instead of at the stack's pacer's rate, for the comparison.
-	AtOnce bool
 }
 
 // reprocessResult is what one reprocess run cost, the run alone: every
@@ -49,17 +44,17 @@ type reprocessConfig struct {
 type reprocessResult struct {
 	Config   reprocessConfig
 	Run      string
-	Selected int // records the run's selection held (the CLI's query)
+	Selected int // objects the run's job listed (its selection in the table)
 	// Succeeded are the run's own final records that succeeded.
 	Succeeded int
 	// Charged is what the simulator charged during the run; Spent what the
 	// run's item says it spent; PaidCalls the charged calls and
 	// DistinctPaid the distinct photos (file digests) among them.
 	Charged, Spent, PaidCalls, DistinctPaid int
-	// SendRate is the messages a minute the run was sent at, as geolocate
-	// reprocess sends it by default (reprocess.SendRate); 0: all at once.
+	// SendRate is the calls a minute the run's job feeds at (jobs.Rate of
+	// the rig's rate).
 	SendRate float64
-	// SendBatches are the SendMessageBatch requests the CLI's send makes.
+	// SendBatches are the SendMessageBatch requests the job feeder made.
 	SendBatches int
 	// RecordBytes and UploadRecordBytes are the billed sizes of the first
 	// photo's record in the run (with the replaced result and its history)
@@ -89,9 +84,10 @@ func (x *reprocessResult) check() error {
 }
 
 // measureReprocess uploads the photos through the throughput rig, waits
-// for their records, then does what geolocate reprocess does (query the
-// selection, start the run, record its progress, send one reprocessmsg
-// message per record) and lets the same instances process the run. The
+// for their records, then does what geolocate reprocess does (start the
+// run, create its job) and runs the job feeder on its schedule, which
+// selects in the table and feeds the rig's queue, and lets the same
+// instances process the run. The
 // stage's error says when the invariant (check) fails; the result is
 // returned with it, for the report.
 func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessConfig, progress func(string, ...any)) (*reprocessResult, error) {
@@ -123,41 +119,48 @@ func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessCon
 	before, charged0, calls0 := rig.figures(), rig.sim.Charged(geosim.DefaultOrg), len(rig.sim.Calls())
 	res := &reprocessResult{Config: c, Run: fmt.Sprintf("bench-%d", rig.start.UnixNano())}
 	start := time.Now()
-	// The CLI's reads and writes are the run's cost too: its store counts.
-	_, ddbc := e.counted(rig.counter)
+	// The CLI's and the feeder's reads and writes are the run's cost too:
+	// their clients count.
+	s3c, ddbc := e.counted(rig.counter)
 	store := ledger.New(ddbc, tableName)
-	records, err := store.Query(ctx, ledger.QueryInput{Status: ledger.StatusSucceeded, Since: rig.start, KeyPrefix: rig.prefix})
-	if err != nil {
-		return nil, fmt.Errorf("reprocess: select: %w", err)
-	}
-	res.Selected = len(records)
-	run, _, err := store.StartRun(ctx, ledger.Run{Name: res.Run, Selection: "status=succeeded prefix=" + rig.prefix, Price: 1, Cap: c.Cap})
-	if err != nil {
-		return nil, err
-	}
-	if err := store.SetRunProgress(ctx, run.Name, res.Selected, time.Time{}); err != nil {
-		return nil, err
-	}
-	bodies, err := reprocess.Bodies(run.Name, run.ModelID, run.Price, records)
+	// The run as geolocate reprocess starts it: its item with the cap,
+	// then a reprocess job whose feeder selects from the table in the
+	// account (the uploads' window: since the rig started, their prefix).
+	sel := jobs.Selection{Status: ledger.StatusSucceeded, Prefix: rig.prefix, Since: rig.start.UTC().Format(time.RFC3339),
+		Set: map[string]bool{"prefix": true, "since": true}}
+	run, _, err := store.StartRun(ctx, ledger.Run{Name: res.Run, Selection: sel.String(), Price: 1, Cap: c.Cap})
 	if err != nil {
 		return nil, err
 	}
-	runRefs := make([]ledger.ObjectRef, len(records))
-	for i, r := range records {
-		runRefs[i] = ledger.ObjectRef{Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Run: run.Name}
-	}
-	// Sent as geolocate reprocess sends it: a little slower than the
-	// stack's pacer calls, through the same Sender, into the rig's queue.
-	if !c.AtOnce {
-		res.SendRate = reprocess.SendRate(tc.configuredRate())
-	}
-	sent, err := reprocess.New(rig.sendBatch, func(o *reprocess.Options) { o.PerMinute = res.SendRate }).Send(ctx, bodies)
+	js := jobs.New(ddbc, tableName)
+	job, err := js.Create(ctx, jobs.Spec{Kind: jobs.KindReprocess, Run: run.Name, Price: run.Price, Selection: sel.String(), RatePerMinute: tc.configuredRate()})
 	if err != nil {
-		return nil, fmt.Errorf("reprocess: send run %s: %w", run.Name, err)
+		return nil, fmt.Errorf("reprocess: %w", err)
 	}
-	res.SendBatches = sent.Batches
+	sender := &sqsqueue.Sender{Queue: rig.queue, URL: reprocessQueueURL}
+	feeder := jobs.NewFeeder(js, s3c, sender, reprocessQueueURL, func(o *jobs.FeederOptions) {
+		o.RatePerMinute, o.MaxConcurrency = tc.configuredRate(), tc.Instances
+	})
+	// The feeder on its schedule, as EventBridge runs it: once at the
+	// start (the CLI's kick), then every minute until the job is done.
+	feeding, stopFeeding := context.WithCancel(ctx)
+	defer stopFeeding()
+	fed := make(chan error, 1)
+	go func() { fed <- feedUntilDone(feeding, feeder, js, job.ID) }()
+	runRefs, err := listedRefs(ctx, js, store, job.ID, run.Name)
+	if err != nil {
+		return nil, err
+	}
+	res.Selected = len(runRefs)
 	if err := waitFinal(ctx, e.store, runRefs, rig.queue, 2*time.Minute); err != nil {
 		return nil, fmt.Errorf("reprocess: run %s: %w", run.Name, err)
+	}
+	if err := <-fed; err != nil {
+		return nil, fmt.Errorf("reprocess: job %s: %w", job.ID, err)
+	}
+	res.SendBatches = int(sender.Batches())
+	if done, err := js.Get(ctx, job.ID); err == nil {
+		res.SendRate = done.FeedRate
 	}
 	// Stopping the pollers waits for the last batch's billing.
 	rig.stop()
@@ -209,15 +212,68 @@ func measureReprocess(ctx context.Context, e *localEnv, st stack, c reprocessCon
 	return res, res.check()
 }
 
-// sendBatch puts a SendMessageBatch's entries on the rig's queue, as SQS
-// would.
-func (r *throughputRig) sendBatch(_ context.Context, entries []sqstypes.SendMessageBatchRequestEntry) error {
-	for _, e := range entries {
-		if _, err := r.queue.SendMessage(aws.ToString(e.MessageBody)); err != nil {
+// reprocessQueueURL names the rig's queue to the feeder.
+const reprocessQueueURL = "https://sqs.local/bench-uploads"
+
+// feedUntilDone runs the feeder at once and then every
+// pipeline.JobSchedule, as the stack's schedule does, until the job is
+// done or ctx ends.
+func feedUntilDone(ctx context.Context, f *jobs.Feeder, js *jobs.Store, id string) error {
+	tick := time.NewTicker(pipeline.JobSchedule)
+	defer tick.Stop()
+	for {
+		if _, err := f.Run(ctx); err != nil {
 			return err
 		}
+		j, err := js.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !j.State.Active() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
 	}
-	return nil
+}
+
+// listedRefs waits for the job's listing to end and returns the run's
+// record of every object it listed (jobs.PlanRun over the same selection,
+// read once the listing is done, is what the feeder chunked).
+func listedRefs(ctx context.Context, js *jobs.Store, store *ledger.Store, id, run string) ([]ledger.ObjectRef, error) {
+	for {
+		j, err := js.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if j.ListingDone {
+			sel, err := jobs.ParseSelection(j.Selection)
+			if err != nil {
+				return nil, err
+			}
+			records, err := store.Query(ctx, sel.Query(j.Created))
+			if err != nil {
+				return nil, err
+			}
+			plan := jobs.PlanRun(records, sel, run)
+			refs := make([]ledger.ObjectRef, len(plan.Todo))
+			for i, r := range plan.Todo {
+				refs[i] = ledger.ObjectRef{Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag, Run: run}
+			}
+			if int64(len(refs)) != j.Listed {
+				return nil, fmt.Errorf("job %s listed %d objects, its selection holds %d", id, j.Listed, len(refs))
+			}
+			return refs, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // rigFigures are a throughput rig's running counters at one moment.
@@ -265,9 +321,8 @@ func waitFinal(ctx context.Context, store *ledger.Store, refs []ledger.ObjectRef
 }
 
 // reprocessUsage is a run's consumption per photo by the cost section's
-// method (perImageUsage), with the send as the CLI makes it (its
-// SendMessageBatch requests, one per message at the rate), not S3's one
-// notification per upload.
+// method (perImageUsage), with the send as the job feeder makes it (its
+// SendMessageBatch requests), not S3's one notification per upload.
 func reprocessUsage(x *reprocessResult, st stack) bench.PerImage {
 	u := perImageUsage(&x.T, st)
 	n := float64(max(x.T.Succeeded, 1))
@@ -300,15 +355,11 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 	}
 	c := x.Config
 	p("\n## Cost of a reprocess run\n\n")
-	arrival := fmt.Sprintf("The run's messages arrive as the command sends them by default, through its own sender (`pkg/reprocess`): a little slower than the stack's pacer calls (%.1f of R spread over a minute and the pacer's window margin: %.1f/min), each SendMessageBatch carrying the messages due by then (%d requests for %d messages), so each arrives about when the pacer has a call slot for it, as an upload arriving at that rate does, and a lead the schedule has on the run when it starts (a busy minute before it) shrinks with each message instead of holding every one. "+
-		"Sent all at once (`--send-rate 0`, the command's only way before), the run was a backlog the pacer drains at R: a message whose slot was more than a second away went back to the queue holding it and came again (another receive, GET, claim and release); at %s that cost %.2f returned messages, %.2f GETs and %.2f SQS requests per photo, and $%.4f of AWS per 1,000 photos (%d photos, the reservations then priced at a flat 2 units). ",
-		reprocess.SendShare, x.SendRate, x.SendBatches, x.Selected,
+	arrival := fmt.Sprintf("The run is a reprocess job (`pkg/jobs`), as `geolocate reprocess` creates it: the job feeder, run at once and then on its one-minute schedule, selects from the table in the account and feeds the queue at the job's rate (`jobs.Rate`: %.0f%% of the pacer's rate, fed at %.1f/min), keeping at most `jobWindowMinutes` of calls in the queue, each message's DelaySeconds spreading them over the coming minute (%d SendMessageBatch requests for %d messages), so each arrives about when the pacer has a call slot for it. "+
+		"Before the jobs, the CLI sent the run from the operator's terminal; sent all at once (`--send-rate 0`), the run was a backlog the pacer drains at R: a message whose slot was more than a second away went back to the queue holding it and came again (another receive, GET, claim and release); at %s that cost %.2f returned messages, %.2f GETs and %.2f SQS requests per photo, and $%.4f of AWS per 1,000 photos (%d photos, the reservations then priced at a flat 2 units). ",
+		100*jobs.Share(c.Rig.configuredRate()), x.SendRate, x.SendBatches, x.Selected,
 		reprocessAtOnce.Commit, reprocessAtOnce.Returned, reprocessAtOnce.S3Gets, reprocessAtOnce.SQSRequests, reprocessAtOnce.USD, reprocessAtOnce.Photos)
-	if x.SendRate == 0 {
-		arrival = fmt.Sprintf("The run's messages arrive all at once, as `geolocate reprocess --send-rate 0` sends them (`-reprocess-at-once`; %d requests for %d messages): a backlog of the whole run that the pacer drains at R, so a message whose slot is more than a second away goes back to the queue holding it and comes again (another receive, GET, claim and release). ",
-			x.SendBatches, x.Selected)
-	}
-	p("Issue 39's row. %d distinct photos uploaded through the throughput rig (R=%.0f/min, N=%d, L=%v) and recorded; then what `geolocate reprocess --default-model --max-credits %d` does (the selection's query through the by-status index, the run's item, its progress, one reprocess message per record) and the same instances process the run. %s"+
+	p("Issue 39's row. %d distinct photos uploaded through the throughput rig (R=%.0f/min, N=%d, L=%v) and recorded; then what `geolocate reprocess --default-model --max-credits %d` does (the run's item, its job; the feeder's selection through the by-status index, its manifest chunks and job item updates, one job message per record) and the same instances process the run. %s"+
 		"The selection here reads only the run's own records (its time window starts with the uploads); a real selection's query reads every record of its window, the prefix filtering after the read: its read units grow with the records in the window, not with the photos selected. Every figure below is the run alone: the request counter's usage, the billed time, the invocations and the credits at the end of the run minus their values once the uploads were recorded.\n\n",
 		c.Photos, c.Rig.RatePerMinute, c.Rig.Instances, c.Rig.Latency, c.Cap, arrival)
 	n := float64(max(x.T.Succeeded, 1))

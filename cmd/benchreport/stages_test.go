@@ -144,12 +144,12 @@ func TestStagesOnTinyInputs(t *testing.T) {
 		if n := x.T.Usage.Count(opTransactWrite); n < 4 {
 			t.Errorf("%d credit reservations for 4 photos", n)
 		}
-		// Sent at the rate, one message per request; each reservation's
-		// transaction counted with its units (2 under 1 KB).
+		// Fed by the job feeder in batches of up to ten; each
+		// reservation's transaction counted with its units (2 under 1 KB).
 		if run := x.T.Usage.Items[ledger.RunPartition]; run.TableUnits < 2*4 {
 			t.Errorf("RUN usage %+v: want the 4 reservations' units counted", run)
 		}
-		if x.Selected != 4 || x.Charged != 4 || x.Spent != 4 || x.DistinctPaid != 4 || x.SendBatches != 4 ||
+		if x.Selected != 4 || x.Charged != 4 || x.Spent != 4 || x.DistinctPaid != 4 || x.SendBatches < 1 || x.SendBatches > 4 ||
 			obj.Writes < 4 || x.T.Usage.Count("S3.GetObject") < 4 || x.T.Invocations == 0 || x.T.BilledSeconds <= 0 {
 			t.Errorf("selected %d, charged %d, spent %d, distinct paid %d, batches %d, OBJ# %+v, GETs %d, invocations %d, billed %v",
 				x.Selected, x.Charged, x.Spent, x.DistinctPaid, x.SendBatches, obj, x.T.Usage.Count("S3.GetObject"), x.T.Invocations, x.T.BilledSeconds)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -15,8 +16,8 @@ import (
 
 func TestMeasureAccuracy(t *testing.T) {
 	var records []ledger.Record
-	for _, km := range []float64{3000, 0.5, 100, 1000, 10} {
-		records = append(records, ledger.Record{Status: ledger.StatusSucceeded, ErrorKm: f64(km)})
+	for i, km := range []float64{3000, 0.5, 100, 1000, 10} {
+		records = append(records, ledger.Record{Bucket: "b", Key: fmt.Sprintf("p%d.jpg", i), Status: ledger.StatusSucceeded, ErrorKm: f64(km)})
 	}
 	// Neither a record without an error nor a non-succeeded one counts.
 	records = append(records, ledger.Record{Status: ledger.StatusSucceeded}, ledger.Record{Status: ledger.StatusFailed, ErrorKm: f64(1)})
@@ -49,6 +50,40 @@ func TestMeasureAccuracy(t *testing.T) {
 	}
 	if a, ok := measureAccuracy([]ledger.Record{sent}); !ok || a.Photos != 0 || !strings.HasPrefix(a.String(), "1 photo(s) left out") {
 		t.Errorf("only a position sent: ok %v %q", ok, a.String())
+	}
+}
+
+// Issue 46 points 9 and 13: four copies of one photo were four samples, and
+// a local run's "median 933 km" read as the service's accuracy, where it
+// measures the simulator's made-up places.
+func TestAccuracyCountsEachPhotoOnce(t *testing.T) {
+	photo := ledger.Record{Bucket: "b", Key: "a.jpg", VersionID: "v1", Status: ledger.StatusSucceeded, ErrorKm: f64(900), ContentSHA256: "c1"}
+	records := []ledger.Record{photo}
+	for _, key := range []string{"a copy.jpg", "a copy 2.jpg", "a copy 3.jpg"} {
+		c := photo
+		c.Key, c.ReusedFrom = key, "s3://b/a.jpg (v1)"
+		records = append(records, c)
+	}
+	// Without a content identity (reuse off), a copy names its source.
+	noContent := ledger.Record{Bucket: "b", Key: "x.jpg", VersionID: "v9", Status: ledger.StatusSucceeded, ErrorKm: f64(10)}
+	copied := noContent
+	copied.Key, copied.ReusedFrom = "x copy.jpg", "s3://b/x.jpg (v9)"
+	// Two versions of one key without reuse are two photos.
+	v2 := noContent
+	v2.VersionID, v2.ErrorKm = "v10", f64(20)
+	records = append(records, noContent, copied, v2)
+
+	a, ok := measureAccuracy(records)
+	if !ok || a.Photos != 3 || a.Copies != 4 || a.MedianKm != 20 {
+		t.Fatalf("ok %v %+v; want 3 photos (median 20 km) and 4 copies", ok, a)
+	}
+	s := a.String()
+	if !strings.HasPrefix(s, "3 photo(s) with EXIF GPS") || !strings.Contains(s, "; 4 copy(ies) of these photos counted once") || strings.Contains(s, "simulator") {
+		t.Errorf("summary %q", s)
+	}
+	a.Simulated = true
+	if s := a.String(); !strings.HasPrefix(s, "the simulator's made-up places, not the service's accuracy: 3 photo(s)") {
+		t.Errorf("simulated summary %q", s)
 	}
 }
 

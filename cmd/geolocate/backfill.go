@@ -4,118 +4,150 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
-// sqsBatchMax is SendMessageBatch's limit on entries per call.
-const sqsBatchMax = 10
-
-// runBackfill: geolocate backfill --bucket B [--prefix P] [--queue-url U |
-// --stack NAME] [--table T] [--dry-run [--count-reuse]].
+// runBackfill: geolocate backfill --bucket B [--prefix P]
+// [--requeue-unknown] [--dry-run [--count-reuse]] [--follow] [--stack NAME]
+// [--table T] [--rate R].
 //
-// It sends existing objects through the pipeline as the notifications S3
-// would have sent for them. It is idempotent: the predictor claims each
-// object version before calling the service and skips versions it already
-// finished, so objects processed before cost nothing. When the results
-// table is known, objects with a final record are not even sent.
+// It creates a backfill job in the stack (pkg/jobs) and returns within
+// seconds: the job lists the bucket and feeds the upload queue in the
+// account, at the stack's rate less the room uploads need, keeping at most
+// jobWindowMinutes of calls in the queue, so no message of it can expire
+// or dead-letter for the job's size and no terminal has to stay open.
+// Each object is sent as the notification S3 would have sent for it; the
+// predictor claims each object version before calling the service, so
+// objects processed before cost nothing, and the listing leaves out those
+// with a final record.
 //
-// Objects are listed with ListObjectVersions (latest versions only) rather
-// than ListObjectsV2, because only the former reports version ids: a
-// notification without one would name the object by its ETag, a different
-// record from the one its original upload created, and pay for it twice.
+// --dry-run lists here and sends nothing: what would be sent, and with
+// --count-reuse how many answers would be reused. Objects are listed with
+// ListObjectVersions (latest versions only) rather than ListObjectsV2,
+// because only the former reports version ids: a notification without one
+// would name the object by its ETag, a different record from the one its
+// original upload created, and pay for it twice (the job's listing does
+// the same).
 func runBackfill(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("backfill", "")
 	var (
-		bucket   = fs.String("bucket", "", "bucket whose objects to send (default: the stack's "+outputBucketName+" output)")
-		prefix   = fs.String("prefix", "", "only objects whose key starts with this prefix")
-		queueURL = fs.String("queue-url", "", "queue to send to (default: the stack's "+outputQueueURL+" output)")
-		dryRun   = fs.Bool("dry-run", false, "list what would be sent, send nothing")
-		requeue  = fs.Bool("requeue-unknown", false, "also send objects recorded as failed/"+ledger.ErrorCodeOutcomeUnknown+
+		bucket  = fs.String("bucket", "", "bucket whose objects to send (default: the stack's "+outputBucketName+" output)")
+		prefix  = fs.String("prefix", "", "only objects whose key starts with this prefix")
+		dryRun  = fs.Bool("dry-run", false, "list here what would be sent, send nothing and create no job")
+		follow  = fs.Bool("follow", false, "after creating the job, print its progress until it is done (Ctrl-C stops watching, not the job)")
+		requeue = fs.Bool("requeue-unknown", false, "also send objects recorded as failed/"+ledger.ErrorCodeOutcomeUnknown+
 			" (their answer was lost after the upload; the service may have charged once already)")
 		countReuse = fs.Bool("count-reuse", false, "with --dry-run: read every object that would be sent to count those whose answer would be reused (same bytes) and the credits saved")
 		meta       = uploadMetadataFlag(fs, predictor.UploadMetadataStrip, " (for --count-reuse: the stack's uploadMetadata)")
-		loc        stackLocator
+		rate       = fs.Float64("rate", 0, "calls per minute the stack makes (its "+settings.RatePerMinute.Key+"); default: read from the stack's predictor")
+		d          doctor
 	)
+	refuseJobFlags(fs)
+	loc := &d.loc
 	loc.register(fs, true)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	if err := refusedJobFlag(fs); err != nil {
+		return err
+	}
+	if flagGiven(fs, "rate") && *rate <= 0 {
+		return usageError{errors.New("--rate takes the stack's calls a minute (> 0)")}
+	}
+	if *countReuse && !*dryRun {
+		return usageError{errors.New("--count-reuse goes with --dry-run")}
+	}
+	if *follow && *dryRun {
+		return usageError{errors.New("--follow watches a job; --dry-run creates none")}
 	}
 	clients, err := loadAWS(ctx)
 	if err != nil {
 		return err
 	}
+	d.c, d.clients = c, clients
 	if *bucket == "" {
 		if *bucket, err = loc.output(ctx, clients, outputBucketName); err != nil {
 			return fmt.Errorf("no --bucket: %w", err)
 		}
 	}
-	if *queueURL == "" && !*dryRun {
-		if *queueURL, err = loc.output(ctx, clients, outputQueueURL); err != nil {
-			return fmt.Errorf("no --queue-url: %w", err)
+	table, tableErr := loc.table(ctx, c, clients)
+	if !*dryRun {
+		// The job lives in the results table.
+		if tableErr != nil {
+			return tableErr
 		}
-	}
-	// The table is optional: without it every object is sent and the
-	// predictor skips the finished ones itself.
-	var store *ledger.Store
-	if table, err := loc.table(ctx, c, clients); err == nil {
-		store = ledger.New(clients.tables, table)
-	} else {
-		fmt.Fprintf(c.stderr, "backfill: results table unknown (%v); sending every object, the predictor skips finished ones\n", err)
+		js := jobs.New(clients.tables, table)
+		spec := jobs.Spec{Kind: jobs.KindBackfill, Bucket: *bucket, Prefix: *prefix, Requeue: *requeue}
+		active, err := activeJob(ctx, js, func(j jobs.Job) bool {
+			return j.Kind == spec.Kind && j.Bucket == spec.Bucket && j.Prefix == spec.Prefix && j.Requeue == spec.Requeue
+		})
+		if err != nil {
+			return err
+		}
+		if active != nil {
+			// A second job would list and feed the same objects again.
+			fmt.Fprintf(c.stdout, "job %s already backfills %s (%s): it goes on; geolocate jobs show %s\n", active.ID, what(*active), active.State, active.ID)
+			if !*follow {
+				return nil
+			}
+			return followJob(ctx, c, js, active.ID)
+		}
+		stack := readStackPredictor(ctx, c, &d, *rate, flagGiven(fs, "rate"))
+		spec.Price, spec.RatePerMinute = stack.price, stack.rate
+		return startJob(ctx, c, clients, loc, js, spec, *follow)
 	}
 
+	// The dry run: the table is optional; without it every object counts
+	// as one to send (the predictor would skip the finished ones itself).
+	var store *ledger.Store
+	if tableErr == nil {
+		store = ledger.New(clients.tables, table)
+	} else {
+		fmt.Fprintf(c.stderr, "backfill: results table unknown (%v); counting every object, the predictor would skip finished ones\n", tableErr)
+	}
 	if *requeue && store == nil {
 		return errors.New("--requeue-unknown needs the results table (--table or --stack)")
 	}
-	b := &backfill{c: c, clients: clients, store: store, bucket: *bucket, queueURL: *queueURL, dryRun: *dryRun, requeueUnknown: *requeue}
+	b := &backfill{c: c, clients: clients, store: store, bucket: *bucket, requeueUnknown: *requeue}
 	if *countReuse {
 		mode, err := meta.check(false)
 		if err != nil {
 			return err
 		}
-		if !*dryRun {
-			return usageError{errors.New("--count-reuse goes with --dry-run")}
-		}
 		b.reuse = &reuseCount{uploadMetadata: mode, seen: map[string]int{}}
 	}
 	err = b.run(ctx, *prefix)
-	verb := "sent"
-	if *dryRun {
-		verb = "would send"
-	}
 	reopened := ""
 	if *requeue {
-		reopened = fmt.Sprintf(" (%d reopened)", b.reopened)
+		reopened = fmt.Sprintf(" (%d to reopen)", b.reopened)
 	}
-	fmt.Fprintf(c.stderr, "backfill: %d listed, %s %d%s, %d already processed\n", b.listed, verb, b.sent, reopened, b.skipped)
+	fmt.Fprintf(c.stderr, "backfill: %d listed, would send %d%s, %d already processed\n", b.listed, b.sent, reopened, b.skipped)
 	if b.reuse != nil && err == nil {
 		fmt.Fprint(c.stderr, b.reuse.summary())
 	}
 	return err
 }
 
+// backfill is a dry run's listing: what the job would send.
 type backfill struct {
-	c        *cli
-	clients  *awsClients
-	store    *ledger.Store
-	bucket   string
-	queueURL string
-	dryRun   bool
-	// requeueUnknown reopens outcome_unknown records so they are called again.
+	c       *cli
+	clients *awsClients
+	store   *ledger.Store
+	bucket  string
+	// requeueUnknown counts outcome_unknown records as ones to send (the
+	// job would reopen them).
 	requeueUnknown bool
 	// reuse counts reused answers ahead (--count-reuse); nil otherwise.
 	reuse *reuseCount
 
-	pending                         []sqstypes.SendMessageBatchRequestEntry
 	listed, sent, skipped, reopened int
 }
 
@@ -139,15 +171,12 @@ func (b *backfill) run(ctx context.Context, prefix string) error {
 				return err
 			}
 		}
-		if err := b.flush(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintf(b.c.stderr, "backfill: %d listed, %d sent, %d already processed\n", b.listed, b.sent, b.skipped)
+		fmt.Fprintf(b.c.stderr, "backfill: %d listed, would send %d, %d already processed\n", b.listed, b.sent, b.skipped)
 	}
-	return b.flush(ctx)
+	return nil
 }
 
-// add queues one object's notification, unless its record is final.
+// add counts one object as one to send, unless its record is final.
 func (b *backfill) add(ctx context.Context, key, versionID, etag *string, size *int64) error {
 	obj := s3event.ObjectCreated{
 		Bucket:    b.bucket,
@@ -166,10 +195,11 @@ func (b *backfill) add(ctx context.Context, key, versionID, etag *string, size *
 			return fmt.Errorf("look up %s: %w", obj.Key, err)
 		}
 		if rec != nil && rec.Final() {
-			if !b.reopen(ctx, rec) {
+			if !b.requeueUnknown || rec.Status != ledger.StatusFailed || rec.ErrorCode != ledger.ErrorCodeOutcomeUnknown {
 				b.skipped++
 				return nil
 			}
+			b.reopened++
 		}
 	}
 	if b.reuse != nil {
@@ -177,81 +207,6 @@ func (b *backfill) add(ctx context.Context, key, versionID, etag *string, size *
 			return err
 		}
 	}
-	body, err := s3event.Body(obj)
-	if err != nil {
-		return err
-	}
-	b.pending = append(b.pending, sqstypes.SendMessageBatchRequestEntry{
-		Id:          aws.String(strconv.Itoa(len(b.pending))),
-		MessageBody: aws.String(body),
-	})
-	if len(b.pending) == sqsBatchMax {
-		return b.flush(ctx)
-	}
+	b.sent++
 	return nil
-}
-
-// reopen makes an outcome_unknown record claimable again when the operator
-// asked for it (not in a dry run), and reports whether the object should be sent.
-func (b *backfill) reopen(ctx context.Context, rec *ledger.Record) bool {
-	if !b.requeueUnknown || rec.Status != ledger.StatusFailed || rec.ErrorCode != ledger.ErrorCodeOutcomeUnknown {
-		return false
-	}
-	if !b.dryRun {
-		ref := ledger.ObjectRef{Bucket: rec.Bucket, Key: rec.Key, VersionID: rec.VersionID, ETag: rec.ETag}
-		if err := b.store.Reopen(ctx, ref, ledger.ErrorCodeOutcomeUnknown); err != nil {
-			fmt.Fprintf(b.c.stderr, "backfill: %s not requeued: %v\n", rec.Key, err)
-			return false
-		}
-	}
-	b.reopened++
-	return true
-}
-
-// flush sends the pending entries (see send).
-func (b *backfill) flush(ctx context.Context) error {
-	if len(b.pending) == 0 {
-		return nil
-	}
-	entries := b.pending
-	b.pending = nil
-	if b.dryRun {
-		b.sent += len(entries)
-		return nil
-	}
-	return b.send(ctx, entries)
-}
-
-// send sends entries in one SendMessageBatch, retrying the entries SQS
-// failed once (a batch can partly fail).
-func (b *backfill) send(ctx context.Context, entries []sqstypes.SendMessageBatchRequestEntry) error {
-	for attempt := 1; ; attempt++ {
-		out, err := b.clients.queues.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{
-			QueueUrl: aws.String(b.queueURL),
-			Entries:  entries,
-		})
-		if err != nil {
-			return fmt.Errorf("send to %s: %w", b.queueURL, err)
-		}
-		b.sent += len(out.Successful)
-		if len(out.Failed) == 0 {
-			return nil
-		}
-		failed := make(map[string]bool, len(out.Failed))
-		var reasons []string
-		for _, f := range out.Failed {
-			failed[aws.ToString(f.Id)] = true
-			reasons = append(reasons, aws.ToString(f.Code)+": "+aws.ToString(f.Message))
-		}
-		if attempt == 2 {
-			return fmt.Errorf("send to %s: %d message(s) refused: %s", b.queueURL, len(out.Failed), strings.Join(reasons, "; "))
-		}
-		var retry []sqstypes.SendMessageBatchRequestEntry
-		for _, e := range entries {
-			if failed[aws.ToString(e.Id)] {
-				retry = append(retry, e)
-			}
-		}
-		entries = retry
-	}
 }

@@ -69,7 +69,7 @@ func TestBackfillCountsReuseAhead(t *testing.T) {
 	}
 
 	t.Run("only with a dry run", func(t *testing.T) {
-		if r := runCLI(t, nil, nil, "backfill", "--bucket", bucket, "--queue-url", "q", "--count-reuse"); r.code == 0 {
+		if r := runCLI(t, nil, nil, "backfill", "--bucket", bucket, "--table", table, "--count-reuse"); r.code == 0 {
 			t.Errorf("accepted --count-reuse without --dry-run: %s", r.stderr)
 		}
 	})

@@ -17,7 +17,6 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 )
 
 // fakeQueues records SendMessageBatch calls; refuse names message bodies
@@ -101,122 +100,64 @@ func putObjects(t *testing.T, client *s3.Client, bucket string, objects map[stri
 	return out
 }
 
-func TestBackfillSendsEveryObjectAsAnS3Event(t *testing.T) {
-	s3c, bucket := awspartstest.S3(t)
-	objects := map[string]string{}
-	for i := range 23 { // three batches: 10 + 10 + 3
+// TestBackfillDryRunCountsLatestVersions: the dry run lists here what the
+// job would send, every latest version under the prefix, and sends
+// nothing and creates no job.
+func TestBackfillDryRunCountsLatestVersions(t *testing.T) {
+	s := newJobStack(t, nil)
+	objects := map[string]string{"photos/sea view+1 100% été.jpg": "unicode", "other/skip.jpg": "outside the prefix"}
+	for i := range 23 {
 		objects[fmt.Sprintf("photos/img-%02d.jpg", i)] = fmt.Sprintf("image %d", i)
 	}
-	objects["photos/sea view+1 100% été.jpg"] = "unicode"
-	objects["other/skip.jpg"] = "outside the prefix"
-	puts := putObjects(t, s3c, bucket, objects)
-	// Overwrite one object: only its latest version is sent.
-	puts["photos/img-00.jpg"] = putObjects(t, s3c, bucket, map[string]string{"photos/img-00.jpg": "newer"})["photos/img-00.jpg"]
+	putObjects(t, s.s3, s.bucket, objects)
+	// Overwrite one object: only its latest version counts.
+	putObjects(t, s.s3, s.bucket, map[string]string{"photos/img-00.jpg": "newer"})
 
-	queues := &fakeQueues{failOnce: map[string]bool{"img-05": true}}
-	useAWS(t, &awsClients{objects: s3c, queues: queues, stacks: fakeStacks{name: "Geo", outputs: map[string]string{
-		outputQueueURL: "https://sqs.example/queue",
-	}}})
-
-	r := runCLI(t, nil, nil, "backfill", "--stack", "Geo", "--bucket", bucket, "--prefix", "photos/")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	r := runCLI(t, nil, nil, "backfill", "--prefix", "photos/", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stderr, "backfill: 24 listed, would send 24, 0 already processed") {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
 	}
-	if len(queues.sent) != 24 {
-		t.Fatalf("sent %d messages, want 24 (every latest object under the prefix, one retried)", len(queues.sent))
+	if len(s.queues.sent) != 0 || len(s.functions.invocations()) != 0 {
+		t.Errorf("a dry run sent %d message(s) and started the feeder %d time(s)", len(s.queues.sent), len(s.functions.invocations()))
 	}
-	if queues.calls != 4 {
-		t.Errorf("%d SendMessageBatch calls, want 3 batches + 1 retry", queues.calls)
-	}
-	seen := map[string]bool{}
-	for i, body := range queues.sent {
-		if queues.urls[i] != "https://sqs.example/queue" {
-			t.Errorf("sent to %s", queues.urls[i])
-		}
-		rec := decoded(t, body)
-		key := rec.S3.Object.URLDecodedKey
-		put, ok := puts[key]
-		if !ok || key == "other/skip.jpg" {
-			t.Errorf("sent unexpected key %q", key)
-			continue
-		}
-		seen[key] = true
-		if rec.S3.Bucket.Name != bucket || rec.S3.Object.Size != int64(len(objects[key])) && key != "photos/img-00.jpg" {
-			t.Errorf("%s: bucket %q size %d", key, rec.S3.Bucket.Name, rec.S3.Object.Size)
-		}
-		// The version id is what makes a backfill hit the original record.
-		if rec.S3.Object.VersionID != aws.ToString(put.VersionId) || rec.S3.Object.VersionID == "" {
-			t.Errorf("%s: version %q, want the latest %q", key, rec.S3.Object.VersionID, aws.ToString(put.VersionId))
-		}
-		if rec.S3.Object.ETag != strings.Trim(aws.ToString(put.ETag), `"`) {
-			t.Errorf("%s: etag %q, want %q", key, rec.S3.Object.ETag, aws.ToString(put.ETag))
-		}
-	}
-	if len(seen) != 24 {
-		t.Errorf("%d distinct keys sent, want 24", len(seen))
-	}
-	if !strings.Contains(r.stderr, "24 listed, sent 24, 0 already processed") {
-		t.Errorf("progress/summary missing:\n%s", r.stderr)
+	if list, _ := s.jobs.List(context.Background()); len(list) != 0 {
+		t.Errorf("a dry run created %d job(s)", len(list))
 	}
 }
 
-func TestBackfillSkipsFinishedObjectsWhenTheTableIsKnown(t *testing.T) {
-	s3c, bucket := awspartstest.S3(t)
-	ddb, table := awspartstest.DynamoDB(t)
-	puts := putObjects(t, s3c, bucket, map[string]string{"done.jpg": "a", "todo.jpg": "b", "retry.jpg": "c"})
-	store := ledger.New(ddb, table)
+func TestBackfillDryRunSkipsFinishedObjects(t *testing.T) {
+	s := newJobStack(t, nil)
+	puts := putObjects(t, s.s3, s.bucket, map[string]string{"done.jpg": "a", "todo.jpg": "b", "retry.jpg": "c"})
 	ref := func(key string) ledger.ObjectRef {
-		return ledger.ObjectRef{Bucket: bucket, Key: key, VersionID: aws.ToString(puts[key].VersionId)}
+		return ledger.ObjectRef{Bucket: s.bucket, Key: key, VersionID: aws.ToString(puts[key].VersionId)}
 	}
-	if err := store.Reject(context.Background(), ref("done.jpg"), "not_an_image", "", ledger.ObjectInfo{}); err != nil {
+	ctx := context.Background()
+	if err := s.records.Reject(ctx, ref("done.jpg"), "not_an_image", "", ledger.ObjectInfo{}); err != nil {
 		t.Fatal(err)
 	}
-	claim, _, err := store.Claim(context.Background(), ref("retry.jpg"), time.Minute)
+	claim, _, err := s.records.Claim(ctx, ref("retry.jpg"), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Fail(context.Background(), claim, "rate_limited", "429", true); err != nil {
+	if err := s.records.Fail(ctx, claim, "rate_limited", "429", true); err != nil {
 		t.Fatal(err)
 	}
-
-	queues := &fakeQueues{}
-	useAWS(t, &awsClients{objects: s3c, queues: queues, tables: ddb, stacks: fakeStacks{name: "Geo"}})
-	r := runCLI(t, nil, nil, "backfill", "--bucket", bucket, "--queue-url", "q", "--table", table)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	r := runCLI(t, nil, nil, "backfill", "--bucket", s.bucket, "--table", s.table, "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stderr, "3 listed, would send 2, 1 already processed") {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
 	}
-	var keys []string
-	for _, body := range queues.sent {
-		keys = append(keys, decoded(t, body).S3.Object.URLDecodedKey)
-	}
-	if strings.Join(sortedCopy(keys), ",") != "retry.jpg,todo.jpg" {
-		t.Errorf("sent %v, want the unfinished objects only", keys)
-	}
-	if !strings.Contains(r.stderr, "3 listed, sent 2, 1 already processed") {
-		t.Errorf("summary missing:\n%s", r.stderr)
-	}
-
-	t.Run("dry run sends nothing", func(t *testing.T) {
-		queues := &fakeQueues{}
-		useAWS(t, &awsClients{objects: s3c, queues: queues, tables: ddb, stacks: fakeStacks{name: "Geo"}})
-		r := runCLI(t, nil, nil, "backfill", "--bucket", bucket, "--table", table, "--dry-run")
-		if r.code != 0 || len(queues.sent) != 0 || queues.calls != 0 {
-			t.Errorf("exit %d, %d calls: %s", r.code, queues.calls, r.stderr)
-		}
-		if !strings.Contains(r.stderr, "would send 2") {
-			t.Errorf("summary missing:\n%s", r.stderr)
-		}
-	})
 }
 
+// TestBackfillRequeuesUnknownOutcomesOnlyWhenAsked: --requeue-unknown
+// counts the outcome_unknown records among those to send in a dry run
+// (reopening none), and makes the job a requeueing one.
 func TestBackfillRequeuesUnknownOutcomesOnlyWhenAsked(t *testing.T) {
-	s3c, bucket := awspartstest.S3(t)
-	ddb, table := awspartstest.DynamoDB(t)
-	puts := putObjects(t, s3c, bucket, map[string]string{"lost.jpg": "a", "done.jpg": "b"})
+	s := newJobStack(t, nil)
+	puts := putObjects(t, s.s3, s.bucket, map[string]string{"lost.jpg": "a", "done.jpg": "b"})
 	now := time.Now()
-	store := ledger.New(ddb, table, func(o *ledger.Options) { o.Clock = func() time.Time { return now } })
+	store := ledger.New(s.ddb, s.table, func(o *ledger.Options) { o.Clock = func() time.Time { return now } })
 	ref := func(key string) ledger.ObjectRef {
-		return ledger.ObjectRef{Bucket: bucket, Key: key, VersionID: aws.ToString(puts[key].VersionId)}
+		return ledger.ObjectRef{Bucket: s.bucket, Key: key, VersionID: aws.ToString(puts[key].VersionId)}
 	}
 	ctx := context.Background()
 	if err := store.Reject(ctx, ref("done.jpg"), "not_an_image", "", ledger.ObjectInfo{}); err != nil {
@@ -235,31 +176,22 @@ func TestBackfillRequeuesUnknownOutcomesOnlyWhenAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	queues := &fakeQueues{}
-	useAWS(t, &awsClients{objects: s3c, queues: queues, tables: ddb, stacks: fakeStacks{name: "Geo"}})
-	if r := runCLI(t, nil, nil, "backfill", "--bucket", bucket, "--queue-url", "q", "--table", table); r.code != 0 || len(queues.sent) != 0 {
-		t.Fatalf("without the flag: exit %d, sent %d: %s", r.code, len(queues.sent), r.stderr)
+	if r := runCLI(t, nil, nil, "backfill", "--dry-run"); r.code != 0 || !strings.Contains(r.stderr, "would send 0, 2 already processed") {
+		t.Fatalf("without the flag: exit %d: %s", r.code, r.stderr)
 	}
-	r := runCLI(t, nil, nil, "backfill", "--bucket", bucket, "--queue-url", "q", "--table", table, "--requeue-unknown")
-	if r.code != 0 || len(queues.sent) != 1 || decoded(t, queues.sent[0]).S3.Object.URLDecodedKey != "lost.jpg" {
-		t.Fatalf("with the flag: exit %d, sent %v: %s", r.code, queues.sent, r.stderr)
+	r := runCLI(t, nil, nil, "backfill", "--dry-run", "--requeue-unknown")
+	if r.code != 0 || !strings.Contains(r.stderr, "would send 1 (1 to reopen), 1 already processed") {
+		t.Errorf("with the flag: exit %d:\n%s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "sent 1 (1 reopened), 1 already processed") {
-		t.Errorf("summary missing:\n%s", r.stderr)
+	if rec, err := store.Lookup(ctx, ref("lost.jpg")); err != nil || rec.Retryable {
+		t.Errorf("record = %+v, %v; a dry run reopens nothing", rec, err)
 	}
-	if rec, err := store.Lookup(ctx, ref("lost.jpg")); err != nil || !rec.Retryable {
-		t.Errorf("record = %+v, %v; want reopened (retryable)", rec, err)
-	}
-}
 
-func TestBackfillReportsRefusedMessages(t *testing.T) {
-	s3c, bucket := awspartstest.S3(t)
-	putObjects(t, s3c, bucket, map[string]string{"a.jpg": "a", "poison.jpg": "b"})
-	queues := &fakeQueues{refuse: "poison"}
-	useAWS(t, &awsClients{objects: s3c, queues: queues, stacks: fakeStacks{name: "Geo"}})
-	r := runCLI(t, nil, nil, "backfill", "--bucket", bucket, "--queue-url", "q")
-	if r.code == 0 || !strings.Contains(r.stderr, "1 message(s) refused") {
-		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	if r := runCLI(t, nil, nil, "backfill", "--requeue-unknown"); r.code != 0 {
+		t.Fatalf("job: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if job := s.onlyJob(t); !job.Requeue || !strings.Contains(what(job), "(requeue-unknown)") {
+		t.Errorf("job %+v: want a requeueing backfill", job.Spec)
 	}
 }
 

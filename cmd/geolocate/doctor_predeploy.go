@@ -16,6 +16,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3keyfilter"
 )
 
 // Before cdk deploy (geolocate doctor --predeploy, which make deploy runs
@@ -187,15 +188,18 @@ func (d *doctor) checkNotificationOverlap(ctx context.Context) checkResult {
 	if err != nil {
 		return d.couldNotCheck(fmt.Errorf("notification configuration of bucket %s: %w", p.existingBucket, err))
 	}
+	// S3 compares the values the configurations hold, and the stack's are
+	// URL-encoded (s3keyfilter): "Photos 2024/" is "Photos+2024/" there.
+	prefix, suffix := s3keyfilter.Encode(p.prefix), s3keyfilter.Encode(p.suffix)
 	var overlapping []string
 	consider := func(kind, id, target string, events []s3types.Event, filter *s3types.NotificationConfigurationFilter) {
 		// The stack's own configuration, from an earlier deploy, is replaced.
 		if strings.Contains(id, ":stack/"+p.stackName+"/") {
 			return
 		}
-		prefix, suffix := filterRules(filter)
-		if eventsOverlap(events) && overlaps(prefix, p.prefix, strings.HasPrefix) && overlaps(suffix, p.suffix, strings.HasSuffix) {
-			overlapping = append(overlapping, fmt.Sprintf("%s %s (prefix %q, suffix %q)", kind, target, prefix, suffix))
+		theirPrefix, theirSuffix := filterRules(filter)
+		if eventsOverlap(events) && overlaps(theirPrefix, prefix, strings.HasPrefix) && overlaps(theirSuffix, suffix, strings.HasSuffix) {
+			overlapping = append(overlapping, fmt.Sprintf("%s %s (prefix %q, suffix %q)", kind, target, theirPrefix, theirSuffix))
 		}
 	}
 	for _, c := range out.QueueConfigurations {
@@ -208,11 +212,11 @@ func (d *doctor) checkNotificationOverlap(ctx context.Context) checkResult {
 		consider("function", aws.ToString(c.Id), aws.ToString(c.LambdaFunctionArn), c.Events, c.Filter)
 	}
 	if len(overlapping) > 0 {
-		return fail(fmt.Sprintf("bucket %s already notifies %s of new objects overlapping prefix %q and suffix %q: S3 refuses the stack's notification and the deploy fails",
-			p.existingBucket, strings.Join(overlapping, "; "), p.prefix, p.suffix),
+		return fail(fmt.Sprintf("bucket %s already notifies %s of new objects overlapping prefix %q and suffix %q (as S3 holds them, URL-encoded): S3 refuses the stack's notification and the deploy fails",
+			p.existingBucket, strings.Join(overlapping, "; "), prefix, suffix),
 			"deploy with -c notifications=eventbridge (the default for an existing bucket: it overlaps nothing), or with an uploadPrefix/uploadSuffix no existing notification covers")
 	}
-	return pass(fmt.Sprintf("no notification of bucket %s overlaps prefix %q and suffix %q", p.existingBucket, p.prefix, p.suffix))
+	return pass(fmt.Sprintf("no notification of bucket %s overlaps prefix %q and suffix %q (as S3 holds them, URL-encoded)", p.existingBucket, prefix, suffix))
 }
 
 // filterRules reads a notification's key filter.

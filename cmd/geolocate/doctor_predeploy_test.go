@@ -83,6 +83,13 @@ func TestPredeployReportsWhatCloudFormationWouldFailOn(t *testing.T) {
 			Filter: &s3types.NotificationConfigurationFilter{Key: &s3types.S3KeyFilter{FilterRules: []s3types.FilterRule{{Name: "suffix", Value: aws.String(".jpg")}}}},
 		}}}
 	}
+	encodedPrefix := func(w *doctorWorld) {
+		w.notifications.queues = map[string][]s3types.QueueConfiguration{shared: {{
+			Id: aws.String("archive"), QueueArn: aws.String("arn:aws:sqs:us-east-1:000000000000:archive"),
+			Events: []s3types.Event{"s3:ObjectCreated:Put"},
+			Filter: &s3types.NotificationConfigurationFilter{Key: &s3types.S3KeyFilter{FilterRules: []s3types.FilterRule{{Name: "prefix", Value: aws.String("Photos+2024/")}}}},
+		}}}
+	}
 	tests := []struct {
 		name     string
 		setup    func(w *doctorWorld)
@@ -98,6 +105,11 @@ func TestPredeployReportsWhatCloudFormationWouldFailOn(t *testing.T) {
 			failing: "notification-overlap", detail: "topic arn:aws:sns:us-east-1:000000000000:thumbnails"},
 		{name: "notified directly under a suffix no notification covers",
 			setup: overlapping, settings: []string{"existingBucketName=" + shared, "notifications=s3", "uploadSuffix=.png"}},
+		// S3 holds filter values URL-encoded: "Photos 2024/" is stored
+		// "Photos+2024/", and that is what overlaps, not the raw spelling.
+		{name: "an existing notification under the encoded prefix overlaps",
+			setup: encodedPrefix, settings: []string{"existingBucketName=" + shared, "notifications=s3", "uploadPrefix=Photos 2024/"},
+			failing: "notification-overlap", detail: `overlapping prefix "Photos+2024/"`},
 		{name: "the stack's own notification from an earlier deploy is not an overlap",
 			setup: func(w *doctorWorld) {
 				w.notifications.queues = map[string][]s3types.QueueConfiguration{shared: {{

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -62,6 +63,11 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	overrides := contextFlags{}
 	fs.Var(overrides, "c", "with --predeploy: a CDK context setting key=value, as cdk deploy -c takes it (repeatable)")
 	fs.StringVar(&c.as, "as", "", `the command to name in the one-line error, instead of "geolocate: doctor" (make deploy passes --as "make deploy")`)
+	smoke := fs.Bool("smoke", false, "prove the deployed pipeline end to end: 3 test uploads (2 paid predictions), their records and result events, one alarm notification, and a line per open reading of the docs; removes what it creates")
+	sopts := smokeOptions{now: time.Now, sleep: sleepCtx, stdin: os.Stdin}
+	fs.BoolVar(&sopts.yes, "yes", false, "with --smoke: go on without asking")
+	fs.IntVar(&sopts.maxCredits, "max-credits", defaultSmokeMaxCredits, "with --smoke: the most credits the records may charge in all")
+	fs.DurationVar(&sopts.timeout, "timeout", defaultSmokeTimeout, "with --smoke: how long to wait for the records, events and the alarm's delivery")
 	awsEnv := fs.Bool("aws-environment", false, "only check the AWS credentials and region, and print the CDK environment they are for (aws://ACCOUNT/REGION): make bootstrap and make destroy run this first")
 	fs.Usage = func() { doctorUsage(fs.Output(), fs.PrintDefaults) }
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -72,6 +78,17 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	}
 	if d.monitorPeriod < time.Minute {
 		return usageError{fmt.Errorf("--monitor-period %s: want at least 1m", d.monitorPeriod)}
+	}
+	if *smoke {
+		if *predeploy || *asJSON {
+			return usageError{errors.New("--smoke takes neither --predeploy nor --json")}
+		}
+		clients, err := loadAWS(ctx)
+		if err != nil {
+			return err
+		}
+		d.clients = clients
+		return runSmoke(ctx, d, sopts)
 	}
 	checks := doctorChecks
 	if *predeploy {
@@ -120,9 +137,13 @@ func doctorUsage(w io.Writer, printDefaults func()) {
 
 Checks a deployed stack after cdk deploy and prints one PASS or FAIL line per
 check, with the fix for each failure:
-  API key              the secret holds a geo_ key the service accepts
-                       (checked with the free model list; no prediction is made)
-  bucket notification  the bucket sends s3:ObjectCreated:* events to the queue
+  API key              the secret holds a geo_ key the service accepts, asked on
+                       the prediction endpoint with no image (refused before any
+                       prediction: nothing charged); the model list is free
+  bucket notification  the bucket sends its uploads to the queue: an
+                       s3:ObjectCreated:* notification (notifications=s3), or
+                       EventBridge delivery and the stack's rule
+                       (notifications=eventbridge, the default for an existing bucket)
   queue trigger        the predictor's event source mapping on the queue is Enabled
   monitor heartbeat    MonitorHealthy was 1 within 2 schedule periods
   alarm subscription   the alarm topic has a confirmed subscription

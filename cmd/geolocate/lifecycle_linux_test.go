@@ -270,6 +270,10 @@ func TestLocalStopsOnSIGTERMAndSIGHUP(t *testing.T) {
 			if code := p.exitCode(t, 30*time.Second); code != 0 {
 				t.Errorf("exit code %d after %v, want 0 (a requested stop):\n%s", code, sig, p.output.String())
 			}
+			// Issue 46 point 15: it stopped without a word.
+			if out := p.output.String(); !strings.Contains(out, "stopped   after ") || !strings.Contains(out, "the simulator, S3 and DynamoDB Local stopped") {
+				t.Errorf("--serve does not say what stopped:\n%s", out)
+			}
 			assertGone(t, children)
 			assertPortsFree(t, ports)
 		})

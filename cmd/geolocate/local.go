@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,9 +16,11 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
+	"github.com/geolocate-aws/geolocate/pkg/local/alarmeval"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
+	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
@@ -35,7 +40,7 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		images      = fs.String("images", "", "folder of images to upload, subfolders included (the key is the path below it); hidden files and folders and symbolic links are skipped and listed (default: the sample images, testdata/images and a generated photo over the 10 MB limit, in a temporary copy removed at the end)")
 		prefix      = fs.String("prefix", "", "key prefix of the uploads (e.g. uploads/)")
 		watch       = fs.Bool("watch", false, "after the first pass, keep uploading new files dropped in --images until Ctrl-C")
-		serve       = fs.Bool("serve", false, "start the local parts, upload the images without processing them, print the environment for invoking the functions by hand, and wait for Ctrl-C")
+		serve       = fs.Bool("serve", false, "serve a whole local stack (S3, DynamoDB, SQS, Lambda, EventBridge, CloudWatch, SNS, CloudFormation stand-ins with the predictor on the queue, the monitor and the job feeder on their schedules), upload the images without processing them, print the export line that points the CLI and the functions at it, and wait for Ctrl-C; then print what ran")
 		asJSON      = fs.Bool("json", false, "print the results and the monitor report as JSON")
 		verbose     = fs.Bool("verbose", false, "also print the functions' JSON logs and metrics to stderr")
 		unversioned = fs.Bool("unversioned", false, "use a bucket with versioning off, as an existing bucket (existingBucketName) may be; the stack's own bucket is versioned")
@@ -154,7 +159,16 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		opts.Metrics = dash.metrics
 	}
 	if *serve {
-		return stoppedIsSuccess(ctx, c, pipeline.Serve(ctx, opts))
+		alarms, err := servedAlarms(*stackTmpl, templateGiven, c.stderr)
+		if err != nil {
+			return err
+		}
+		started := time.Now()
+		err = pipeline.Serve(ctx, opts, func(o *pipeline.ServeOptions) { o.Alarms = alarms })
+		if err == nil && ctx.Err() != nil {
+			fmt.Fprintln(c.stderr, serveStopped(time.Since(started), opts.External == nil))
+		}
+		return stoppedIsSuccess(ctx, c, err)
 	}
 	sum, runErr := pipeline.Run(ctx, opts)
 	runErr = errors.Join(runErr, events.close())
@@ -178,10 +192,10 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		return runErr
 	}
 	if *asJSON {
-		if err := writeIndentedJSON(c.stdout, localJSON(sum)); err != nil {
+		if err := writeIndentedJSON(c.stdout, localJSON(sum, stopped)); err != nil {
 			return err
 		}
-	} else if err := writeLocalReport(c.stdout, sum); err != nil {
+	} else if err := writeLocalReport(c.stdout, sum, stopped); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -196,6 +210,32 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 	}
 	return asMap.write(sum.Records(), "geolocate local: "+strconv.Itoa(len(sum.Results))+" upload(s)",
 		[]string{"Images from " + *images + ", service: " + sum.Service + ", in upload order."}, c.stderr)
+}
+
+// servedAlarms are the names of the synthesized stack's alarms, which
+// local --serve's CloudWatch holds (SetAlarmState, DescribeAlarms). Without
+// a template (no make synth yet, and --template not given) it serves none,
+// and says so.
+func servedAlarms(path string, given bool, stderr io.Writer) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if given || !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--template: %w", err)
+		}
+		fmt.Fprintf(stderr, "alarms    none served: %s is not there (make synth writes it; the stack's alarms come from it)\n", path)
+		return nil, nil
+	}
+	alarms, err := alarmeval.ParseTemplate(data, func(o *alarmeval.ParseOptions) {
+		o.Refs = map[string]string{"AWS::StackName": pipeline.DefaultStackName}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--template %s: %w", path, err)
+	}
+	names := make([]string, 0, len(alarms))
+	for _, a := range alarms {
+		names = append(names, a.Name)
+	}
+	return names, nil
 }
 
 // The --service values.
@@ -224,6 +264,19 @@ func (c *cli) localService(choice string) (*pipeline.ExternalService, error) {
 		return &pipeline.ExternalService{URL: url, Key: key}, nil
 	}
 	return nil, usageError{fmt.Errorf("--service %q: want %s or %s", choice, serviceSimulator, serviceReal)}
+}
+
+// serveStopped is what local --serve says when Ctrl-C stops it: it stopped
+// without a word, and a shell still holding its export line kept pointing
+// at endpoints that no longer answer.
+func serveStopped(ran time.Duration, simulated bool) string {
+	parts := "S3 and DynamoDB Local"
+	if simulated {
+		parts = "the simulator, " + parts
+	}
+	return fmt.Sprintf("stopped   after %s: %s stopped, and what the functions wrote there with them (the local bucket and table last only while --serve runs); "+
+		"a shell holding the export line now points at nothing: start --serve again, or open a new shell for the AWS commands",
+		ran.Round(time.Second), parts)
 }
 
 // stoppedIsSuccess makes a stop the user asked for (Ctrl-C, SIGTERM,
@@ -260,8 +313,31 @@ func localVerdict(sum *pipeline.Summary) error {
 // before any record was written: its cause is the dead letter's last failure.
 const reasonDeadLetter = "dead_letter"
 
-// localRows are the results as printed rows, in upload order.
-func localRows(sum *pipeline.Summary) []resultRow {
+// reasonStopped is the reason of an upload the user's stop left unfinished.
+const reasonStopped = "stopped before it finished"
+
+// stopArtefacts are the predictor's retry reasons (pkg/predictor's
+// outcome.go) a stop itself gives an upload it cuts short: a slot wait, a
+// ledger write or an invocation's deadline interrupted. With the stop, they
+// are not news: the stop is the cause.
+var stopArtefacts = []string{predictor.CodeRateWait, "ledger_error", "deadline_near"}
+
+// cutShortByStop reports a row the user's stop left unfinished whose
+// recorded reason is the stop's doing ("queued (rate_wait_timeout)",
+// "claim content ...: context canceled"), not an earlier wait of its own
+// (out of credits, no key), which stays as recorded.
+func cutShortByStop(row resultRow) bool {
+	if row.Status != "queued" {
+		return false
+	}
+	return row.Reason == "" || slices.Contains(stopArtefacts, row.Reason) ||
+		strings.Contains(row.Detail, context.Canceled.Error()) || strings.Contains(row.Detail, context.DeadlineExceeded.Error())
+}
+
+// localRows are the results as printed rows, in upload order. After a stop
+// (stopped), an upload the stop cut short says so instead of the errors
+// the stop caused.
+func localRows(sum *pipeline.Summary, stopped bool) []resultRow {
 	rows := make([]resultRow, 0, len(sum.Results))
 	for _, r := range sum.Results {
 		row := resultRow{
@@ -276,14 +352,18 @@ func localRows(sum *pipeline.Summary) []resultRow {
 			row.Reason = reasonDeadLetter
 			row.Detail = r.DeadLetter.LastFailure
 		}
+		if stopped && cutShortByStop(row) {
+			row.Reason, row.Detail = reasonStopped, ""
+		}
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
+// writeLocalReport prints a run's report; stopped says the user stopped it.
+func writeLocalReport(w io.Writer, sum *pipeline.Summary, stopped bool) error {
 	fmt.Fprintln(w)
-	if err := writeResultsTable(w, localRows(sum), false); err != nil {
+	if err := writeResultsTable(w, localRows(sum, stopped), false); err != nil {
 		return err
 	}
 	counts := sum.Counts()
@@ -303,6 +383,7 @@ func writeLocalReport(w io.Writer, sum *pipeline.Summary) error {
 	fmt.Fprintf(w, "; %s\n", sum.Elapsed.Round(100*time.Millisecond))
 	writeInterruptedCalls(w, sum)
 	if a, ok := measureAccuracy(sum.Records()); ok {
+		a.Simulated = sum.Simulated
 		fmt.Fprintf(w, "accuracy: %s\n", a)
 	}
 	writeEventsLine(w, sum)
@@ -388,10 +469,10 @@ type localJSONReport struct {
 	MonitorError   string          `json:"monitor_error,omitempty"`
 }
 
-func localJSON(sum *pipeline.Summary) localJSONReport {
+func localJSON(sum *pipeline.Summary, stopped bool) localJSONReport {
 	rep := localJSONReport{
 		Service:      sum.Service,
-		Results:      localRows(sum),
+		Results:      localRows(sum, stopped),
 		Lost:         []string{},
 		DeadLetters:  len(sum.DeadLetters),
 		Monitor:      sum.Monitor,

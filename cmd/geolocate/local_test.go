@@ -146,11 +146,23 @@ func TestLocalReportSaysWhatInterruptedCallsDid(t *testing.T) {
 		{"nothing interrupted", pipeline.Summary{Simulated: true, CreditsCharged: 1, Results: []pipeline.Result{{Record: paid}}}, ""},
 	} {
 		var out strings.Builder
-		if err := writeLocalReport(&out, &tt.sum); err != nil {
+		if err := writeLocalReport(&out, &tt.sum, false); err != nil {
 			t.Fatal(err)
 		}
 		if got := out.String(); (tt.want == "") == strings.Contains(got, "interrupted:") || !strings.Contains(got, tt.want) {
 			t.Errorf("%s: report\n%s\nwant %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestServeStoppedSaysWhatRan(t *testing.T) {
+	got := serveStopped(754*time.Second+400*time.Millisecond, true)
+	for _, want := range []string{"stopped   after 12m34s: the simulator, S3 and DynamoDB Local stopped", "export line now points at nothing"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if got := serveStopped(time.Minute, false); strings.Contains(got, "simulator") {
+		t.Errorf("a real service is not the simulator: %q", got)
 	}
 }

@@ -43,9 +43,10 @@ var commands = map[string]command{
 	"simulate":  {"run the service simulator on 127.0.0.1", runSimulate, needsLocal},
 	"local":     {"run the whole pipeline on this machine (make run)", runLocal, needsLocal},
 	"results":   {"list prediction records from the results table", runResults, needsAWS},
-	"backfill":  {"send existing objects of a bucket through the pipeline", runBackfill, needsAWS},
+	"backfill":  {"send existing objects of a bucket through the pipeline, as a job in the stack", runBackfill, needsAWS},
 	"status":    {"credits, forecast, models and queue depths of a deployed stack", runStatus, needsAWS},
 	"reprocess": {"ask a model again for existing results, as a named run within a credit cap", runReprocess, needsAWS},
+	"jobs":      {"list the stack's backfill and reprocess jobs; show, pause, resume or cancel one", runJobs, needsAWS},
 	"runs":      {"list reprocess runs: selection, model, cap, spent, done and remaining", runRuns, needsAWS},
 	"compare":   {"what a reprocess run changed, and its accuracy before and after on photos with EXIF positions", runCompare, needsAWS},
 	"doctor":    {"check a deployed stack's setup: one pass/fail line per check, with fixes", runDoctor, needsAWS},
@@ -60,6 +61,10 @@ stack's key, or GEO_API_KEY or --secret-id), the monitor's credit forecast,
 the last day's records by status, the upload queue's and the dead-letter
 queue's depths, and the dashboard's address. A part that cannot be read
 says why on its line; the exit status is then 1. It only reads.`,
+	"jobs": `geolocate jobs lists jobs (kind, state, done and remaining, credits
+spent, rate, started, ETA); jobs show ID [--json] gives one; jobs pause,
+resume and cancel ID take effect within a minute (the feeder's next run).
+A job runs in the account: nothing here has to stay open.`,
 	"results": `Reads the table named by --table, else TABLE_NAME, else the stack's
 TableName output: after pasting the export line of geolocate local --serve,
 that is the local table (no AWS account needed).`,

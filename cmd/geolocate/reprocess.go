@@ -5,26 +5,26 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
-	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
 // runReprocess: geolocate reprocess --model ID | --default-model [--run
-// NAME] [selection] (--max-credits N | --dry-run) [--stack S].
+// NAME] [selection] (--max-credits N | --dry-run) [--follow] [--stack S].
 //
 // A run is named; starting it again with the same name resumes it: the
 // same selection (the sample is seeded by the name), the objects the run
 // has finished left out, the others sent again (the ledger never pays
-// twice for an object in a run, whatever is sent).
+// twice for an object in a run, whatever is sent). The run's messages are
+// sent by a job in the account (pkg/jobs), which selects from the results
+// table and feeds the upload queue at the stack's rate: the command
+// returns within seconds, and nothing here has to stay open.
 func runReprocess(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlagSet("reprocess", "")
 	var (
@@ -33,18 +33,16 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 		defaultModel = fs.Bool("default-model", false, "ask the service's current default model")
 		maxCredits   = fs.Int("max-credits", 0, "the most the run may spend, in credits: required unless --dry-run (a resumed run may raise it)")
 		dryRun       = fs.Bool("dry-run", false, "print how many objects, credits and how long, and send nothing")
+		follow       = fs.Bool("follow", false, "after creating the run's job, print its progress until it is done (Ctrl-C stops watching, not the job)")
 		perCall      = fs.Int("credits-per-call", 0, "the model's price (default: the service's model list, else an estimate)")
 		rate         = fs.Float64("rate", 0, "calls per minute the stack makes (its "+settings.RatePerMinute.Key+"); default: read from the stack's predictor")
-		sendRate     = fs.Float64("send-rate", 0, fmt.Sprintf("messages sent per minute; default: %.1f of the rate the stack's pacer calls at, "+
-			"--rate spread over a minute and its margin (%.1f for %d); 0 sends them all at once",
-			reprocess.SendShare, reprocess.SendRate(float64(settings.RatePerMinute.DefaultInt())), settings.RatePerMinute.DefaultInt()))
-		queueURL = fs.String("queue-url", "", "queue to send to (default: the stack's "+outputQueueURL+" output)")
-		sel      selection
-		conn     connection
+		sel          selection
+		conn         connection
 		// d reads the stack's rate from its predictor's configuration as
 		// doctor reads it; its locator is the command's.
 		d doctor
 	)
+	refuseJobFlags(fs)
 	loc := &d.loc
 	sel.register(fs)
 	conn.register(fs)
@@ -52,14 +50,20 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	if flagGiven(fs, "rate") && *rate <= 0 || *sendRate < 0 {
-		return usageError{errors.New("--rate takes the stack's calls a minute (> 0), --send-rate messages a minute (0: all at once)")}
+	if err := refusedJobFlag(fs); err != nil {
+		return err
+	}
+	if flagGiven(fs, "rate") && *rate <= 0 {
+		return usageError{errors.New("--rate takes the stack's calls a minute (> 0)")}
 	}
 	if (*model == "") == !*defaultModel {
 		return usageError{errors.New("give exactly one of --model ID and --default-model")}
 	}
 	if *maxCredits <= 0 && !*dryRun {
 		return usageError{errors.New("--max-credits N is required (the most the run may spend), unless --dry-run")}
+	}
+	if *follow && *dryRun {
+		return usageError{errors.New("--follow watches a job; --dry-run creates none")}
 	}
 	if err := sel.check(fs); err != nil {
 		return usageError{err}
@@ -97,30 +101,26 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 	if price <= 0 {
 		price = modelPrice(ctx, c, &conn, *model)
 	}
-
-	records, err := store.Query(ctx, sel.query())
-	if err != nil {
-		return fmt.Errorf("read table %s: %w", table, err)
-	}
-	plan := planRun(records, sel, name)
 	fmt.Fprintf(c.stdout, "run %s: model %s at %d credit(s) a call\n", name, modelName(*model), price)
-	fmt.Fprintf(c.stdout, "selected %d object(s) (%s); %d already done in this run, %d to send\n",
-		plan.selected, sel.String(), plan.done, len(plan.todo))
-	if !flagGiven(fs, "rate") {
-		if *rate, err = stackRate(ctx, &d); err != nil {
-			return err
-		}
-	}
-	pace := sendPace(*rate, *sendRate, flagGiven(fs, "send-rate"))
-	fmt.Fprintf(c.stdout, "at most %d credit(s); about %s: %s\n", len(plan.todo)*price, pace.duration(len(plan.todo)), pace)
+	stack := readStackPredictor(ctx, c, &d, *rate, flagGiven(fs, "rate"))
+
 	if *dryRun {
+		// The dry run selects here, as the job would in the account.
+		records, err := store.Query(ctx, sel.query())
+		if err != nil {
+			return fmt.Errorf("read table %s: %w", table, err)
+		}
+		plan := jobs.PlanRun(records, sel.Selection, name)
+		fmt.Fprintf(c.stdout, "selected %d object(s) (%s); %d already done in this run, %d to send\n",
+			plan.Selected, sel.String(), plan.Done, len(plan.Todo))
+		fmt.Fprintf(c.stdout, "at most %d credit(s); %s\n", len(plan.Todo)*price, aboutHow(len(plan.Todo), stack.feedRate()))
 		return nil
 	}
 
-	if *queueURL == "" {
-		if *queueURL, err = loc.output(ctx, clients, outputQueueURL); err != nil {
-			return fmt.Errorf("no --queue-url: %w", err)
-		}
+	js := jobs.New(clients.tables, table)
+	active, err := activeJob(ctx, js, func(j jobs.Job) bool { return j.Kind == jobs.KindReprocess && j.Run == name })
+	if err != nil {
+		return err
 	}
 	run, created, err := store.StartRun(ctx, ledger.Run{Name: name, ModelID: *model, Selection: sel.String(), Price: price, Cap: *maxCredits})
 	if err != nil {
@@ -138,72 +138,26 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 	default:
 		fmt.Fprintf(c.stdout, "resuming run %s: %d of %d credits spent\n", name, run.Spent, run.Cap)
 	}
-	if err := store.SetRunProgress(ctx, name, plan.selected, time.Time{}); err != nil {
-		return err
-	}
-	bodies, err := reprocess.Bodies(name, *model, price, plan.todo)
-	if err != nil {
-		return err
-	}
-	b := &backfill{c: c, clients: clients, queueURL: *queueURL}
-	sender := reprocess.New(b.send, append([]func(*reprocess.Options){func(o *reprocess.Options) {
-		o.PerMinute = pace.send
-		o.Progress = func(p reprocess.Progress) {
-			if p.Sent < p.Total {
-				fmt.Fprintf(c.stdout, "sent %d of %d; about %s left\n", p.Sent, p.Total, p.Left.Round(time.Second))
-			}
+	if active != nil {
+		// One job per run: a second would list and feed the same objects
+		// again (paid once, whatever is sent, but sent twice).
+		fmt.Fprintf(c.stdout, "run %s already has job %s (%s): it goes on; geolocate jobs show %s\n", name, active.ID, active.State, active.ID)
+		if !*follow {
+			return nil
 		}
-	}}, reprocessSendOptions...)...)
-	if pace.send > 0 && len(bodies) > 1 {
-		fmt.Fprintf(c.stdout, "sending one message every %s; Ctrl-C stops, and the same command resumes\n",
-			time.Duration(float64(time.Minute)/pace.send).Round(time.Millisecond))
+		return followJob(ctx, c, js, active.ID)
 	}
-	sent, err := sender.Send(ctx, bodies)
-	if errors.Is(err, context.Canceled) {
-		// Ctrl-C: what was sent is processed; the rest waits for a resume.
-		return fmt.Errorf("stopped after sending %d of %d object(s): the same command resumes run %s (finished objects are left out, none is paid twice)",
-			sent.Sent, sent.Total, name)
-	}
-	if err != nil {
-		return fmt.Errorf("run %s: %d of %d object(s) sent: %w; the same command resumes it", name, sent.Sent, sent.Total, err)
-	}
-	fmt.Fprintf(c.stdout, "sent %d object(s) to the stack's queue; follow with geolocate runs, then geolocate compare --run %s\n", sent.Sent, name)
-	return nil
+	spec := jobs.Spec{Kind: jobs.KindReprocess, Run: name, ModelID: *model, Price: price, Selection: sel.String(), RatePerMinute: stack.rate}
+	return startJob(ctx, c, clients, loc, js, spec, *follow)
 }
 
-// reprocessSendOptions adjust the run's Sender: tests give it a fake clock.
-var reprocessSendOptions []func(*reprocess.Options)
-
-// pace is how fast a run goes: sent at send messages a minute (0: all at
-// once), called at the stack's pacer's rate, calls a minute.
-type pace struct{ send, calls float64 }
-
-// sendPace is a run's pace against a stack calling rate times a minute:
-// sent at --send-rate when given, else a little slower than the stack's
-// pacer calls (reprocess.SendRate).
-func sendPace(rate, sendRate float64, sendRateSet bool) pace {
-	p := pace{send: reprocess.SendRate(rate), calls: reprocess.PacerRate(rate)}
-	if sendRateSet {
-		p.send = sendRate
+// aboutHow is how long n calls take at a job's rate.
+func aboutHow(n int, ratePerMinute float64) string {
+	if ratePerMinute <= 0 {
+		return "how long depends on the stack's rate (unknown: --rate gives it)"
 	}
-	return p
-}
-
-// duration is how long n objects take: sent at the send rate, or called
-// at the stack's rate if that is slower (a faster send only queues them).
-func (p pace) duration(n int) time.Duration {
-	perMinute := p.calls
-	if p.send > 0 {
-		perMinute = min(p.send, p.calls)
-	}
-	return time.Duration(float64(n) / perMinute * float64(time.Minute)).Round(time.Second)
-}
-
-func (p pace) String() string {
-	if p.send == 0 {
-		return fmt.Sprintf("sent all at once, called at %.1f/min", p.calls)
-	}
-	return fmt.Sprintf("sent at %.1f/min, called at %.1f/min", p.send, p.calls)
+	d := time.Duration(float64(n) / ratePerMinute * float64(time.Minute)).Round(time.Second)
+	return fmt.Sprintf("about %s at %.1f calls a minute (the job's rate: the stack's, less the room uploads need)", d, ratePerMinute)
 }
 
 // stackRate is the calls a minute the stack's predictor makes: its
@@ -239,174 +193,54 @@ func modelName(s string) string {
 	return s
 }
 
-// selection is which objects a run covers, judged on each object
-// version's latest result.
+// selection is reprocess's selection flags: a jobs.Selection, which the
+// run stores and its job selects by in the account.
 type selection struct {
-	status, reason, prefix, modelWas string
-	since, until                     string
-	radiusOver, confidenceUnder      float64
-	withExifOnly                     bool
-	sample                           int
-	// set names the flags given, so that an unset bound filters nothing
-	// (no magic value stands for "no limit").
-	set map[string]bool
+	jobs.Selection
+	// now resolves the time bounds for the dry run's query, as the job
+	// resolves them at its creation.
 	now time.Time
 }
 
 func (s *selection) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.status, "status", ledger.StatusSucceeded, "only objects whose latest record has this status")
-	fs.StringVar(&s.reason, "reason", "", "only objects whose latest record has this reason (error code)")
-	fs.StringVar(&s.since, "since", "30d", "only records updated since: a duration ago (7d), a date or RFC 3339")
-	fs.StringVar(&s.until, "until", "", "only records updated until: a duration ago, a date or RFC 3339 (default: now)")
-	fs.StringVar(&s.prefix, "prefix", "", "only objects whose key starts with this prefix")
-	fs.StringVar(&s.modelWas, "model-was", "", "only objects whose latest result came from this model")
-	fs.Float64Var(&s.radiusOver, "radius-over", 0, "only results whose radius is over this many km")
-	fs.Float64Var(&s.confidenceUnder, "confidence-under", 0, "only results whose confidence is under this (0 to 1)")
-	fs.BoolVar(&s.withExifOnly, "with-exif-only", false, "only photos whose EXIF position is known (the ones accuracy can be judged on)")
-	fs.IntVar(&s.sample, "sample", 0, "a random sample of this many of the selected objects, the same each time for the same --run")
+	fs.StringVar(&s.Status, "status", ledger.StatusSucceeded, "only objects whose latest record has this status")
+	fs.StringVar(&s.Reason, "reason", "", "only objects whose latest record has this reason (error code)")
+	fs.StringVar(&s.Since, "since", jobs.DefaultSince, "only records updated since: a duration ago (7d), a date or RFC 3339")
+	fs.StringVar(&s.Until, "until", "", "only records updated until: a duration ago, a date or RFC 3339 (default: now)")
+	fs.StringVar(&s.Prefix, "prefix", "", "only objects whose key starts with this prefix")
+	fs.StringVar(&s.ModelWas, "model-was", "", "only objects whose latest result came from this model")
+	fs.Float64Var(&s.RadiusOver, "radius-over", 0, "only results whose radius is over this many km")
+	fs.Float64Var(&s.ConfidenceUnder, "confidence-under", 0, "only results whose confidence is under this (0 to 1)")
+	fs.BoolVar(&s.WithExifOnly, "with-exif-only", false, "only photos whose EXIF position is known (the ones accuracy can be judged on)")
+	fs.IntVar(&s.Sample, "sample", 0, "a random sample of this many of the selected objects, the same each time for the same --run")
 }
 
 // check validates the flags once parsed.
 func (s *selection) check(fs *flag.FlagSet) error {
-	s.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { s.set[f.Name] = true })
+	s.Set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { s.Set[f.Name] = true })
 	s.now = time.Now()
-	if s.status != "" && !isStatus(s.status) {
-		return fmt.Errorf("--status %q is not one of %s", s.status, strings.Join(ledger.Statuses, ", "))
+	if s.Status != "" && !isStatus(s.Status) {
+		return fmt.Errorf("--status %q is not one of %s", s.Status, strings.Join(ledger.Statuses, ", "))
 	}
-	if _, err := parseSince(s.since, s.now); err != nil {
+	if _, err := jobs.ParseSince(s.Since, s.now); err != nil {
 		return fmt.Errorf("--since: %w", err)
 	}
-	if s.until != "" {
-		if _, err := parseSince(s.until, s.now); err != nil {
+	if s.Until != "" {
+		if _, err := jobs.ParseSince(s.Until, s.now); err != nil {
 			return fmt.Errorf("--until: %w", err)
 		}
 	}
-	if s.set["sample"] && s.sample <= 0 {
-		return fmt.Errorf("--sample %d: give a positive number", s.sample)
+	if s.Set["sample"] && s.Sample <= 0 {
+		return fmt.Errorf("--sample %d: give a positive number", s.Sample)
 	}
-	if s.set["radius-over"] && s.radiusOver < 0 || s.set["confidence-under"] && s.confidenceUnder <= 0 {
+	if s.Set["radius-over"] && s.RadiusOver < 0 || s.Set["confidence-under"] && s.ConfidenceUnder <= 0 {
 		return errors.New("--radius-over takes a distance >= 0, --confidence-under a confidence > 0")
 	}
 	return nil
 }
 
-func (s *selection) query() ledger.QueryInput {
-	since, _ := parseSince(s.since, s.now)
-	in := ledger.QueryInput{Since: since, KeyPrefix: s.prefix}
-	if s.until != "" {
-		in.Until, _ = parseSince(s.until, s.now)
-	}
-	return in
-}
-
-// String is the selection as stored with the run: what a resumed run must
-// repeat.
-func (s *selection) String() string {
-	parts := []string{"status=" + s.status}
-	add := func(flagName, v string) {
-		if s.set[flagName] {
-			parts = append(parts, flagName+"="+v)
-		}
-	}
-	add("reason", s.reason)
-	add("since", s.since)
-	add("until", s.until)
-	add("prefix", s.prefix)
-	add("model-was", s.modelWas)
-	add("radius-over", strconv.FormatFloat(s.radiusOver, 'f', -1, 64))
-	add("confidence-under", strconv.FormatFloat(s.confidenceUnder, 'f', -1, 64))
-	add("with-exif-only", strconv.FormatBool(s.withExifOnly))
-	add("sample", strconv.Itoa(s.sample))
-	return strings.Join(parts, " ")
-}
-
-// keeps reports whether an object version whose latest result is rec is
-// selected.
-func (s *selection) keeps(rec *ledger.Record) bool {
-	switch {
-	case s.status != "" && rec.Status != s.status,
-		s.set["reason"] && rec.ErrorCode != s.reason,
-		s.set["model-was"] && rec.ModelID != s.modelWas,
-		s.set["radius-over"] && (rec.RadiusKM == nil || *rec.RadiusKM <= s.radiusOver),
-		s.set["confidence-under"] && (rec.Confidence == nil || *rec.Confidence >= s.confidenceUnder),
-		s.withExifOnly && rec.ExifLatitude == nil:
-		return false
-	}
-	return true
-}
-
-// runPlan is what a run must send.
-type runPlan struct {
-	selected int             // object versions selected (sampled)
-	done     int             // of which the run has a final record
-	todo     []ledger.Record // the latest record of each one still to do
-}
-
-// planRun groups records by object version, selects on each version's
-// latest result outside the run, samples (seeded by the run's name, so a
-// resumed run draws the same sample) and leaves out the versions the run
-// has finished. A version the run holds waiting (its cap, say) is sent
-// again.
-func planRun(records []ledger.Record, sel selection, run string) runPlan {
-	type version struct {
-		latest *ledger.Record // newest record outside the run
-		inRun  *ledger.Record // the run's own record
-	}
-	versions := map[string]*version{}
-	var order []string
-	for i := range records {
-		r := &records[i]
-		ref := ledger.ObjectRef{Bucket: r.Bucket, Key: r.Key, VersionID: r.VersionID, ETag: r.ETag}
-		id := ref.PartitionKey() + "|" + ref.VersionSortKey()
-		v := versions[id]
-		if v == nil {
-			v = &version{}
-			versions[id] = v
-			order = append(order, id)
-		}
-		switch {
-		case r.Run == run:
-			v.inRun = r
-		case v.latest == nil || r.UpdatedAt.After(v.latest.UpdatedAt):
-			v.latest = r
-		}
-	}
-	var chosen []string
-	for _, id := range order {
-		if v := versions[id]; v.latest != nil && sel.keeps(v.latest) {
-			chosen = append(chosen, id)
-		}
-	}
-	if sel.set["sample"] && sel.sample < len(chosen) {
-		rank := func(id string) uint64 {
-			h := fnv.New64a()
-			h.Write([]byte(run + "\x00" + id))
-			return h.Sum64()
-		}
-		slices.SortFunc(chosen, func(a, b string) int {
-			ra, rb := rank(a), rank(b)
-			switch {
-			case ra < rb:
-				return -1
-			case ra > rb:
-				return 1
-			}
-			return strings.Compare(a, b)
-		})
-		chosen = chosen[:sel.sample]
-	}
-	plan := runPlan{selected: len(chosen)}
-	for _, id := range chosen {
-		v := versions[id]
-		if v.inRun != nil && v.inRun.Final() {
-			plan.done++
-			continue
-		}
-		plan.todo = append(plan.todo, *v.latest)
-	}
-	return plan
-}
+func (s *selection) query() ledger.QueryInput { return s.Selection.Query(s.now) }
 
 // modelPrice is the credits one call of model costs: the service's model
 // list when it says, else the predictor's own estimate (what its budget

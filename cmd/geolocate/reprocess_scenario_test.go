@@ -11,21 +11,23 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/local/geosim"
 	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 	"github.com/geolocate-aws/geolocate/pkg/photo/photoexif/exiftest"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
-	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/s3event"
@@ -54,13 +56,18 @@ func scenarioSize(t *testing.T) int {
 	return 120
 }
 
-// reprocessRig is the predictor on local parts, fed directly (no queue):
-// what the stack's queue would deliver, it delivers.
+// reprocessRig is the predictor and the job feeder on local parts, with
+// no queue between them: what the feeder sends, the rig delivers, as the
+// stack's queue would, at once (the scenario is about the selection, the
+// cap and paying once; pacing is tested on its own).
 type reprocessRig struct {
 	t      *testing.T
 	s3     *s3.Client
 	bucket string
 	store  *ledger.Store
+	jobs   *jobs.Store
+	feeder *jobs.Feeder
+	sent   *sentBodies
 	sim    *geosim.Server
 	h      *predictor.Handler
 	out    io.Writer
@@ -95,7 +102,38 @@ func newReprocessRig(t *testing.T, out io.Writer) *reprocessRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &reprocessRig{t: t, s3: s3c, bucket: bucket, store: store, sim: sim, h: h, out: out, logs: logs}
+	js := jobs.New(ddb, table)
+	sent := &sentBodies{}
+	feeder := jobs.NewFeeder(js, s3c, sent, scenarioQueueURL, func(o *jobs.FeederOptions) { o.RatePerMinute = 30000; o.MaxConcurrency = 1 })
+	return &reprocessRig{t: t, s3: s3c, bucket: bucket, store: store, jobs: js, feeder: feeder, sent: sent, sim: sim, h: h, out: out, logs: logs}
+}
+
+const scenarioQueueURL = "https://sqs.example/uploads"
+
+// sentBodies is the upload queue as the feeder sends to it: it keeps the
+// bodies for the rig to deliver.
+type sentBodies struct {
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (q *sentBodies) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := &sqs.SendMessageBatchOutput{}
+	for _, e := range in.Entries {
+		q.bodies = append(q.bodies, aws.ToString(e.MessageBody))
+		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id, MessageId: aws.String(strconv.Itoa(len(q.bodies)))})
+	}
+	return out, nil
+}
+
+func (q *sentBodies) take() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.bodies
+	q.bodies = nil
+	return b
 }
 
 // upload puts n photos with EXIF positions (every third one without),
@@ -161,33 +199,59 @@ func (r *reprocessRig) deliver(bodies []string) {
 	}
 }
 
-// plan selects as geolocate reprocess does, from the table.
-func (r *reprocessRig) plan(run string, args ...string) runPlan {
+// start is geolocate reprocess: the run's item with its cap, then its
+// job. It returns the job's id.
+func (r *reprocessRig) start(run string, capCredits int, args ...string) string {
+	ctx := context.Background()
 	sel := parsedSelection(r.t, append([]string{"--since", "1d"}, args...)...)
-	recs, err := r.store.Query(context.Background(), sel.query())
+	if _, _, err := r.store.StartRun(ctx, ledger.Run{Name: run, ModelID: scenarioNewer, Cap: capCredits, Price: 1, Selection: sel.String()}); err != nil {
+		r.t.Fatal(err)
+	}
+	job, err := r.jobs.Create(ctx, jobs.Spec{Kind: jobs.KindReprocess, Run: run, ModelID: scenarioNewer, Price: 1, Selection: sel.String()})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return planRun(recs, sel, run)
+	return job.ID
 }
 
-// start is geolocate reprocess without the queue: the run, its plan, and
-// the messages it would send.
-func (r *reprocessRig) start(run string, capCredits int, args ...string) []string {
+// feedRuns bounds the feeder runs a job of the scenario may take: its
+// listing and feeding take one or two at this rate, its settling one more.
+const feedRuns = 20
+
+// feed runs the feeder as its schedule would and delivers what each run
+// sends, until the job is done. With stopAfter > 0 it delivers only that
+// many messages and cancels the job, as an operator would kill the run; it
+// returns the messages delivered.
+func (r *reprocessRig) feed(id string, stopAfter int) []string {
 	ctx := context.Background()
-	p := r.plan(run, args...)
-	if _, _, err := r.store.StartRun(ctx, ledger.Run{Name: run, ModelID: scenarioNewer, Cap: capCredits, Price: 1, Selection: strings.Join(args, " ")}); err != nil {
-		r.t.Fatal(err)
+	var delivered []string
+	for range feedRuns {
+		if _, err := r.feeder.Run(ctx); err != nil {
+			r.t.Fatal(err)
+		}
+		bodies := r.sent.take()
+		if stopAfter > 0 && len(delivered)+len(bodies) >= stopAfter {
+			bodies = bodies[:stopAfter-len(delivered)]
+			r.deliver(bodies)
+			if err := r.jobs.Cancel(ctx, id); err != nil {
+				r.t.Fatal(err)
+			}
+			return append(delivered, bodies...)
+		}
+		r.deliver(bodies)
+		delivered = append(delivered, bodies...)
+		job, err := r.jobs.Get(ctx, id)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if job.State == jobs.StateDone {
+			fmt.Fprintf(r.out, "job %s (run %s): %d listed, %d sent, %d ended, %d credit(s)\n", id, job.Run, job.Listed, job.Sent, job.Ended(), job.CreditsSpent)
+			return delivered
+		}
 	}
-	if err := r.store.SetRunProgress(ctx, run, p.selected, time.Time{}); err != nil {
-		r.t.Fatal(err)
-	}
-	bodies, err := reprocess.Bodies(run, scenarioNewer, 1, p.todo)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	fmt.Fprintf(r.out, "run %s: %d selected, %d already done, %d sent\n", run, p.selected, p.done, len(p.todo))
-	return bodies
+	job, _ := r.jobs.Get(ctx, id)
+	r.t.Fatalf("job %s not done after %d feeder runs: %+v", id, feedRuns, job)
+	return nil
 }
 
 func (r *reprocessRig) runRecords(run string) (progress, *ledger.Run) {
@@ -236,7 +300,7 @@ func TestReprocessScenario(t *testing.T) {
 	fmt.Fprintf(out, "run 0: %d photos geolocated with %s\n", n, scenarioOlder)
 
 	// The recommended first step: a sample of 50 photos with EXIF positions.
-	r.deliver(r.start("sample", 50, "--with-exif-only", "--sample", "50"))
+	r.feed(r.start("sample", 50, "--with-exif-only", "--sample", "50"), 0)
 	p, run := r.runRecords("sample")
 	cmp := compareRun(p.records)
 	fmt.Fprintf(out, "\ngeolocate compare --run sample\n")
@@ -248,17 +312,18 @@ func TestReprocessScenario(t *testing.T) {
 		t.Errorf("the newer model's median gain %+v: want an interval above 0", cmp.MedianGainKm)
 	}
 
-	// A capped run over every photo: killed after half its messages,
-	// started again with the same name (one message delivered twice too).
-	// The cap covers three quarters: the first half is paid before the
-	// kill, the resumed run pays a quarter more and then stops at the cap.
+	// A capped run over every photo: its job cancelled after half its
+	// messages (the operator's kill), then the run started again with the
+	// same name, a new job; a message of the cancelled job delivered late
+	// is dropped uncalled. The cap covers three quarters: the first half is
+	// paid before the kill, the resumed run pays a quarter more and then
+	// holds the rest at the cap.
 	capCredits := 3 * n / 4
-	bodies := r.start("full", capCredits)
-	half := len(bodies) / 2
-	r.deliver(bodies[:half])
-	fmt.Fprintf(out, "run full: killed after %d of %d messages; started again\n", half, len(bodies))
+	first := r.feed(r.start("full", capCredits), n/2)
+	fmt.Fprintf(out, "run full: job cancelled after %d messages; started again\n", len(first))
 	again := r.start("full", capCredits)
-	r.deliver(append(again, bodies[0]))
+	r.deliver(first[:1])
+	r.feed(again, 0)
 	p, run = r.runRecords("full")
 	fmt.Fprintf(out, "run full: cap %d, spent %d, %d done, %d waiting for the cap\n", run.Cap, run.Spent, p.done, p.capped)
 	if run.Spent != capCredits || p.done != capCredits || p.capped != n-capCredits {

@@ -12,13 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
-	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
-	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
-	"github.com/geolocate-aws/geolocate/pkg/reprocess"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
 
@@ -59,14 +56,14 @@ func TestPlanRunSelectsOnLatestAndResumes(t *testing.T) {
 		rec("improved.jpg", "", ledger.StatusSucceeded, 0, 800),
 		rec("improved.jpg", "other", ledger.StatusSucceeded, 3, 20), // a later run's result is the latest
 	}
-	plan := planRun(records, parsedSelection(t, "--radius-over", "100"), "r")
+	plan := jobs.PlanRun(records, parsedSelection(t, "--radius-over", "100").Selection, "r")
 	var keys []string
-	for _, r := range plan.todo {
+	for _, r := range plan.Todo {
 		keys = append(keys, r.Key)
 	}
 	slices.Sort(keys)
-	if plan.selected != 3 || plan.done != 1 || !slices.Equal(keys, []string{"capped.jpg", "wide.jpg"}) {
-		t.Errorf("plan = selected %d done %d todo %v; want 3 selected, done.jpg done, capped.jpg and wide.jpg to send", plan.selected, plan.done, keys)
+	if plan.Selected != 3 || plan.Done != 1 || !slices.Equal(keys, []string{"capped.jpg", "wide.jpg"}) {
+		t.Errorf("plan = selected %d done %d todo %v; want 3 selected, done.jpg done, capped.jpg and wide.jpg to send", plan.Selected, plan.Done, keys)
 	}
 }
 
@@ -79,15 +76,15 @@ func TestPlanRunSampleIsStable(t *testing.T) {
 		records = append(records, rec(fmt.Sprintf("p%03d.jpg", i), "", ledger.StatusSucceeded, i, 50))
 	}
 	sel := parsedSelection(t, "--sample", "50")
-	keysOf := func(p runPlan) []string {
+	keysOf := func(p jobs.Plan) []string {
 		var k []string
-		for _, r := range p.todo {
+		for _, r := range p.Todo {
 			k = append(k, r.Key)
 		}
 		slices.Sort(k)
 		return k
 	}
-	a, again, other := keysOf(planRun(records, sel, "s1")), keysOf(planRun(slices.Clone(records), sel, "s1")), keysOf(planRun(records, sel, "s2"))
+	a, again, other := keysOf(jobs.PlanRun(records, sel.Selection, "s1")), keysOf(jobs.PlanRun(slices.Clone(records), sel.Selection, "s1")), keysOf(jobs.PlanRun(records, sel.Selection, "s2"))
 	if len(a) != 50 || !slices.Equal(a, again) {
 		t.Fatalf("sample of 50 = %d objects, same again %t", len(a), slices.Equal(a, again))
 	}
@@ -143,91 +140,92 @@ func TestCompareRunMeasuresTheGain(t *testing.T) {
 	}
 }
 
-// reprocessStack is a deployed stack's fakes for geolocate reprocess: its
-// outputs, its queue, the predictor the queue triggers with env, and the
-// table (two succeeded records, seedRecords').
-func reprocessStack(t *testing.T, env map[string]string) (*fakeQueues, *fakeFunctions) {
+// reprocessStack is newJobStack with the table's records (seedRecords':
+// two succeeded).
+func reprocessStack(t *testing.T, env map[string]string) *jobStack {
 	t.Helper()
-	client, table := awspartstest.DynamoDB(t)
-	seedRecords(t, ledger.New(client, table))
-	const queueURL, queueArn, fnArn = "https://sqs.example/q", "arn:aws:sqs:eu-west-1:123456789012:q", "arn:aws:lambda:eu-west-1:123456789012:function:predictor"
-	queues := &fakeQueues{attrs: map[string]map[string]string{queueURL: {"QueueArn": queueArn}}}
-	functions := &fakeFunctions{
-		mappings: map[string][]lambdatypes.EventSourceMappingConfiguration{queueArn: {{FunctionArn: aws.String(fnArn), State: aws.String("Enabled")}}},
-		env:      map[string]map[string]string{fnArn: env}}
-	useAWS(t, &awsClients{tables: client, queues: queues, functions: functions,
-		stacks: fakeStacks{name: "Geo", outputs: map[string]string{outputTableName: table, outputQueueURL: queueURL}}})
-	return queues, functions
+	s := newJobStack(t, env)
+	seedRecords(t, s.records)
+	return s
 }
 
-// fakeSendClock gives the run's Sender a clock that its sleeps move on
-// (no real sleeping); interruptAfter > 0 makes that many sleeps end as
-// Ctrl-C would.
-func fakeSendClock(t *testing.T, interruptAfter int) *simclock.Clock {
-	clock := simclock.New(t0)
-	sleeps := 0
-	saved := reprocessSendOptions
-	reprocessSendOptions = []func(*reprocess.Options){func(o *reprocess.Options) {
-		o.Clock = clock.Now
-		o.Sleep = func(ctx context.Context, d time.Duration) error {
-			if sleeps++; sleeps == interruptAfter {
-				return context.Canceled
-			}
-			clock.Advance(d)
-			return ctx.Err()
-		}
-	}}
-	t.Cleanup(func() { reprocessSendOptions = saved })
-	return clock
-}
-
-// TestReprocessSendsAtTheStacksRate: the run is sent a tenth slower than
-// the stack's pacer calls, at the rate read from its predictor's
-// configuration (6 a minute: 5.9 over the pacer's 61 s, sent at 5.3, a
-// message every 11.3 s); the dry run's estimate is that pace; --send-rate 0 sends at once, --rate
-// stands in for a configuration that cannot be read.
-func TestReprocessSendsAtTheStacksRate(t *testing.T) {
-	queues, functions := reprocessStack(t, map[string]string{envvars.RatePerMinute: "6"})
+// TestReprocessCreatesARunAndItsJob: reprocess starts the run (its item,
+// with the cap) and a reprocess job carrying the run, the model, the price
+// and the selection as stored; it starts the feeder once and returns. The
+// dry run's estimate is the job's rate, read from the stack's predictor
+// (6 a minute: jobs.Rate 5.3, two objects in 23 s), and creates nothing.
+func TestReprocessCreatesARunAndItsJob(t *testing.T) {
+	s := reprocessStack(t, map[string]string{envvars.RatePerMinute: "6"})
+	ctx := context.Background()
 	args := func(run string, more ...string) []string {
-		return append([]string{"reprocess", "--stack", "Geo", "--default-model", "--credits-per-call", "1", "--max-credits", "5", "--run", run}, more...)
+		return append([]string{"reprocess", "--default-model", "--credits-per-call", "1", "--max-credits", "5", "--run", run, "--since", "1d"}, more...)
 	}
-	interval := time.Duration(float64(time.Minute) / reprocess.SendRate(6))
-
-	clock := fakeSendClock(t, 0)
 	r := runCLI(t, nil, nil, args("dry", "--dry-run")...)
-	if r.code != 0 || !strings.Contains(r.stdout, "about 23s: sent at 5.3/min, called at 5.9/min") || len(queues.sent) != 0 {
-		t.Fatalf("dry run: exit %d, %d sent\n%s%s", r.code, len(queues.sent), r.stdout, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, "selected 2 object(s) (status=succeeded since=1d); 0 already done in this run, 2 to send") ||
+		!strings.Contains(r.stdout, fmt.Sprintf("at most 2 credit(s); about %s at %.1f calls a minute", (time.Duration(2/jobs.Rate(6)*float64(time.Minute))).Round(time.Second), jobs.Rate(6))) {
+		t.Fatalf("dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = runCLI(t, nil, nil, args("paced")...)
-	if r.code != 0 || len(queues.sent) != 2 || clock.Now().Sub(t0) != interval {
-		t.Fatalf("paced run: exit %d, %d sent over %v (want 2, one interval of %v)\n%s%s", r.code, len(queues.sent), clock.Now().Sub(t0), interval, r.stdout, r.stderr)
-	}
-
-	clock = fakeSendClock(t, 0)
-	r = runCLI(t, nil, nil, args("at-once", "--send-rate", "0")...)
-	if r.code != 0 || len(queues.sent) != 4 || !clock.Now().Equal(t0) || !strings.Contains(r.stdout, "sent all at once, called at 5.9/min") {
-		t.Fatalf("--send-rate 0: exit %d, %d sent in all, clock moved %v\n%s%s", r.code, len(queues.sent), clock.Now().Sub(t0), r.stdout, r.stderr)
+	if run, _ := s.records.GetRun(ctx, "dry"); run != nil || len(s.functions.invocations()) != 0 {
+		t.Fatalf("the dry run created run %+v or started the feeder", run)
 	}
 
-	functions.listErr = errors.New("AccessDeniedException: not authorized to perform lambda:ListEventSourceMappings")
-	if r = runCLI(t, nil, nil, args("unread", "--dry-run")...); r.code != 1 || !strings.Contains(r.stderr, "pass --rate") {
-		t.Errorf("unreadable configuration: exit %d, %s; want an error naming --rate", r.code, r.stderr)
+	r = runCLI(t, nil, nil, args("r1")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r = runCLI(t, nil, nil, args("given", "--dry-run", "--rate", "61")...); r.code != 0 || !strings.Contains(r.stdout, "about 2s: sent at 54.4/min, called at 60.5/min") {
-		t.Errorf("--rate 61: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	run, err := s.records.GetRun(ctx, "r1")
+	if err != nil || run == nil || run.Cap != 5 || run.Price != 1 || run.Selection != "status=succeeded since=1d" {
+		t.Fatalf("run item %+v, %v; want cap 5, price 1 and the selection", run, err)
+	}
+	job := s.onlyJob(t)
+	if job.Kind != jobs.KindReprocess || job.Run != "r1" || job.ModelID != "" || job.Price != 1 || job.Selection != run.Selection || job.RatePerMinute != 6 {
+		t.Errorf("job %+v: want the run's reprocess job on the stack's rate, 6", job.Spec)
+	}
+	if inv := s.functions.invocations(); len(inv) != 1 || inv[0].InvocationType != lambdatypes.InvocationTypeEvent {
+		t.Errorf("feeder invocations %+v, want one Event", inv)
+	}
+	if !strings.Contains(r.stdout, "job "+job.ID+" created: reprocess run r1, model (default model)") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+
+	t.Run("resumed while its job runs: the cap is raised, no second job", func(t *testing.T) {
+		r := runCLI(t, nil, nil, append(args("r1"), "--max-credits", "8")...)
+		if r.code != 0 || !strings.Contains(r.stdout, "cap raised from 5 to 8") || !strings.Contains(r.stdout, "run r1 already has job "+job.ID) {
+			t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if list, _ := s.jobs.List(ctx); len(list) != 1 {
+			t.Errorf("%d jobs, want one", len(list))
+		}
+	})
+}
+
+// TestReprocessRefusesTheSendersFlags: --send-rate and --queue-url belonged
+// to the CLI's own sender, which the job replaced.
+func TestReprocessRefusesTheSendersFlags(t *testing.T) {
+	s := reprocessStack(t, nil)
+	for flag, why := range map[string]string{"--send-rate": "--send-rate no longer applies: the job feeds the queue in the account",
+		"--queue-url": "--queue-url no longer applies"} {
+		r := runCLI(t, nil, nil, "reprocess", "--default-model", "--max-credits", "5", flag, "1")
+		if r.code != exitUsage || !strings.Contains(r.stderr, why) || r.stdout != "" {
+			t.Errorf("%s: exit %d, stderr %q", flag, r.code, r.stderr)
+		}
+	}
+	if list, _ := s.jobs.List(context.Background()); len(list) != 0 {
+		t.Errorf("%d jobs created", len(list))
 	}
 }
 
-// TestReprocessStopsOnCtrlC: interrupted between two sends, the command
-// says what it sent and that the same command resumes, and exits 1.
-func TestReprocessStopsOnCtrlC(t *testing.T) {
-	queues, _ := reprocessStack(t, nil) // unset: the setting's default, 30
-	fakeSendClock(t, 1)
-	r := runCLI(t, nil, nil, "reprocess", "--stack", "Geo", "--default-model", "--credits-per-call", "1", "--max-credits", "5", "--run", "stopped")
-	if r.code != 1 || len(queues.sent) != 1 || !strings.Contains(r.stderr, "stopped after sending 1 of 2 object(s): the same command resumes run stopped") {
-		t.Errorf("exit %d, %d sent\n%s%s", r.code, len(queues.sent), r.stdout, r.stderr)
+// TestReprocessWithoutTheStacksRate: an unreadable predictor configuration
+// is said, and the job feeds at its feeder's rate; --rate stands in for it.
+func TestReprocessWithoutTheStacksRate(t *testing.T) {
+	s := reprocessStack(t, nil)
+	s.functions.listErr = errors.New("AccessDeniedException: not authorized to perform lambda:ListEventSourceMappings")
+	r := runCLI(t, nil, nil, "reprocess", "--default-model", "--credits-per-call", "1", "--dry-run", "--since", "1d")
+	if r.code != 0 || !strings.Contains(r.stderr, "--rate gives it") || !strings.Contains(r.stdout, "depends on the stack's rate") {
+		t.Errorf("unreadable configuration: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "sent at 26.6/min, called at 29.5/min") {
-		t.Errorf("an unset rate is not the default 30:\n%s", r.stdout)
+	r = runCLI(t, nil, nil, "reprocess", "--default-model", "--credits-per-call", "1", "--dry-run", "--since", "1d", "--rate", "61")
+	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("about 2s at %.1f calls a minute", jobs.Rate(61))) {
+		t.Errorf("--rate 61: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestLocalReportShowsWhyAPhotoWasRefused(t *testing.T) {
 		{Upload: pipeline.Upload{Key: "poison.jpg"}, DeadLetter: &sqsqueue.Message{ID: "m1", ReceiveCount: 3, LastFailure: "lease lost"}},
 	}, DeadLetters: []sqsqueue.Message{{ID: "m1", ReceiveCount: 3, LastFailure: "lease lost"}}}
 	var out strings.Builder
-	if err := writeLocalReport(&out, &sum); err != nil {
+	if err := writeLocalReport(&out, &sum, false); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -66,7 +67,7 @@ func TestLocalReportTellsVersionsOfOneKeyApart(t *testing.T) {
 	}
 	table := func(results ...pipeline.Result) string {
 		var out strings.Builder
-		if err := writeLocalReport(&out, &pipeline.Summary{Results: results}); err != nil {
+		if err := writeLocalReport(&out, &pipeline.Summary{Results: results}, false); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
@@ -109,5 +110,50 @@ func TestReusedFromIsTheKey(t *testing.T) {
 		if got := reusedFromLabel(row); got != c.want {
 			t.Errorf("reusedFromLabel(%q) = %q, want %q", c.from, got, c.want)
 		}
+	}
+}
+
+// Issue 46 point 8: stopped in the middle, the report blamed the stop's
+// own doing ("queued (rate_wait_timeout)", "queued (ledger_error)",
+// "claim content 4462dc…: ... context canceled"). After a stop an upload
+// it cut short says so; a wait of its own (out of credits) stays; a run
+// that was not stopped keeps every recorded reason.
+func TestStoppedRunNamesTheStop(t *testing.T) {
+	queued := func(key, reason, detail string) pipeline.Result {
+		return pipeline.Result{Upload: pipeline.Upload{Bucket: "b", Key: key}, Queued: true,
+			Record: &ledger.Record{Bucket: "b", Key: key, Status: ledger.StatusWaiting, ErrorCode: reason, ErrorMessage: detail}}
+	}
+	sum := pipeline.Summary{Results: []pipeline.Result{
+		queued("a.jpg", "rate_wait_timeout", "no call slot within the invocation"),
+		queued("b.jpg", "ledger_error", "claim content 4462dc: operation error DynamoDB: UpdateItem, https response error StatusCode: 0, context canceled"),
+		queued("c.jpg", "storage_error", "get object: context canceled"),
+		queued("d.jpg", "out_of_credits", "the account has no credits left"),
+		{Upload: pipeline.Upload{Bucket: "b", Key: "e.jpg"}, Queued: true},
+	}}
+	var out strings.Builder
+	if err := writeLocalReport(&out, &sum, true); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, key := range []string{"a.jpg", "b.jpg", "c.jpg", "e.jpg"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(key) + ` +queued \(stopped before it finished\) `).MatchString(got) {
+			t.Errorf("%s does not name the stop:\n%s", key, got)
+		}
+	}
+	for _, bad := range []string{"rate_wait_timeout", "ledger_error", "context canceled", "storage_error"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the report blames %q after a stop:\n%s", bad, got)
+		}
+	}
+	if !strings.Contains(got, "queued (out_of_credits)") || !strings.Contains(got, "\nqueued d.jpg: the account has no credits left\n") {
+		t.Errorf("a wait of its own is no longer said:\n%s", got)
+	}
+
+	out.Reset()
+	if err := writeLocalReport(&out, &sum, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "queued (rate_wait_timeout)") || strings.Contains(got, "stopped before") {
+		t.Errorf("not stopped, yet the reasons changed:\n%s", got)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/lambdarun"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
@@ -56,8 +57,9 @@ type (
 		SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 		GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 	}
-	// tableAPI is what the ledger needs of the table.
-	tableAPI = ledger.DynamoDBAPI
+	// tableAPI is what the ledger and the job store need of the table
+	// (jobs.DynamoDBAPI holds ledger.DynamoDBAPI's methods).
+	tableAPI = jobs.DynamoDBAPI
 )
 
 // awsClients are the clients of one command run.

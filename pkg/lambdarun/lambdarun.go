@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -51,11 +52,14 @@ func Main(name, usage string, init Init) {
 	ctx := context.Background()
 	handler, err := init(ctx)
 	if err != nil {
+		if runtimeAPI == "" {
+			// Run by hand: one line, and where the environment comes from.
+			fmt.Fprintln(os.Stderr, LocalInitError(name, err))
+			os.Exit(1)
+		}
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		if runtimeAPI != "" {
-			if rerr := ReportInitError(ctx, runtimeAPI, err); rerr != nil {
-				fmt.Fprintf(os.Stderr, "%s: %v\n", name, rerr)
-			}
+		if rerr := ReportInitError(ctx, runtimeAPI, err); rerr != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, rerr)
 		}
 		os.Exit(1)
 	}
@@ -72,6 +76,16 @@ func Main(name, usage string, init Init) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
+}
+
+// LocalInitError is a cold start that failed outside Lambda (-event), in
+// one line: the configuration's complaints joined, then where a complete
+// environment comes from. Run by hand without `geolocate local --serve`'s
+// export line, the predictor listed three missing variables, one a line,
+// and left the newcomer to find which tool sets them.
+func LocalInitError(name string, err error) string {
+	msg := strings.Join(strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' }), "; ")
+	return fmt.Sprintf("%s: %s (to run a function by hand: `bin/geolocate local --serve` in another shell prints an export line that sets its environment for the local parts; paste it here first)", name, msg)
 }
 
 // runtimeAPIVariable holds the Runtime API's host:port under Lambda.

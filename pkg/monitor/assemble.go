@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
@@ -22,8 +23,9 @@ const (
 // builds them from the default configuration; local runs point them at local
 // parts.
 type AWSClients struct {
-	// DynamoDB keeps the credit history; nil turns the forecast off. It is
-	// called only when Config.TableName is set.
+	// DynamoDB keeps the credit history and lists the jobs; nil turns the
+	// forecast and the job figures off. It is called only when
+	// Config.TableName is set.
 	DynamoDB func() (DynamoDBAPI, error)
 	// SecretsManager is called only when the key comes from a secret.
 	SecretsManager func() (secretkey.SecretsManagerAPI, error)
@@ -51,12 +53,14 @@ func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Wr
 		return nil, err
 	}
 	var history *History
+	var jobList JobLister
 	if cfg.TableName != "" && clients.DynamoDB != nil {
 		ddb, err := clients.DynamoDB()
 		if err != nil {
 			return nil, err
 		}
 		history = NewHistory(ddb, cfg.TableName, cfg.PipelineName, cfg.HistoryTTL)
+		jobList = jobs.New(ddb, cfg.TableName)
 	} else {
 		logger.Warn("credit history disabled: no burn rate or days remaining", "variable", envvars.TableName)
 	}
@@ -67,5 +71,5 @@ func Assemble(cfg Config, clients AWSClients, logger *slog.Logger, metrics io.Wr
 		}
 	}
 	logger.Info("monitor configured", "config", cfg.String())
-	return New(cfg, Options{Service: client, Keys: keys, History: history, Metrics: metrics, Logger: logger, Events: events, EventBus: cfg.EventBus})
+	return New(cfg, Options{Service: client, Keys: keys, History: history, Metrics: metrics, Logger: logger, Events: events, EventBus: cfg.EventBus, Jobs: jobList})
 }

@@ -4,17 +4,20 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/local/awscalls"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey"
 	"github.com/geolocate-aws/geolocate/pkg/secretkey/secretkeytest"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 )
 
 // monitorCalls records the AWS calls of the monitor's code: its DynamoDB
@@ -34,8 +37,8 @@ func codeClient(c *dynamodb.Client) *dynamodb.Client {
 // TestAssembledMonitorCallsAWS runs the monitor as the function builds it
 // (Assemble, configured from the stack's environment variables) on DynamoDB
 // Local and a fake Secrets Manager: the key comes from the secret, is read
-// again after the service refuses it (rotation), and the history is
-// written and read.
+// again after the service refuses it (rotation), the history is written
+// and read, and the jobs are listed (jobs.Store.List: Query, GetItem).
 func TestAssembledMonitorCallsAWS(t *testing.T) {
 	client, table := awspartstest.DynamoDB(t)
 	sim, url := newSim(t)
@@ -71,7 +74,15 @@ func TestAssembledMonitorCallsAWS(t *testing.T) {
 			t.Fatalf("%s: unhealthy: %v", what, rep.Reasons)
 		}
 	}
+	// A job as the CLI creates it, with the test's own client.
+	job, err := jobs.New(client, table).Create(context.Background(), jobs.Spec{Kind: jobs.KindBackfill, Bucket: "uploads", RatePerMinute: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
 	run("first run")
+	if !strings.Contains(metrics.String(), `"`+metricnames.DimJob+`":"`+job.ID+`"`) {
+		t.Errorf("no figure of job %s published:\n%s", job.ID, metrics.String())
+	}
 	before := secret.Calls()
 	secret.Rotate(sim.RegenerateKey(fakeKey))
 	run("run after rotation")
@@ -83,7 +94,7 @@ func TestAssembledMonitorCallsAWS(t *testing.T) {
 	for _, c := range monitorCalls.Calls() {
 		ops = append(ops, c.Service+" "+c.Operation)
 	}
-	for _, want := range []string{"DynamoDB PutItem", "DynamoDB Query", "Secrets Manager DescribeSecret", "Secrets Manager GetSecretValue"} {
+	for _, want := range []string{"DynamoDB PutItem", "DynamoDB Query", "DynamoDB GetItem", "Secrets Manager DescribeSecret", "Secrets Manager GetSecretValue"} {
 		if !slices.Contains(ops, want) {
 			t.Errorf("no %s recorded (recorded %v)", want, ops)
 		}

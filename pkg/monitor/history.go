@@ -13,14 +13,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/geolocate-aws/geolocate/pkg/geoapi"
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/shared/tableschema"
 )
 
-// DynamoDBAPI is the part of *dynamodb.Client the monitor uses: the
-// ledger's, because the credit estimate reads the pipeline's records
-// through the ledger (only PutItem and Query are called).
-type DynamoDBAPI = ledger.DynamoDBAPI
+// DynamoDBAPI is the part of *dynamodb.Client the monitor is given: the job
+// store's (it lists the jobs: Query and GetItem), which holds the ledger's
+// the history uses (HistoryAPI).
+type DynamoDBAPI = jobs.DynamoDBAPI
+
+// HistoryAPI is what the history calls: the ledger's part, because the
+// credit estimate reads the pipeline's records through the ledger (only
+// PutItem and Query are called).
+type HistoryAPI = ledger.DynamoDBAPI
 
 // Key prefixes of credit history items in the results table.
 const (
@@ -41,7 +47,7 @@ const maxHistoryReadings = 2000
 // pk "CREDITS#<pipeline>", sk "T#<time>", attribute remaining, and
 // expires_at so DynamoDB drops old readings by itself.
 type History struct {
-	client   DynamoDBAPI
+	client   HistoryAPI
 	table    string
 	pipeline string
 	ttl      time.Duration
@@ -58,7 +64,7 @@ type historyItem struct {
 
 // NewHistory returns the credit history of pipeline in table. Readings expire
 // ttl after they were taken; ttl <= 0 keeps them forever.
-func NewHistory(client DynamoDBAPI, table, pipeline string, ttl time.Duration) *History {
+func NewHistory(client HistoryAPI, table, pipeline string, ttl time.Duration) *History {
 	return &History{client: client, table: table, pipeline: pipeline, ttl: ttl}
 }
 

@@ -8,12 +8,13 @@ import (
 )
 
 // metric is one value to emit. ModelID, when set, adds the ModelId
-// dimension; every metric carries Pipeline.
+// dimension, JobID the Job dimension; every metric carries Pipeline.
 type metric struct {
 	Name    string
 	Count   bool // unit Count, else None
 	Value   float64
 	ModelID string
+	JobID   string
 }
 
 // metricsFor turns a Report into metrics. A figure absent from the Report
@@ -65,7 +66,36 @@ func metricsFor(rep Report) []metric {
 			out = append(out, metric{Name: metricnames.ModelReady, Value: boolValue(model.Status == "ready"), ModelID: model.ID})
 		}
 	}
+	out = append(out, jobMetrics(rep.Jobs)...)
 	return append(out, metric{Name: metricnames.MonitorHealthy, Value: boolValue(rep.Healthy)})
+}
+
+// jobMetrics are the job figures: JobsRunning and the pipeline's
+// JobMinutesSinceProgress on every run that read the jobs (0 without a
+// running job, so JobStalled clears when a job ends), and each published
+// job's own. A job without an ETA, or held, leaves that figure out.
+func jobMetrics(r *JobsReading) []metric {
+	if r == nil {
+		return nil
+	}
+	out := []metric{
+		{Name: metricnames.JobsRunning, Count: true, Value: float64(r.Running)},
+		{Name: metricnames.JobMinutesSinceProgress, Value: r.MinutesSinceProgress},
+	}
+	for _, j := range r.Jobs {
+		out = append(out,
+			metric{Name: metricnames.JobObjectsRemaining, Count: true, Value: float64(j.Remaining), JobID: j.ID},
+			metric{Name: metricnames.JobObjectsDone, Count: true, Value: float64(j.Done), JobID: j.ID},
+			metric{Name: metricnames.JobCreditsSpent, Count: true, Value: float64(j.CreditsSpent), JobID: j.ID},
+		)
+		if j.ETAHours != nil {
+			out = append(out, metric{Name: metricnames.JobEtaHours, Value: *j.ETAHours, JobID: j.ID})
+		}
+		if j.MinutesSinceProgress != nil {
+			out = append(out, metric{Name: metricnames.JobMinutesSinceProgress, Value: *j.MinutesSinceProgress, JobID: j.ID})
+		}
+	}
+	return out
 }
 
 func boolValue(b bool) float64 {
@@ -85,8 +115,12 @@ func (m *Monitor) emit(rep Report, log *slog.Logger) error {
 		if mt.Count {
 			unit = emf.Count
 		}
-		if mt.ModelID != "" {
+		switch {
+		case mt.ModelID != "":
 			rec.Add(mt.Name, unit, mt.Value, emf.Dim{Name: metricnames.DimModelID, Value: mt.ModelID})
+			continue
+		case mt.JobID != "":
+			rec.Add(mt.Name, unit, mt.Value, emf.Dim{Name: metricnames.DimJob, Value: mt.JobID})
 			continue
 		}
 		rec.Add(mt.Name, unit, mt.Value)

@@ -51,6 +51,9 @@ type Options struct {
 	// publishes none, the metric NewModelsAvailable still tells.
 	Events   EventsAPI
 	EventBus string
+	// Jobs lists the backfill and reprocess jobs whose figures the run
+	// publishes (JobsRunning and the per-job metrics); nil publishes none.
+	Jobs JobLister
 }
 
 // Monitor is the scheduled function's handler. It is safe to reuse across
@@ -66,6 +69,7 @@ type Monitor struct {
 
 	events   EventsAPI
 	eventBus string
+	jobs     JobLister
 
 	// creditState is the credit source last explained in the log: a
 	// state that lasts (the summary refusing keys) is explained once, when
@@ -87,7 +91,7 @@ func New(cfg Config, opts Options) (*Monitor, error) {
 	m := &Monitor{
 		cfg: cfg, service: opts.Service, keys: opts.Keys, history: opts.History,
 		metrics: opts.Metrics, logger: opts.Logger, clock: opts.Clock,
-		events: opts.Events, eventBus: opts.EventBus,
+		events: opts.Events, eventBus: opts.EventBus, jobs: opts.Jobs,
 	}
 	if m.events != nil && m.eventBus == "" {
 		return nil, errors.New("monitor: Events needs an EventBus")
@@ -116,17 +120,22 @@ func (m *Monitor) Handle(ctx context.Context, ev events.EventBridgeEvent) (Repor
 	log.Debug("monitor run", "event_id", ev.ID, "scheduled_at", ev.Time)
 
 	run := &runState{log: log}
+	var wg sync.WaitGroup
+	// The jobs are read from the table alone: their figures (and
+	// JobStalled) do not wait for the key or the service.
+	if m.jobs != nil {
+		wg.Go(func() { m.checkJobs(ctx, run, now) })
+	}
 	key, err := m.keys.Key(ctx)
 	if err != nil {
 		// Without the key neither call can be trusted: the public-only model
 		// list would report a whitelist model as retired.
 		run.fail("api_key", fmt.Errorf("read API key: %w", err))
 	} else {
-		var wg sync.WaitGroup
 		wg.Go(func() { m.checkCredits(ctx, run, key, now) })
 		wg.Go(func() { m.checkModels(ctx, run, key, now) })
-		wg.Wait()
 	}
+	wg.Wait()
 
 	rep := run.report()
 	if err := m.emit(rep, log); err != nil {

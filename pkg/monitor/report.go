@@ -28,6 +28,9 @@ type Report struct {
 	Credits         *CreditsReading `json:"credits,omitempty"`
 	Forecast        *ForecastResult `json:"forecast,omitempty"`
 	Models          *ModelsReading  `json:"models,omitempty"`
+	// Jobs are the backfill and reprocess jobs; nil without a job store
+	// (no TABLE_NAME) or when they could not be read.
+	Jobs *JobsReading `json:"jobs,omitempty"`
 }
 
 // CreditsReading is the credit balance: read from the summary, or

@@ -59,6 +59,12 @@ func (r *runState) setModels(m *ModelsReading) {
 	r.rep.Models = m
 }
 
+func (r *runState) setJobs(j *JobsReading) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rep.Jobs = j
+}
+
 // report returns the run's Report once every check has finished.
 func (r *runState) report() Report {
 	r.mu.Lock()

@@ -196,12 +196,35 @@ func (p *itemPacer) takeInput(st schedule, a aim, ahead bool, now, last int64) t
 		t.update = expression.Set(next, expression.Value(after).Plus(expression.IfNotExists(interval, expression.Value(p.floor))))
 		slotCond = next.AttributeNotExists().Or(next.LessThanEqual(expression.Value(now)))
 	}
-	if t.aimed {
+	switch {
+	case t.aimed:
 		t.cond = t.cond.And(slotCond)
 		if t.aim != st.aim || !st.hasAim {
 			t.update = t.update.Set(expression.Name(attrAim), expression.Value(t.aim))
 		}
-	} else {
+	case p.opts.probes(p.aimedFloor):
+		// An unaimed slot holds only on a schedule that is not aimed:
+		// the slot after an aimed one follows it in the shared aim's frame
+		// (placing.follow), which an unplaced call is counted in only up
+		// to the aim's error early, and it then shares the second of the
+		// aimed call before, R+1 calls in 60 of the service's seconds. An
+		// instance whose hint predates the shared estimate (its workers
+		// held slots taken before it was learnt, and it has called none
+		// since) would otherwise take one: the model of issue 48 drew a
+		// 429 so at 60 a minute with 40 and 60 instances. The failed
+		// write returns the item, and the retry is aimed with it. An
+		// instance that has seen the aim and still cannot aim has answers
+		// contradicting the shared estimate (the service's clock jumped,
+		// see learnLocked): its write removes the aim with the estimate
+		// it replaces, and calls keep the margin until it is learnt again.
+		aimAttr := expression.Name(attrAim)
+		if st.hasAim {
+			t.cond = slotCond.And(aimAttr.Equal(expression.Value(st.aim)))
+			t.update = t.update.Remove(aimAttr)
+		} else {
+			t.cond = slotCond.And(aimAttr.AttributeNotExists())
+		}
+	default:
 		t.cond = slotCond
 	}
 	p.narrow(&t, st, p.floorFor(t.aimed), !ahead)

@@ -524,21 +524,23 @@ func (n numeric) match(v any, present bool) bool {
 }
 
 // wildcard matches a string with * standing for any run of characters;
-// \* is a literal asterisk.
+// \* is a literal asterisk. It reads the pattern by character, not byte:
+// the upload rule's raw prefix may be non-ASCII ("été/").
 type wildcard struct{ re *regexp.Regexp }
 
 func compileWildcard(w string) wildcard {
 	var b strings.Builder
 	b.WriteString("^")
-	for i := 0; i < len(w); i++ {
+	chars := []rune(w)
+	for i := 0; i < len(chars); i++ {
 		switch {
-		case w[i] == '\\' && i+1 < len(w):
+		case chars[i] == '\\' && i+1 < len(chars):
 			i++
-			b.WriteString(regexp.QuoteMeta(string(w[i])))
-		case w[i] == '*':
+			b.WriteString(regexp.QuoteMeta(string(chars[i])))
+		case chars[i] == '*':
 			b.WriteString("(?s:.*)")
 		default:
-			b.WriteString(regexp.QuoteMeta(string(w[i])))
+			b.WriteString(regexp.QuoteMeta(string(chars[i])))
 		}
 	}
 	b.WriteString("$")

@@ -53,6 +53,11 @@ func TestMatch(t *testing.T) {
 		{"wildcard", `{"dynamodb":{"Keys":{"pk":{"S":[{"wildcard":"OBJ#*.jpg"}]}}}}`, modifyRecord, true},
 		{"wildcard not", `{"dynamodb":{"Keys":{"pk":{"S":[{"wildcard":"OBJ#*.png"}]}}}}`, modifyRecord, false},
 		{"prefix on a number", `{"detail":{"score":[{"prefix":"7"}]}}`, geolocated, false},
+		// A wildcard is read by character: é is two bytes.
+		{"wildcard non-ASCII", `{"detail":{"object":{"key":[{"wildcard":"été/*.jpg"}]}}}`, `{"detail":{"object":{"key":"été/a b.jpg"}}}`, true},
+		{"wildcard non-ASCII not", `{"detail":{"object":{"key":[{"wildcard":"été/*.jpg"}]}}}`, `{"detail":{"object":{"key":"ete/a.jpg"}}}`, false},
+		{"wildcard escaped non-ASCII", `{"detail":{"object":{"key":[{"wildcard":"\\été*"}]}}}`, `{"detail":{"object":{"key":"été/x"}}}`, true},
+		{"one of two readings", `{"detail":{"object":{"key":[{"prefix":"Photos 2024/"},{"prefix":"Photos+2024/"}]}}}`, `{"detail":{"object":{"key":"Photos+2024/x.jpg"}}}`, true},
 
 		// anything-but.
 		{"anything-but other", `{"dynamodb":{"OldImage":{"status":{"S":[{"anything-but":["succeeded"]}]}}}}`, modifyRecord, true},

@@ -57,11 +57,31 @@ type Config struct {
 	// Duration is the span the rate is measured over, from the first call.
 	Duration time.Duration
 	Seed     uint64
+	// Seeds is how many seeds RunPlan runs the row with, Seed and the
+	// ones after it (0: one); Run runs Seed alone.
+	Seeds int
 	// Store is the schedule store's timing; zero: DefaultStoreLatency.
 	Store StoreLatency
 	// PacerOptions tune the shared pacers beyond what the stack sets (a
 	// test's broken pacer).
 	PacerOptions []func(*pacer.Options)
+	// Trace, when set, receives every call as the service saw it (see
+	// TraceCall): what a 429 is explained from.
+	Trace func(TraceCall)
+}
+
+// TraceCall is one call as the service counted it.
+type TraceCall struct {
+	// At is true time; Service the service's clock; Sent when the
+	// instance sent it (true time); Slot the slot it was called in, on
+	// the instance's clock.
+	At, Service, Sent, Slot time.Time
+	// Granted is when the slot was granted (true time).
+	Granted    time.Time
+	Instance   int
+	Held       bool
+	Accepted   bool
+	RetryAfter time.Duration
 }
 
 // The model's timings of everything around the pacer, and where they come
@@ -287,6 +307,7 @@ func (r *run) feed() time.Time {
 // reserving mutex, which a simulated worker must not block on).
 type instance struct {
 	r         *run
+	id        int
 	skew      time.Duration
 	pace      pacingAPI
 	reserving simLock
@@ -305,7 +326,7 @@ func (in *instance) now() time.Time { return in.r.s.now.Add(in.skew) }
 func (r *run) startInstances() error {
 	cfg := r.cfg
 	for i := range cfg.Instances {
-		in := &instance{r: r}
+		in := &instance{r: r, id: i}
 		if cfg.Instances > 1 {
 			in.skew = -lambdaSkew + time.Duration(i)*2*lambdaSkew/time.Duration(cfg.Instances-1)
 		}
@@ -397,7 +418,7 @@ func (in *instance) handle(a *actor, m *message) bool {
 		if m.receives == 1 && attempt == 0 || held {
 			r.slotWts = append(r.slotWts, r.s.now.Sub(m.arrived))
 		}
-		retryAfter, ok := in.call(a)
+		retryAfter, ok := in.call(a, m, slot, held)
 		if r.s.stopping {
 			return false
 		}
@@ -450,6 +471,7 @@ func (in *instance) take(a *actor, m *message) (slot time.Time, ok bool) {
 		r.q.giveBack(m, r.s.now.Add(visibilityTimeout))
 		return time.Time{}, false
 	}
+	m.granted = r.s.now
 	return in.now().Add(d), true
 }
 
@@ -484,7 +506,7 @@ func (in *instance) lateAllowed() time.Duration {
 // call makes one call: the request and its upload reach the service,
 // which counts it (or refuses it) on its clock, answers after its latency,
 // and the answer's Date teaches the pacer the service's clock.
-func (in *instance) call(a *actor) (retryAfter time.Duration, ok bool) {
+func (in *instance) call(a *actor, m *message, slot time.Time, held bool) (retryAfter time.Duration, ok bool) {
 	r := in.r
 	sent := r.s.now
 	net, upload := networkLeg, uploadTime
@@ -496,6 +518,10 @@ func (in *instance) call(a *actor) (retryAfter time.Duration, ok bool) {
 	}
 	ok, retryAfter = r.lim.Take(r.s.now.Add(r.offset))
 	r.calls = append(r.calls, call{at: r.s.now, accepted: ok})
+	if r.cfg.Trace != nil {
+		r.cfg.Trace(TraceCall{At: r.s.now, Service: r.s.now.Add(r.offset), Sent: sent, Slot: slot, Granted: m.granted, Instance: in.id,
+			Held: held, Accepted: ok, RetryAfter: retryAfter})
+	}
 	if ok && a.sleep(serviceLatency) != nil {
 		return 0, false
 	}

@@ -11,6 +11,7 @@ type message struct {
 	id       int
 	arrived  time.Time
 	slot     time.Time // on the instance clock of whoever took it (skews are ms)
+	granted  time.Time // when the slot was granted (true time)
 	receives int
 	visible  time.Time
 }

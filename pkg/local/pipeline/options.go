@@ -76,6 +76,18 @@ type Options struct {
 	// event the stack's uploads rule sends.
 	Notifications string
 
+	// Backfill puts the files in the bucket unannounced, as objects that
+	// were there before the pipeline, and processes them with a backfill
+	// job over the bucket (KeyPrefix), created as geolocate backfill
+	// creates it: the job feeder lists them and feeds the queue on its
+	// schedule (JobSchedule), at the job's rate within jobWindowMinutes.
+	// Watch mode announces the files it finds later as uploads.
+	Backfill bool
+	// Reprocess, if set, is a reprocess run started once every upload has
+	// settled, as geolocate reprocess starts one: the run's item with its
+	// cap, then a job the feeder selects from the table and feeds.
+	Reprocess *Reprocess
+
 	// DynamoDB, if set, is used instead of starting a DynamoDB Local (tests
 	// share one); Run then creates Table in it and does not stop it.
 	DynamoDB *awsparts.DynamoDB
@@ -115,6 +127,17 @@ type Options struct {
 	// emitters (the queue's and Lambda's own metrics) add theirs to the
 	// same store with Store.Add.
 	Metrics *alarmeval.Store
+}
+
+// Reprocess is a run to start once the uploads have settled.
+type Reprocess struct {
+	// Run names the run; ModelID is the model it asks ("" the default).
+	Run, ModelID string
+	// Selection is the run's selection as geolocate reprocess stores it
+	// (jobs.Selection's text); empty: every succeeded record of the day.
+	Selection string
+	// Price is the credits a call costs, Cap the most the run may spend.
+	Price, Cap int
 }
 
 func (o *Options) setDefaults() {

@@ -75,6 +75,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	reasons := newRetryReasons()
 	opts.FunctionLogs = io.MultiWriter(opts.FunctionLogs, reasons)
 	env := functionEnv(opts, svc)
+	jobEnv(env, opts)
 	handler, err := newPredictor(env, aws, queue, opts)
 	if err != nil {
 		return nil, err
@@ -83,6 +84,15 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	jr, err := newJobRig(env, aws, queue, opts, say)
+	if err != nil {
+		return nil, fmt.Errorf("job feeder: %w", err)
+	}
+	// The job feeder on its schedule, as EventBridge runs it in the stack.
+	feedingCtx, stopFeeding := context.WithCancel(ctx)
+	defer stopFeeding()
+	feedingDone := make(chan struct{})
+	go func() { defer close(feedingDone); jr.schedule(feedingCtx, JobSchedule) }()
 	published := newAWSPublisher(opts.Metrics, queue)
 	readingCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
@@ -113,6 +123,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		queue:    queue,
 		say:      say,
 		reasons:  reasons,
+		jobs:     jr,
 		giveUp:   make(chan error, 1),
 		uploaded: map[string]fileState{},
 		told:     map[skippedPath]bool{},
@@ -154,6 +165,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		Results:          p.tracker.snapshot(),
 		DeadLetters:      queue.DeadLetters(),
 		Queue:            poller.Stats(),
+		QueuePeak:        p.queuePeak,
 	}
 	if events != nil {
 		var err error
@@ -174,6 +186,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	} else {
 		summary.MonitorError = "not run: " + runErr.Error()
 	}
+	stopFeeding()
+	<-feedingDone
+	if summary.Jobs, err = jr.states(finishCtx); err != nil && runErr == nil {
+		runErr = fmt.Errorf("read the run's jobs: %w", err)
+	}
 	stopReading()
 	<-readingDone
 	summary.Elapsed = time.Since(begin)
@@ -188,6 +205,11 @@ type pipeline struct {
 	tracker *tracker
 	say     func(format string, args ...any)
 	reasons *retryReasons
+	jobs    *jobRig
+	// reprocessJob is the Reprocess run's job once started.
+	reprocessJob string
+	// queuePeak is Summary.QueuePeak.
+	queuePeak int
 	// giveUp receives why the run stops early (every call failing alike);
 	// reportBatch sends at most one.
 	giveUp chan error
@@ -200,7 +222,9 @@ type pipeline struct {
 // run uploads the images and drives the poller: until the queue drains, or
 // in watch mode until ctx is done.
 func (p *pipeline) run(ctx context.Context, poller *sqsqueue.Poller) error {
-	n, err := p.uploadChanged(ctx, false)
+	// With Backfill, the first pass's files are objects that predate the
+	// pipeline: put unannounced, for the backfill job to find.
+	n, err := p.uploadChanged(ctx, false, !p.opts.Backfill)
 	if err != nil {
 		return err
 	}
@@ -208,14 +232,23 @@ func (p *pipeline) run(ctx context.Context, poller *sqsqueue.Poller) error {
 		p.say("nothing   no files in %s", p.opts.ImagesDir)
 		return nil
 	}
-	p.say("queued    %d upload notification%s; processing with %d instance%s, batches of up to %d",
-		n, plural(n), p.opts.Concurrency, plural(p.opts.Concurrency), p.opts.BatchSize)
+	if p.opts.Backfill {
+		if err := p.startBackfill(ctx, n); err != nil {
+			return err
+		}
+	} else {
+		p.say("queued    %d upload notification%s; processing with %d instance%s, batches of up to %d",
+			n, plural(n), p.opts.Concurrency, plural(p.opts.Concurrency), p.opts.BatchSize)
+	}
+	// A one-pass run with jobs ends when they are done, not when the queue
+	// is first empty: a job's messages reach it a window at a time.
+	withJobs := p.opts.Backfill || p.opts.Reprocess != nil
 
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
 	pollerDone := make(chan error, 1)
 	go func() {
-		if p.opts.Watch {
+		if p.opts.Watch || withJobs {
 			pollerDone <- poller.Run(pollCtx)
 		} else {
 			pollerDone <- poller.RunUntilDrained(pollCtx)
@@ -237,17 +270,33 @@ func (p *pipeline) run(ctx context.Context, poller *sqsqueue.Poller) error {
 			if p.opts.Watch && errors.Is(err, context.Canceled) && ctx.Err() != nil {
 				return nil // Ctrl-C is how watch mode ends
 			}
+			if withJobs && !p.opts.Watch && ctx.Err() == nil {
+				return nil // stopped below, the jobs done
+			}
 			return err
 		case err := <-p.giveUp:
 			stopPolling()
 			<-pollerDone
 			return err
 		case <-sweep.C:
+			p.queuePeak = max(p.queuePeak, p.queue.Len())
 			if err := p.tracker.sweep(ctx); err != nil && ctx.Err() == nil {
 				p.say("warning   %v", err)
 			}
+			if !withJobs {
+				continue
+			}
+			finished, err := p.jobsStep(ctx)
+			if err != nil && ctx.Err() == nil {
+				p.say("warning   %v", err)
+			}
+			if finished && !p.opts.Watch {
+				stopPolling()
+				<-pollerDone
+				return nil
+			}
 		case <-scan.C:
-			if _, err := p.uploadChanged(ctx, true); err != nil && ctx.Err() == nil {
+			if _, err := p.uploadChanged(ctx, true, true); err != nil && ctx.Err() == nil {
 				p.say("warning   %v", err)
 			}
 		}
@@ -258,7 +307,7 @@ func (p *pipeline) run(ctx context.Context, poller *sqsqueue.Poller) error {
 // upload and announces each on the queue. With stable set, a file is only
 // taken once it looks the same on two scans in a row, so one still being
 // written is not uploaded half-done.
-func (p *pipeline) uploadChanged(ctx context.Context, stable bool) (int, error) {
+func (p *pipeline) uploadChanged(ctx context.Context, stable, announce bool) (int, error) {
 	found, err := scanDir(p.opts.ImagesDir)
 	if err != nil {
 		return 0, err
@@ -275,7 +324,7 @@ func (p *pipeline) uploadChanged(ctx context.Context, stable bool) (int, error) 
 		if stable && previous[rel] != state {
 			continue
 		}
-		if err := p.upload(ctx, rel); err != nil {
+		if err := p.upload(ctx, rel, announce); err != nil {
 			return n, err
 		}
 		p.uploaded[rel] = state
@@ -296,13 +345,18 @@ func (p *pipeline) reportSkipped(skipped []skippedPath) {
 }
 
 // upload puts one file in the bucket, keyed by its path below the images
-// folder, and sends the notification S3 (or, in EventBridge mode, the
-// stack's uploads rule) would: with the version id PutObject reported, none
-// on an unversioned bucket.
-func (p *pipeline) upload(ctx context.Context, rel string) error {
+// folder, and with announce sends the notification S3 (or, in EventBridge
+// mode, the stack's uploads rule) would: with the version id PutObject
+// reported, none on an unversioned bucket.
+func (p *pipeline) upload(ctx context.Context, rel string, announce bool) error {
 	u, err := putFile(ctx, p.aws.s3.Client(), p.opts.Bucket, p.opts.KeyPrefix+rel, localPath(p.opts.ImagesDir, rel))
 	if err != nil {
 		return err
+	}
+	if !announce {
+		p.tracker.add(u)
+		p.say("put       %s (%d bytes), unannounced", u.Key, u.Size)
+		return nil
 	}
 	event := s3event.Body
 	if p.opts.Notifications == NotificationsEventBridge {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
 	"github.com/geolocate-aws/geolocate/pkg/monitor"
@@ -70,6 +71,14 @@ type Summary struct {
 	// did not run, with MonitorError saying why.
 	Monitor      *monitor.Report
 	MonitorError string
+
+	// Jobs are the jobs the run created (Options.Backfill, Reprocess), as
+	// they ended.
+	Jobs []jobs.Job
+	// QueuePeak is the most messages the upload queue held at once
+	// (waiting, delayed or in flight), read at every progress sweep: with
+	// a job, its window at its rate plus the uploads.
+	QueuePeak int
 
 	// Queue counts what the event source mapping did.
 	Queue sqsqueue.Stats

@@ -8,6 +8,7 @@ import (
 
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/sqsqueue"
+	"github.com/geolocate-aws/geolocate/pkg/shared/jobmsg"
 )
 
 // tracker follows each upload until it settles, reporting it once.
@@ -32,10 +33,17 @@ func (t *tracker) add(u Upload) {
 // sweep reads the record of every upload not yet settled and reports the
 // ones that settled since the last sweep.
 func (t *tracker) sweep(ctx context.Context) error {
+	// Dead letters by message id (an upload's notification) and by the
+	// object a job's message names (a backfilled object has no message of
+	// its own: the job's feeder sent it).
 	dead := map[string]*sqsqueue.Message{}
+	deadObjects := map[ledger.ObjectRef]*sqsqueue.Message{}
 	letters := t.queue.DeadLetters()
 	for i := range letters {
 		dead[letters[i].ID] = &letters[i]
+		if o, ok, err := jobmsg.Parse([]byte(letters[i].Body)); ok && err == nil && o.Kind == jobmsg.KindBackfill {
+			deadObjects[ledger.ObjectRef{Bucket: o.Bucket, Key: o.Key, VersionID: o.VersionID}] = &letters[i]
+		}
 	}
 	t.mu.Lock()
 	pending := make([]int, 0, len(t.results))
@@ -56,6 +64,9 @@ func (t *tracker) sweep(ctx context.Context) error {
 		}
 		r.Record = rec
 		r.DeadLetter = dead[r.Upload.MessageID]
+		if r.Upload.MessageID == "" {
+			r.DeadLetter = deadObjects[ledger.ObjectRef{Bucket: r.Upload.Bucket, Key: r.Upload.Key, VersionID: r.Upload.VersionID}]
+		}
 		t.mu.Lock()
 		t.results[i] = r
 		settledNow := r.Settled() && !t.done[i]
@@ -71,6 +82,19 @@ func (t *tracker) sweep(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// pending counts the uploads not settled yet.
+func (t *tracker) pending() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, d := range t.done {
+		if !d {
+			n++
+		}
+	}
+	return n
 }
 
 // snapshot returns the results, marking unsettled uploads whose message is

@@ -55,6 +55,11 @@ const (
 	MinMaxReceiveCount = 1
 	MaxMaxReceiveCount = 1000
 
+	// MaxDelay is the longest DelaySeconds a message may be sent with:
+	// SendMessage reference, DelaySeconds "Valid values: 0 to 900.
+	// Maximum: 15 minutes".
+	MaxDelay = 15 * time.Minute
+
 	// MaxBatchSize is the largest batch of the event source without a
 	// batching window (and the most one ReceiveMessage returns).
 	MaxBatchSize = 10

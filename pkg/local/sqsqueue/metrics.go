@@ -35,6 +35,9 @@ type Metrics struct {
 	// Visible and NotVisible are ApproximateNumberOfMessagesVisible and
 	// ApproximateNumberOfMessagesNotVisible (in flight).
 	Visible, NotVisible int
+	// Delayed is ApproximateNumberOfMessagesDelayed: sent with a delay
+	// that has not passed yet (never received, so not in flight either).
+	Delayed int
 	// AgeOfOldest is ApproximateAgeOfOldestMessage: the age, from its
 	// original send, of the oldest message not deleted (waiting or in flight)
 	// that has been received fewer than three times; zero with no such message.
@@ -94,9 +97,12 @@ func (q *Queue) Metrics() Metrics {
 		if e.deleted {
 			continue
 		}
-		if e.visibleAt.After(now) {
+		switch {
+		case e.visibleAt.After(now) && e.receiveCount == 0:
+			m.Delayed++
+		case e.visibleAt.After(now):
 			m.NotVisible++
-		} else {
+		default:
 			m.Visible++
 		}
 		if e.receiveCount < ageReceiveLimit {

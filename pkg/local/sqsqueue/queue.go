@@ -87,16 +87,31 @@ func (q *Queue) MaximumMessageSize() int { return q.opts.MaximumMessageSize }
 // refuses, with InvalidParameterValue, a body longer than the queue's
 // MaximumMessageSize (256 KiB by default).
 func (q *Queue) SendMessage(body string) (string, error) {
+	return q.SendMessageDelayed(body, 0)
+}
+
+// SendMessageDelayed is SendMessage with DelaySeconds: the message stays
+// invisible for delay after the send (SQS's ApproximateNumberOfMessagesDelayed)
+// and then waits to be received like any other. Like SQS it refuses, with
+// InvalidParameterValue, a delay outside 0 to 900 seconds (MaxDelay) or not
+// a whole number of seconds.
+func (q *Queue) SendMessageDelayed(body string, delay time.Duration) (string, error) {
 	if len(body) > q.opts.MaximumMessageSize {
 		return "", &Error{Code: CodeInvalidParameterValue, Message: fmt.Sprintf(
 			"One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", q.opts.MaximumMessageSize)}
 	}
+	if delay < 0 || delay > MaxDelay || delay%time.Second != 0 {
+		return "", invalidParameter("DelaySeconds", seconds(delay), "must be a whole number of seconds from 0 to "+seconds(MaxDelay))
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	id := uuid.NewString()
-	q.push(newEntry(q.nextSeq(), id, body, q.opts.Now()))
+	now := q.opts.Now()
+	e := newEntry(q.nextSeq(), id, body, now)
+	e.visibleAt = now.Add(delay)
+	q.push(e)
 	q.counts.sent++
-	q.lastAction = q.opts.Now()
+	q.lastAction = now
 	return id, nil
 }
 
@@ -286,12 +301,20 @@ func (q *Queue) Depth() int {
 }
 
 // InFlight is the number of received messages neither deleted nor visible
-// again yet (ApproximateNumberOfMessagesNotVisible).
+// again yet (ApproximateNumberOfMessagesNotVisible); messages still within
+// their send delay are not in flight.
 func (q *Queue) InFlight() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.expireLocked(q.opts.Now())
-	return q.live - q.visibleLocked()
+	now := q.opts.Now()
+	q.expireLocked(now)
+	delayed := 0
+	for _, e := range q.entries {
+		if !e.deleted && e.receiveCount == 0 && e.visibleAt.After(now) {
+			delayed++
+		}
+	}
+	return q.live - q.visibleLocked() - delayed
 }
 
 // Len is the number of messages neither deleted, dead-lettered nor

@@ -3,10 +3,16 @@ package sqsqueue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
@@ -317,5 +323,75 @@ func TestNextVisibleIsWhenTheNextMessageCanBeReceived(t *testing.T) {
 	}
 	if at, ok := q.NextVisible(); !ok || !at.Equal(clk.Now().Add(10*time.Second)) {
 		t.Errorf("NextVisible = %v %t, want in 10 s (the other in a minute)", at, ok)
+	}
+}
+
+func TestSendMessageDelayedStaysHiddenForItsDelay(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := New(WithClock(func() time.Time { return now }))
+	if _, err := q.SendMessageDelayed("later", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	m := q.Metrics()
+	if m.Delayed != 1 || m.Visible != 0 || m.NotVisible != 0 || q.InFlight() != 0 || q.Depth() != 0 || q.Len() != 1 {
+		t.Fatalf("within the delay: %+v, in flight %d, depth %d, len %d; want one delayed message only", m, q.InFlight(), q.Depth(), q.Len())
+	}
+	if got := q.Receive(context.Background(), 10, 0); len(got) != 0 {
+		t.Fatalf("received %d message(s) within the delay", len(got))
+	}
+	if next, ok := q.NextVisible(); !ok || !next.Equal(now.Add(30*time.Second)) {
+		t.Errorf("NextVisible = %v, %v; want the end of the delay", next, ok)
+	}
+	now = now.Add(30 * time.Second)
+	got := q.Receive(context.Background(), 10, 0)
+	if len(got) != 1 || got[0].Body != "later" {
+		t.Fatalf("after the delay: received %v", got)
+	}
+	if m := q.Metrics(); m.Delayed != 0 || m.NotVisible != 1 {
+		t.Errorf("once received: %+v; want it in flight, not delayed", m)
+	}
+	for _, bad := range []time.Duration{-time.Second, MaxDelay + time.Second, 1500 * time.Millisecond} {
+		if _, err := q.SendMessageDelayed("x", bad); !errors.Is(err, ErrInvalidParameterValue) {
+			t.Errorf("delay %v: err %v, want InvalidParameterValue", bad, err)
+		}
+	}
+}
+
+func TestSenderAnswersAsSQS(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := New(WithClock(func() time.Time { return now }), WithMaximumMessageSize(MinMaximumMessageSize))
+	s := &Sender{Queue: q, URL: "https://sqs.example/q"}
+	ctx := context.Background()
+	entry := func(id, body string, delay int32) sqstypes.SendMessageBatchRequestEntry {
+		return sqstypes.SendMessageBatchRequestEntry{Id: aws.String(id), MessageBody: aws.String(body), DelaySeconds: delay}
+	}
+	out, err := s.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(s.URL), Entries: []sqstypes.SendMessageBatchRequestEntry{
+		entry("now", "a", 0), entry("later", "b", 60), entry("big", strings.Repeat("x", MinMaximumMessageSize+1), 0),
+	}})
+	if err != nil || len(out.Successful) != 2 || len(out.Failed) != 1 || aws.ToString(out.Failed[0].Id) != "big" ||
+		aws.ToString(out.Failed[0].Code) != CodeInvalidParameterValue {
+		t.Fatalf("batch: %+v, %v; want two sent and the oversized one failed", out, err)
+	}
+	if m := q.Metrics(); m.Visible != 1 || m.Delayed != 1 {
+		t.Errorf("queue %+v: want one visible, one delayed", m)
+	}
+	var tooMany []sqstypes.SendMessageBatchRequestEntry
+	for i := range MaxBatchSize + 1 {
+		tooMany = append(tooMany, entry(fmt.Sprint(i), "x", 0))
+	}
+	var empty *sqstypes.EmptyBatchRequest
+	var over *sqstypes.TooManyEntriesInBatchRequest
+	var missing *sqstypes.QueueDoesNotExist
+	if _, err := s.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(s.URL)}); !errors.As(err, &empty) {
+		t.Errorf("empty batch: %v", err)
+	}
+	if _, err := s.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(s.URL), Entries: tooMany}); !errors.As(err, &over) {
+		t.Errorf("11 entries: %v", err)
+	}
+	if _, err := s.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String("https://sqs.example/other"), Entries: tooMany[:1]}); !errors.As(err, &missing) {
+		t.Errorf("another queue: %v", err)
+	}
+	if s.Batches() != 1 || q.Len() != 2 {
+		t.Errorf("%d batches answered, %d messages; want 1 and 2", s.Batches(), q.Len())
 	}
 }

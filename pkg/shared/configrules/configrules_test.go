@@ -61,6 +61,22 @@ func TestEachRefusedConfiguration(t *testing.T) {
 			mentions: []string{"finishReserveSeconds 20 s", "95 s"},
 		},
 		{
+			name: "more first slots at an aimed rate than the model proved",
+			refused: func(s *Settings) { // 41 x 4 = 164 slots; the round, 205 s, fits 885
+				s.RatePerMinute, s.FunctionTimeout, s.MaxConcurrency = 60, 900*time.Second, 41
+			},
+			accepted: func(s *Settings) { s.RatePerMinute, s.FunctionTimeout, s.MaxConcurrency = 60, 900*time.Second, 40 },
+			setting:  MaxConcurrency,
+			mentions: []string{"maxConcurrency 41 at ratePerMinute 60", "164 slots", "above the 160", "maxConcurrency at most 40", "batchSize at most 3", "docs/benchmarks.md"},
+		},
+		{
+			name:     "the same with one object a batch: an instance takes one slot at once",
+			refused:  func(s *Settings) { s.BatchSize, s.FunctionTimeout, s.MaxConcurrency = 1, 900*time.Second, 161 },
+			accepted: func(s *Settings) { s.BatchSize, s.FunctionTimeout, s.MaxConcurrency = 1, 900*time.Second, 160 },
+			setting:  MaxConcurrency,
+			mentions: []string{"161 slots", "maxConcurrency at most 160"},
+		},
+		{
 			name:     "memory too small for downscaling",
 			refused:  func(s *Settings) { s.MemoryMB = 128 },
 			accepted: func(s *Settings) { s.MemoryMB = MinDownscaleMemoryMB },
@@ -122,15 +138,15 @@ func TestEachRefusedConfiguration(t *testing.T) {
 func TestUnknownSettingsSkipTheirRules(t *testing.T) {
 	s := Settings{RatePerMinute: 30, MaxConcurrency: 900, Pacing: PacingShared, Oversize: OversizeDownscale}
 	if v := Check(s, testNames); len(v) != 0 {
-		t.Errorf("without a batch size, timeout, memory, receive count or quota nothing can be judged; got %v", v)
+		t.Errorf("without a batch size, timeout, memory, receive count or quota nothing can be judged (not even the proven concurrency: the slots an instance takes at once are its batch's); got %v", v)
 	}
 }
 
 func TestEveryViolationIsReported(t *testing.T) {
 	s := defaults()
 	s.MaxConcurrency, s.MemoryMB, s.MaxReceiveCount = 950, 256, 2
-	if v := Check(s, testNames); len(v) != 4 {
-		t.Errorf("got %d violations, want 4 (pacing, memory, receives, account): %v", len(v), v)
+	if v := Check(s, testNames); len(v) != 5 {
+		t.Errorf("got %d violations, want 5 (pacing, proven concurrency, memory, receives, account): %v", len(v), v)
 	}
 }
 
@@ -148,5 +164,25 @@ func TestRoundOfSlots(t *testing.T) {
 	}
 	if got := UsableWait(120*time.Second, 10*time.Second); got != 105*time.Second {
 		t.Errorf("usable wait of 120 s with a 10 s reserve = %v, want 105s", got)
+	}
+}
+
+// The bound follows the slots an instance takes at once, and applies only
+// where the pacer aims, with shared pacing.
+func TestMaxProvenConcurrency(t *testing.T) {
+	for _, tt := range []struct {
+		rate        float64
+		batch, want int
+	}{
+		{30, 5, 40}, {60, 4, 40}, {60, 2, 80}, {1, 1, 160}, {30, 0, 40}, {61, 5, 0}, {30000, 1, 0},
+	} {
+		if got := MaxProvenConcurrency(tt.rate, tt.batch); got != tt.want {
+			t.Errorf("MaxProvenConcurrency(%v, %d) = %d, want %d", tt.rate, tt.batch, got, tt.want)
+		}
+	}
+	s := defaults()
+	s.RatePerMinute, s.FunctionTimeout, s.MaxConcurrency, s.Pacing = 60, 900*time.Second, 100, "instance"
+	if v := Check(s, testNames); len(v) != 0 {
+		t.Errorf("instance pacing, which does not aim, refused: %v", v)
 	}
 }

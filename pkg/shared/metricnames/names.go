@@ -89,3 +89,34 @@ const (
 	// an ordinary list.
 	ModelIdsLeftOut = "ModelIdsLeftOut" // Count
 )
+
+// Job metrics (issue 47), published by the monitor from the jobs in the
+// results table (pkg/jobs). The pipeline-wide figures carry only
+// DimPipeline; the per-job ones also DimJob, for at most
+// monitor.MaxJobsPublished jobs, the newest running ones.
+const (
+	// DimJob is a job's id (j-<yyyymmdd>-<6 base32>).
+	DimJob = "Job"
+
+	// JobsRunning counts the jobs that are listing or feeding (paused
+	// jobs included, cancelled and done ones not). Count; DimPipeline only.
+	JobsRunning = "JobsRunning"
+	// JobObjectsRemaining is what a job has yet to settle: listed or still
+	// to list, not done, failed or skipped. Count; with DimJob.
+	JobObjectsRemaining = "JobObjectsRemaining"
+	// JobObjectsDone counts a job's objects that ended (done, failed or
+	// skipped). Count; with DimJob.
+	JobObjectsDone = "JobObjectsDone"
+	// JobCreditsSpent is the credits a job's calls have cost so far.
+	// Count; with DimJob.
+	JobCreditsSpent = "JobCreditsSpent"
+	// JobEtaHours is the hours until the job finishes at its rate, from
+	// what remains. None; with DimJob.
+	JobEtaHours = "JobEtaHours"
+	// JobMinutesSinceProgress is how long a running, unpaused job has gone
+	// without listing, sending or settling anything. With DimJob for each
+	// job; with DimPipeline alone, the largest over the running, unpaused
+	// jobs, 0 when there is none: the series JobStalled alarms on, present
+	// on every monitor run so that the alarm clears when the job ends.
+	JobMinutesSinceProgress = "JobMinutesSinceProgress"
+)

@@ -8,9 +8,10 @@ package s3event
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3keyfilter"
 )
 
 // ObjectCreated describes an object as S3 reports it in an ObjectCreated
@@ -94,7 +95,7 @@ func Body(obj ObjectCreated) (string, error) {
 			ConfigurationID: "geolocate-uploads",
 			Bucket:          s3Bucket{Name: obj.Bucket, OwnerIdentity: principal{PrincipalID: "LOCAL"}, ARN: "arn:aws:s3:::" + obj.Bucket},
 			Object: s3Object{
-				Key:       encodeKey(obj.Key),
+				Key:       s3keyfilter.Encode(obj.Key),
 				Size:      obj.Size,
 				ETag:      strings.Trim(obj.ETag, `"`),
 				VersionID: obj.VersionID,
@@ -126,14 +127,4 @@ func (obj ObjectCreated) WithDefaults() ObjectCreated {
 		obj.Sequencer = fmt.Sprintf("%016X", obj.Time.UnixNano())
 	}
 	return obj
-}
-
-// encodeKey encodes an object key as S3 event notifications do: form
-// encoding (space as "+") of each path segment, slashes kept.
-func encodeKey(key string) string {
-	segments := strings.Split(key, "/")
-	for i, s := range segments {
-		segments[i] = url.QueryEscape(s)
-	}
-	return strings.Join(segments, "/")
 }

@@ -257,7 +257,7 @@ func (r *Reader) String(s *Setting) string {
 			if s.Want == "" {
 				r.Fail(s, "%q is not allowed: %v", v, err)
 			} else {
-				r.refuse(s, v)
+				r.Fail(s, "%q is not allowed: %v; want %s", v, err, s.Want)
 			}
 			return ""
 		}

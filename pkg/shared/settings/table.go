@@ -10,6 +10,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/keyheader"
+	"github.com/geolocate-aws/geolocate/pkg/shared/s3keyfilter"
 )
 
 // The modes of the Choice settings, written once: the predictor, the CDK
@@ -212,16 +213,14 @@ func checkAPIURL(s string) error {
 	return nil
 }
 
-// keyFilterWant: S3 keys have no leading slash, so a filter starting with
-// one would never match anything.
-const keyFilterWant = "empty or an S3 key fragment of at most 1024 characters, not starting with /"
+// keyFilterWant: what s3keyfilter.Check takes (its error says which rule a
+// value breaks, quoting S3's). A constant: the table is built in the
+// order of its declarations.
+const keyFilterWant = "empty or an S3 key fragment of at most 1024 characters once URL-encoded, not starting with /, with none of the characters S3 says to avoid in keys (" + s3keyfilter.Avoid + ") and no non-printable one"
 
-func checkKeyFilter(s string) error {
-	if strings.HasPrefix(s, "/") || len(s) > 1024 {
-		return fmt.Errorf("not a key fragment")
-	}
-	return nil
-}
+// checkKeyFilter: the bucket's notification filter gets the encoded form,
+// so what S3 would not match (or not take) is refused before synth.
+func checkKeyFilter(s string) error { return s3keyfilter.Check(s) }
 
 func checkEmail(s string) error {
 	addr, err := mail.ParseAddress(s)

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
+	"github.com/geolocate-aws/geolocate/pkg/local/pipeline"
+	"github.com/geolocate-aws/geolocate/pkg/local/syncbuf"
+)
+
+// TestCLIAgainstTheServedLocalStack pastes local --serve's export line into
+// the CLI's environment: status and results --json read the local stack as
+// a deployed one, an upload through its S3 endpoint is recorded through the
+// served queue, and the stop says what ran.
+func TestCLIAgainstTheServedLocalStack(t *testing.T) {
+	db := awspartstest.SharedDynamoDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var progress syncbuf.Buffer
+	ready := make(chan map[string]string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- pipeline.Serve(ctx, pipeline.Options{
+			ImagesDir: t.TempDir(),
+			Getenv:    func(string) string { return "" },
+			DynamoDB:  db,
+			Table:     fmt.Sprintf("cli-serve-%d", time.Now().UnixNano()),
+			Progress:  &progress,
+		}, func(o *pipeline.ServeOptions) { o.Ready = func(env map[string]string) { ready <- env } })
+	}()
+	var env map[string]string
+	select {
+	case env = <-ready:
+	case err := <-done:
+		t.Fatalf("Serve: %v\n%s", err, progress.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("Serve never got ready:\n%s", progress.String())
+	}
+	// The SDK reads the process environment, the CLI its getenv: both get
+	// the export line, and nothing else of this shell's AWS setup.
+	for _, name := range []string{"AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"} {
+		t.Setenv(name, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	for name, v := range env {
+		t.Setenv(name, v)
+	}
+
+	r := runCLI(t, env, nil, "status")
+	if r.code != exitOK || !strings.Contains(r.stdout, "stack") || !strings.Contains(r.stdout, "queue") || !strings.Contains(r.stdout, "dead letters") {
+		t.Fatalf("status: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	jpeg, err := os.ReadFile("../../testdata/images/gradient-64x48.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3c := s3.NewFromConfig(aws.Config{Region: env["AWS_REGION"], BaseEndpoint: aws.String(env["AWS_ENDPOINT_URL_S3"]),
+		Credentials: credentials.NewStaticCredentialsProvider(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"], "")},
+		func(o *s3.Options) { o.UsePathStyle = true })
+	if _, err := s3c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(env["BUCKET_NAME"]), Key: aws.String("cli/photo.jpg"), Body: bytes.NewReader(jpeg)}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r = runCLI(t, env, nil, "results", "--json", "--since", "1h")
+		var rows []struct{ Key, Status string }
+		if r.code == exitOK {
+			if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+				t.Fatalf("results --json: %v\n%s", err, r.stdout)
+			}
+		}
+		if len(rows) == 1 && rows[0].Key == "cli/photo.jpg" && rows[0].Status == "succeeded" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("results --json never showed the upload succeeded: exit %d\nstdout:\n%s\nstderr:\n%s\nserve:\n%s", r.code, r.stdout, r.stderr, progress.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if r := runCLI(t, env, nil, "status"); r.code != exitOK || !strings.Contains(r.stdout, "1 succeeded") {
+		t.Errorf("status after the upload: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if text := progress.String(); !strings.Contains(text, "stopped   what ran while served:") || !strings.Contains(text, "records   1 in table") {
+		t.Errorf("the stop did not say what ran:\n%s", text)
+	}
+}
+
+// A shell holding the export line of a stack that has stopped fails every
+// AWS command at once, in one line naming the endpoint.
+func TestCLIWithTheExportLineOfAStoppedStack(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := "http://" + l.Addr().String()
+	l.Close()
+	env := map[string]string{"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_REGION": "us-east-1",
+		"AWS_ENDPOINT_URL_CLOUDFORMATION": stale, "AWS_ENDPOINT_URL_DYNAMODB": stale}
+	for _, args := range [][]string{{"status"}, {"doctor"}, {"results", "--since", "1h"}} {
+		r := runCLI(t, env, nil, args...)
+		if r.code != exitError || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+			!strings.Contains(r.stderr, "the local rig's stack at "+stale+" (AWS_ENDPOINT_URL_CLOUDFORMATION, from local --serve's export line) does not answer") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
