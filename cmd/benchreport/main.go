@@ -33,7 +33,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 
-var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "reprocess", "pacing", "scale", "gobench"}
+var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "reprocess", "pacing", "scale", "jobsim", "gobench"}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == rssLauncherArg {
@@ -279,6 +279,13 @@ func (b *benchRun) measure(ctx context.Context) {
 				continue
 			}
 			progress("%s done in %s", s.name, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if b.want("jobsim") && ctx.Err() == nil {
+		progress("jobsim ...")
+		var err error
+		if r.Jobsim, err = measureJobsim(progress); err != nil {
+			b.fail("jobsim", err)
 		}
 	}
 	if b.want("gobench") && ctx.Err() == nil {

@@ -37,6 +37,7 @@ type results struct {
 	Reprocess         *reprocessResult  // a reprocess run over photos uploaded at the high rate
 	Pacing            []pacingRun       // per-instance and shared pacing, side by side
 	Scale             *scaleResult      // the model's table at every accepted rate, and a real-time run beside it
+	Jobsim            *jobsimResult     // the job engine's proofs at a million objects, simulated
 	GoBench           []goBenchmark
 	Errors            []string // stages that failed
 }
@@ -124,6 +125,7 @@ func (r *results) headline() []row {
 	rows = append(rows, r.reprocessRows()...)
 	rows = append(rows, r.pacingRows()...)
 	rows = append(rows, r.scaleHeadline()...)
+	rows = append(rows, r.jobsimRows()...)
 	rows = append(rows, r.costRows()...)
 	return rows
 }
@@ -171,6 +173,7 @@ func (r *results) markdown() []byte {
 	r.reprocessSection(p)
 	r.pacingSection(p)
 	r.scaleSection(p)
+	r.jobsimSection(p)
 	r.costSection(p)
 	r.goBenchSection(p)
 	return b.Bytes()

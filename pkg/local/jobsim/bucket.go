@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/geolocate-aws/geolocate/pkg/shared/jobmsg"
 )
 
 // maxListKeys is S3's page size: ListObjectVersions returns "up to 1,000
@@ -83,4 +86,15 @@ func (b *bucket) ListObjectVersions(_ context.Context, in *s3.ListObjectVersions
 		out.IsTruncated = aws.Bool(false)
 	}
 	return out, nil
+}
+
+// holds reports whether o names one of the bucket's versions as listed
+// (key, version id and ETag, quoted or not).
+func (b *bucket) holds(o jobmsg.Object) bool {
+	if o.Bucket != b.name || !strings.HasPrefix(o.Key, b.prefix) {
+		return false
+	}
+	i, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(o.Key, b.prefix), ".jpg"))
+	return err == nil && i >= 0 && i < b.n && o.Key == b.key(i) && o.VersionID == b.version(i) &&
+		(o.ETag == "" || strings.Trim(o.ETag, `"`) == strings.Trim(b.etag(i), `"`))
 }

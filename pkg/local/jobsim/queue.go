@@ -70,6 +70,7 @@ type queue struct {
 	// visible is how many messages can be received now.
 	visible   int
 	onVisible func() // called when a message has turned visible
+	batches   int64  // SendMessageBatch requests
 	st        QueueStats
 }
 
@@ -256,6 +257,7 @@ func (s sender) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInpu
 	if size > maxBatchPayload {
 		return nil, &types.BatchRequestTooLong{Message: aws.String(fmt.Sprintf("Batch requests cannot be longer than %d bytes. You have sent %d bytes.", maxBatchPayload, size))}
 	}
+	s.q.batches++
 	out := &sqs.SendMessageBatchOutput{}
 	for _, e := range in.Entries {
 		m := s.q.send(aws.ToString(e.MessageBody), true, time.Duration(e.DelaySeconds)*time.Second)
