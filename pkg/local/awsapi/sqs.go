@@ -115,49 +115,6 @@ func (s *SQS) Handler() http.Handler {
 	}}
 }
 
-// setQueueAttributes takes a queue's Policy, which nothing local
-// evaluates (the IAM checks run offline on the template, docs/security.md);
-// any other attribute is refused rather than ignored: a queue created with
-// it would behave otherwise than a queue changed to it.
-func (s *SQS) setQueueAttributes(_ context.Context, _ *http.Request, body []byte) (any, error) {
-	var in struct {
-		QueueUrl   string
-		Attributes map[string]string
-	}
-	if err := decodeJSON(body, &in); err != nil {
-		return nil, err
-	}
-	if _, err := s.live(in.QueueUrl, "SetQueueAttributes"); err != nil {
-		return nil, err
-	}
-	for name := range in.Attributes {
-		if name != "Policy" {
-			return nil, senderError("UnsupportedOperation", "SetQueueAttributes %s: locally only Policy can be set on an existing queue (set the others at CreateQueue)", name)
-		}
-	}
-	return struct{}{}, nil
-}
-
-// deleteQueue removes a queue created with CreateQueue, and its
-// dead-letter view.
-func (s *SQS) deleteQueue(_ context.Context, _ *http.Request, body []byte) (any, error) {
-	var in struct{ QueueUrl string }
-	if err := decodeJSON(body, &in); err != nil {
-		return nil, err
-	}
-	q, err := s.lookup(in.QueueUrl)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.queues, q.name)
-	if q.deadLetterName != "" {
-		delete(s.queues, q.deadLetterName)
-	}
-	return struct{}{}, nil
-}
-
 func nonExistentQueue(what string) *apiError {
 	e := senderError("QueueDoesNotExist", "The specified queue does not exist: %s", what)
 	e.QueryCode = "AWS.SimpleQueueService.NonExistentQueue"
