@@ -160,12 +160,21 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 		opts.Metrics = dash.metrics
 	}
 	if *serve {
-		alarms, err := servedAlarms(*stackTmpl, templateGiven, c.stderr)
+		alarms, note, err := servedAlarms(*stackTmpl, templateGiven)
 		if err != nil {
 			return err
 		}
 		started := time.Now()
-		err = pipeline.Serve(ctx, opts, func(o *pipeline.ServeOptions) { o.Alarms = alarms })
+		err = pipeline.Serve(ctx, opts, func(o *pipeline.ServeOptions) {
+			o.Alarms = alarms
+			// The note waits until the stack is up: a bad --images is
+			// said alone, before anything starts.
+			o.Ready = func(map[string]string) {
+				if note != "" {
+					fmt.Fprintln(c.stderr, note)
+				}
+			}
+		})
 		if err == nil && ctx.Err() != nil {
 			fmt.Fprintln(c.stderr, serveStopped(time.Since(started), opts.External == nil))
 		}
@@ -216,27 +225,25 @@ func runLocal(ctx context.Context, c *cli, args []string) error {
 // servedAlarms are the names of the synthesized stack's alarms, which
 // local --serve's CloudWatch holds (SetAlarmState, DescribeAlarms). Without
 // a template (no make synth yet, and --template not given) it serves none,
-// and says so.
-func servedAlarms(path string, given bool, stderr io.Writer) ([]string, error) {
+// and note says so.
+func servedAlarms(path string, given bool) (alarms []string, note string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if given || !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("--template: %w", err)
+			return nil, "", fmt.Errorf("--template: %w", err)
 		}
-		fmt.Fprintf(stderr, "alarms    none served: %s is not there (make synth writes it; the stack's alarms come from it)\n", path)
-		return nil, nil
+		return nil, fmt.Sprintf("alarms    none served: %s is not there (make synth writes it; the stack's alarms come from it)", path), nil
 	}
-	alarms, err := alarmeval.ParseTemplate(data, func(o *alarmeval.ParseOptions) {
+	parsed, err := alarmeval.ParseTemplate(data, func(o *alarmeval.ParseOptions) {
 		o.Refs = map[string]string{"AWS::StackName": pipeline.DefaultStackName}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("--template %s: %w", path, err)
+		return nil, "", fmt.Errorf("--template %s: %w", path, err)
 	}
-	names := make([]string, 0, len(alarms))
-	for _, a := range alarms {
-		names = append(names, a.Name)
+	for _, a := range parsed {
+		alarms = append(alarms, a.Name)
 	}
-	return names, nil
+	return alarms, "", nil
 }
 
 // The --service values.

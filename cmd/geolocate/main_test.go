@@ -45,6 +45,9 @@ type result struct {
 	stdout, stderr string
 }
 
+// runCLITimeout is how long runCLI lets one command run.
+const runCLITimeout = 3 * time.Minute
+
 // runCLI runs the program with env as its whole environment.
 func runCLI(t *testing.T, env map[string]string, secrets secretSource, args ...string) result {
 	t.Helper()
@@ -53,7 +56,10 @@ func runCLI(t *testing.T, env map[string]string, secrets secretSource, args ...s
 	if secrets == nil {
 		c.secrets = fakeSecrets{err: errors.New("no secrets in this test")}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A bound for a hung command, not a speed target: the local runs
+	// (DynamoDB Local's start, a whole pipeline) take 10-20 s alone and
+	// several times that on CI's 2 cores beside other packages' tests.
+	ctx, cancel := context.WithTimeout(context.Background(), runCLITimeout)
 	defer cancel()
 	code := c.main(ctx, args)
 	return result{code, stdout.String(), stderr.String()}
