@@ -126,7 +126,7 @@ func synthBundled(t *testing.T, sourceDir, outDir string) *bundledSynth {
 	files, _ := s.manifest["files"].(map[string]any)
 
 	resources, _ := s.template["Resources"].(map[string]any)
-	for fn, prefix := range map[string]string{predictorAssetDir: "Predictor", monitorAssetDir: "Monitor", mapWidgetAssetDir: "MapWidget", resultEventsAssetDir: "ResultEventsEnrichment"} {
+	for fn, prefix := range map[string]string{predictorAssetDir: "Predictor", monitorAssetDir: "Monitor", mapWidgetAssetDir: "MapWidget", resultEventsAssetDir: "ResultEventsEnrichment", jobFeederAssetDir: "JobFeeder"} {
 		var ids []string
 		for id, r := range resources {
 			res := r.(map[string]any)
