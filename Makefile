@@ -6,7 +6,7 @@ SHELL := /bin/bash
 
 GO          ?= go
 GOARCH_LAMBDA := arm64
-FUNCTIONS   := predictor monitor mapwidget resultevents
+FUNCTIONS   := predictor monitor mapwidget resultevents jobfeeder
 BUILD_DIR   := build
 BENCH_OUT   ?= cmd/benchreport/REPORT.md
 N           ?= 20000
