@@ -31,12 +31,13 @@ type localEvents struct {
 // synthesized template when --template was given, else the default
 // configuration's (pkg/local/pipes keeps a copy equal to the synthesized
 // one). A template without a pipe (events=false) plays none; --events then
-// is an error, as it is with --serve, which runs no function.
+// is an error, as it is with --serve, whose results pipe publishes onto
+// the served results bus instead (receive them with a rule, as on AWS).
 func newLocalEvents(path, templatePath string, templateGiven, run bool) (*localEvents, error) {
 	l := &localEvents{}
 	if !run {
 		if path != "" {
-			return nil, usageError{errors.New("--events writes a run's events: --serve runs no function")}
+			return nil, usageError{errors.New("--events writes one run's events to a file: --serve publishes them on its results bus (ResultEventsBusName), read them there with a rule and a queue as on AWS")}
 		}
 		return l, nil
 	}

@@ -71,7 +71,7 @@ func TestLocalEventsRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"local", "--images", dir, "--serve", "--events", "x.jsonl"}, "--serve runs no function"},
+		{[]string{"local", "--images", dir, "--serve", "--events", "x.jsonl"}, "--serve publishes them on its results bus"},
 		{[]string{"local", "--images", dir, "--template", noPipe, "--events", "x.jsonl"}, "0 pipes"},
 	} {
 		r := runCLI(t, map[string]string{}, nil, tt.args...)
