@@ -43,8 +43,8 @@ func TestJobFigures(t *testing.T) {
 		{ID: "j-20261122-budget", State: jobs.StateRunning, Held: jobs.HeldBudget, Created: at(5 * time.Hour), LastProgress: at(3 * time.Hour),
 			Listed: 100, Done: 40, ListingDone: true, Spec: jobs.Spec{Kind: jobs.KindBackfill, RatePerMinute: 10}},
 		{ID: "j-20261122-runnin", State: jobs.StateRunning, Created: at(2 * time.Hour), LastProgress: at(10 * time.Minute),
-			Listed: 1000, Done: 300, Failed: 10, Skipped: 5, CreditsSpent: 300, ListingDone: true,
-			Spec: jobs.Spec{Kind: jobs.KindReprocess, RatePerMinute: 26.6}},
+			Listed: 1000, Done: 300, Failed: 10, Skipped: 5, CreditsSpent: 300, ListingDone: true, FeedRate: 26.6,
+			Spec: jobs.Spec{Kind: jobs.KindReprocess, RatePerMinute: 30}},
 	}}
 	h := jobsHarness(t, list)
 	rep, pts := h.run(t)
@@ -63,7 +63,8 @@ func TestJobFigures(t *testing.T) {
 	pts.want(t, metricnames.JobObjectsDone, 315, job("j-20261122-runnin")...)
 	pts.want(t, metricnames.JobCreditsSpent, 300, job("j-20261122-runnin")...)
 	pts.want(t, metricnames.JobMinutesSinceProgress, 10, job("j-20261122-runnin")...)
-	// 685 objects at 26.6 a minute, as jobs.Job.ETA computes it.
+	// 685 objects at the 26.6 a minute the feeder last fed it at, as
+	// jobs.Job.ETA computes it.
 	wantETA := list.jobs[4].ETA(t0).Sub(t0).Hours()
 	if math.Abs(wantETA-685/26.6/60) > 0.001 {
 		t.Fatalf("the job's own ETA is %v h, want about %v", wantETA, 685/26.6/60)
