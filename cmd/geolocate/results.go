@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 )
@@ -48,7 +49,7 @@ func runResults(ctx context.Context, c *cli, args []string) error {
 	if *limit < 0 {
 		return usageError{fmt.Errorf("--limit %d is negative", *limit)}
 	}
-	from, err := parseSince(*since, time.Now())
+	from, err := jobs.ParseSince(*since, time.Now())
 	if err != nil {
 		return usageError{fmt.Errorf("--since: %w", err)}
 	}
@@ -162,27 +163,6 @@ func isStatus(s string) bool {
 		}
 	}
 	return false
-}
-
-// parseSince reads a duration ago ("90m", "36h", "7d"), a UTC date, or an
-// RFC 3339 time.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 7d), a date (2026-11-22) nor an RFC 3339 time", s)
 }
 
 // resultRow is one record as the operator commands print it (results and

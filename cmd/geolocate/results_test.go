@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 
+	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/ledger"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts/awspartstest"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
@@ -218,14 +219,14 @@ func TestParseSince(t *testing.T) {
 		{"2026-11-21T08:30:00Z", time.Date(2026, 11, 21, 8, 30, 0, 0, time.UTC)},
 	}
 	for _, tt := range tests {
-		got, err := parseSince(tt.in, now)
+		got, err := jobs.ParseSince(tt.in, now)
 		if err != nil || !got.Equal(tt.want) {
-			t.Errorf("parseSince(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			t.Errorf("jobs.ParseSince(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
 	}
 	for _, bad := range []string{"", "soon", "-5m", "3x"} {
-		if _, err := parseSince(bad, now); err == nil {
-			t.Errorf("parseSince(%q) accepted", bad)
+		if _, err := jobs.ParseSince(bad, now); err == nil {
+			t.Errorf("jobs.ParseSince(%q) accepted", bad)
 		}
 	}
 }
