@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,39 +26,8 @@ import (
 // stack as a deployed one, an upload through its S3 endpoint is recorded through the
 // served queue, and the stop says what ran.
 func TestCLIAgainstTheServedLocalStack(t *testing.T) {
-	db := awspartstest.SharedDynamoDB(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var progress syncbuf.Buffer
-	ready := make(chan map[string]string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- pipeline.Serve(ctx, pipeline.Options{
-			ImagesDir: t.TempDir(),
-			Getenv:    func(string) string { return "" },
-			DynamoDB:  db,
-			Table:     fmt.Sprintf("cli-serve-%d", time.Now().UnixNano()),
-			Progress:  &progress,
-		}, func(o *pipeline.ServeOptions) { o.Ready = func(env map[string]string) { ready <- env } })
-	}()
-	var env map[string]string
-	select {
-	case env = <-ready:
-	case err := <-done:
-		t.Fatalf("Serve: %v\n%s", err, progress.String())
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("Serve never got ready:\n%s", progress.String())
-	}
-	// The SDK reads the process environment, the CLI its getenv: both get
-	// the export line, and nothing else of this shell's AWS setup.
-	for _, name := range []string{"AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"} {
-		t.Setenv(name, "")
-	}
-	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
-	for name, v := range env {
-		t.Setenv(name, v)
-	}
+	stack := serveLocalStack(t, "cli-serve")
+	env, progress := stack.env, stack.progress
 
 	r := runCLI(t, env, awsSecrets{}, "status")
 	if r.code != exitOK || !strings.Contains(r.stdout, "stack") || !strings.Contains(r.stdout, "queue") || !strings.Contains(r.stdout, "dead letters") {
@@ -102,8 +72,7 @@ func TestCLIAgainstTheServedLocalStack(t *testing.T) {
 		t.Errorf("doctor: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 
-	cancel()
-	if err := <-done; err != nil {
+	if err := stack.stop(); err != nil {
 		t.Errorf("Serve: %v", err)
 	}
 	if text := progress.String(); !strings.Contains(text, "stopped   what ran while served:") || !strings.Contains(text, "records   1 in table") {
@@ -129,4 +98,61 @@ func TestCLIWithTheExportLineOfAStoppedStack(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
 		}
 	}
+}
+
+// servedStack is a local --serve stack a test started, with its export
+// line set as the test's whole AWS environment.
+type servedStack struct {
+	env      map[string]string
+	progress *syncbuf.Buffer
+	// stop ends Serve and returns its error; the test's cleanup calls it
+	// too, so a test that never stops the stack still waits for it.
+	stop func() error
+}
+
+// serveLocalStack starts pipeline.Serve on the shared DynamoDB Local with
+// a table of its own (named from table), waits until every part answers,
+// and points the SDK (the process environment) and the CLI (its getenv)
+// at it, and at nothing else of this shell's AWS setup.
+func serveLocalStack(t *testing.T, table string, optFns ...func(*pipeline.ServeOptions)) *servedStack {
+	t.Helper()
+	db := awspartstest.SharedDynamoDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	progress := &syncbuf.Buffer{}
+	ready := make(chan map[string]string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- pipeline.Serve(ctx, pipeline.Options{
+			ImagesDir: t.TempDir(),
+			Getenv:    func(string) string { return "" },
+			DynamoDB:  db,
+			Table:     fmt.Sprintf("%s-%d", table, time.Now().UnixNano()),
+			Progress:  progress,
+		}, append(optFns, func(o *pipeline.ServeOptions) { o.Ready = func(env map[string]string) { ready <- env } })...)
+	}()
+	var once sync.Once
+	var serveErr error
+	stop := func() error {
+		once.Do(func() { cancel(); serveErr = <-done })
+		return serveErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	var env map[string]string
+	select {
+	case env = <-ready:
+	case err := <-done:
+		once.Do(func() { cancel(); serveErr = err })
+		t.Fatalf("Serve: %v\n%s", err, progress.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("Serve never got ready:\n%s", progress.String())
+	}
+	for _, name := range []string{"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"} {
+		t.Setenv(name, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	for name, v := range env {
+		t.Setenv(name, v)
+	}
+	return &servedStack{env: env, progress: progress, stop: stop}
 }
