@@ -199,14 +199,33 @@ func (e *EventBridge) metric(name string, r *rule, at time.Time) {
 // empty: the default bus), or EventBridge's ResourceNotFoundException.
 // The map is guarded by e.mu.
 func (e *EventBridge) rulesOf(bus string) (map[string]*rule, error) {
-	name := busName(bus)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rules := e.buses[name]
-	if rules == nil {
-		return nil, notFound("Event bus %s does not exist.", bus)
+	rules, unlock, err := e.lockRules(bus)
+	if err != nil {
+		return nil, err
 	}
+	unlock()
 	return rules, nil
+}
+
+// lockRules is rulesOf with e.mu held until the caller's unlock: the
+// rule operations read and change a bus's rules under one lock.
+func (e *EventBridge) lockRules(bus string) (rules map[string]*rule, unlock func(), err error) {
+	e.mu.Lock()
+	rules = e.buses[busName(bus)]
+	if rules == nil {
+		e.mu.Unlock()
+		return nil, nil, notFound("Event bus %s does not exist.", bus)
+	}
+	return rules, e.mu.Unlock, nil
+}
+
+// ruleOf is the rule of that name, or EventBridge's ResourceNotFound
+// naming the bus.
+func ruleOf(rules map[string]*rule, name, bus string) (*rule, error) {
+	if r := rules[name]; r != nil {
+		return r, nil
+	}
+	return nil, notFound("Rule %s does not exist on EventBus %s.", name, busName(bus))
 }
 
 // rateExpression is EventBridge's rate(value unit) schedule.
@@ -301,15 +320,14 @@ func (e *EventBridge) putTargets(_ context.Context, _ *http.Request, body []byte
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
-	rules, err := e.rulesOf(in.EventBusName)
+	rules, unlock, err := e.lockRules(in.EventBusName)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r := rules[in.Rule]
-	if r == nil {
-		return nil, notFound("Rule %s does not exist on EventBus default.", in.Rule)
+	defer unlock()
+	r, err := ruleOf(rules, in.Rule, in.EventBusName)
+	if err != nil {
+		return nil, err
 	}
 	type failed struct{ TargetId, ErrorCode, ErrorMessage string }
 	out := struct {
@@ -335,15 +353,14 @@ func (e *EventBridge) removeTargets(_ context.Context, _ *http.Request, body []b
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
-	rules, err := e.rulesOf(in.EventBusName)
+	rules, unlock, err := e.lockRules(in.EventBusName)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r := rules[in.Rule]
-	if r == nil {
-		return nil, notFound("Rule %s does not exist on EventBus %s.", in.Rule, in.EventBusName)
+	defer unlock()
+	r, err := ruleOf(rules, in.Rule, in.EventBusName)
+	if err != nil {
+		return nil, err
 	}
 	for _, id := range in.Ids {
 		delete(r.targets, id)
@@ -356,12 +373,11 @@ func (e *EventBridge) deleteRule(_ context.Context, _ *http.Request, body []byte
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
-	rules, err := e.rulesOf(in.EventBusName)
+	rules, unlock, err := e.lockRules(in.EventBusName)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer unlock()
 	r := rules[in.Name]
 	if r == nil {
 		return nil, nil // DeleteRule of a missing rule succeeds
@@ -381,15 +397,14 @@ func (e *EventBridge) describeRule(_ context.Context, _ *http.Request, body []by
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
-	rules, err := e.rulesOf(in.EventBusName)
+	rules, unlock, err := e.lockRules(in.EventBusName)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r := rules[in.Name]
-	if r == nil {
-		return nil, notFound("Rule %s does not exist.", in.Name)
+	defer unlock()
+	r, err := ruleOf(rules, in.Name, in.EventBusName)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]any{"Name": r.name, "Arn": e.ruleARN(r.name), "State": r.state, "EventBusName": cmp.Or(in.EventBusName, defaultBus)}
 	if r.pattern != "" {
@@ -405,12 +420,11 @@ func (e *EventBridge) listRuleNamesByTarget(_ context.Context, _ *http.Request, 
 	if err := decodeJSON(body, &in); err != nil {
 		return nil, err
 	}
-	rules, err := e.rulesOf(in.EventBusName)
+	rules, unlock, err := e.lockRules(in.EventBusName)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer unlock()
 	names := []string{}
 	for name, r := range rules {
 		for _, t := range r.targets {
