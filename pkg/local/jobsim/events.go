@@ -1,8 +1,9 @@
 package jobsim
 
 import (
-	"container/heap"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
 
 // loop is a discrete-event loop on a simulated clock: callbacks run one at
@@ -15,34 +16,8 @@ import (
 // and 10^7 events within seconds a million.
 type loop struct {
 	now    time.Time
-	seq    uint64
-	events eventHeap
+	events simclock.Events[func()]
 	ran    int64
-}
-
-type event struct {
-	at  time.Time
-	seq uint64
-	fn  func()
-}
-
-type eventHeap []event
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	return h[i].seq < h[j].seq
-}
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = event{}
-	*h = old[:len(old)-1]
-	return e
 }
 
 func newLoop(start time.Time) *loop { return &loop{now: start} }
@@ -55,8 +30,7 @@ func (l *loop) at(t time.Time, fn func()) {
 	if t.Before(l.now) {
 		t = l.now
 	}
-	l.seq++
-	heap.Push(&l.events, event{at: t, seq: l.seq, fn: fn})
+	l.events.Push(t, fn)
 }
 
 // after runs fn d from now.
@@ -66,12 +40,12 @@ func (l *loop) after(d time.Duration, fn func()) { l.at(l.now.Add(d), fn) }
 // after each event), or until the next is after until.
 func (l *loop) run(until time.Time, stop func() bool) {
 	for l.events.Len() > 0 {
-		if l.events[0].at.After(until) {
+		if l.events.Next().After(until) {
 			return
 		}
-		e := heap.Pop(&l.events).(event)
-		l.now = e.at
-		e.fn()
+		var fn func()
+		l.now, fn = l.events.Pop()
+		fn()
 		l.ran++
 		if stop() {
 			return

@@ -1,10 +1,11 @@
 package pacesim
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"time"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/simclock"
 )
 
 // sched is a discrete-event scheduler on a simulated clock. Actors are
@@ -19,8 +20,7 @@ import (
 // other way (a channel, a sync.Mutex held across a sleep) deadlocks the run.
 type sched struct {
 	now    time.Time
-	events eventHeap
-	seq    uint64
+	events simclock.Events[*actor]
 	yield  chan struct{}
 	// stopping: the run is over; every sleep returns errStopped at once.
 	stopping bool
@@ -33,30 +33,6 @@ type sched struct {
 
 // errStopped is what a sleep returns once the run is over.
 var errStopped = errors.New("pacesim: run over")
-
-type event struct {
-	at  time.Time
-	seq uint64
-	a   *actor
-}
-
-type eventHeap []event
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	return h[i].seq < h[j].seq
-}
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
-}
 
 func newSched(start time.Time) *sched {
 	return &sched{now: start, yield: make(chan struct{})}
@@ -84,8 +60,7 @@ func (s *sched) spawn(fn func(a *actor)) {
 }
 
 func (s *sched) push(at time.Time, a *actor) {
-	s.seq++
-	heap.Push(&s.events, event{at: at, seq: s.seq, a: a})
+	s.events.Push(at, a)
 }
 
 // sleep suspends the actor for d of simulated time.
@@ -113,15 +88,11 @@ func (a *actor) ctxSleep(_ context.Context, d time.Duration) error { return a.sl
 // run advances the clock event by event until until, then ends every actor
 // (their sleeps return errStopped) and returns once all have exited.
 func (s *sched) run(until time.Time) {
-	for s.events.Len() > 0 {
-		e := heap.Pop(&s.events).(event)
-		if e.at.After(until) {
-			heap.Push(&s.events, e)
-			break
-		}
-		s.now = e.at
-		s.cur = e.a
-		e.a.wake <- struct{}{}
+	for s.events.Len() > 0 && !s.events.Next().After(until) {
+		var a *actor
+		s.now, a = s.events.Pop()
+		s.cur = a
+		a.wake <- struct{}{}
 		<-s.yield
 	}
 	s.stopping = true
@@ -129,9 +100,9 @@ func (s *sched) run(until time.Time) {
 		fn()
 	}
 	for s.events.Len() > 0 {
-		e := heap.Pop(&s.events).(event)
-		s.cur = e.a
-		e.a.wake <- struct{}{}
+		_, a := s.events.Pop()
+		s.cur = a
+		a.wake <- struct{}{}
 		<-s.yield
 	}
 }
