@@ -47,11 +47,11 @@ const (
 // The pipe's enrichment function (functions/resultevents): it builds each
 // event's detail in Go, so the detail is valid JSON with exact values for
 // any key or place name (resultevents.Detail says why a text template
-// cannot promise that). It does no I/O: the smallest memory size is
-// plenty, and a batch of 10 records takes milliseconds.
+// cannot promise that). It does no I/O, and a batch of 10 records takes
+// milliseconds.
 const (
 	resultEventsAssetDir              = "resultevents"
-	resultEventsEnrichmentMemoryMB    = 128
+	resultEventsEnrichmentMemoryMB    = resultevents.EnrichmentMemoryMB
 	resultEventsEnrichmentTimeoutSecs = 10
 )
 

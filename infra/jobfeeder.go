@@ -42,7 +42,7 @@ const (
 	// The feeder stops starting work before it (FeederOptions.RunBudget)
 	// and the next run goes on from the stored cursor.
 	jobFeederTimeoutSeconds = 120
-	jobFeederMemoryMB       = 256
+	jobFeederMemoryMB       = jobs.FeederMemoryMB
 	// jobFeederConcurrency: one feeder at a time. Two runs over the same
 	// job would both top its window up and send it twice over; with one,
 	// a run that overlaps the next minute (or the CLI's kick) is throttled

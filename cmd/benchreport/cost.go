@@ -34,11 +34,18 @@ const secretCacheTTLMinutes = 5
 // and docs/events.md gives the cost of an idle month.
 const streamPollsPerSecond = 4
 
-// perImageUsage derives one image's consumption from the throughput run:
+// perImageUsage is perImageUsageOf the run on the report's stack, with
+// the results pipe's enrichment as the jobcost stage measured it (none
+// when that stage did not run).
+func (r *results) perImageUsage(t *throughputResult) bench.PerImage {
+	return r.JobCost.enrichUsage(perImageUsageOf(t, r.Stack), t.AchievedPerMinute)
+}
+
+// perImageUsageOf derives one image's consumption from the throughput run:
 // real batching, rate limiting and service latency, so Lambda duration
 // includes the time spent waiting on the service and the limiter, which
 // Lambda bills.
-func perImageUsage(t *throughputResult, st stack) bench.PerImage {
+func perImageUsageOf(t *throughputResult, st stack) bench.PerImage {
 	n := float64(max(t.Succeeded, 1))
 	u := t.Usage
 	invocationsPerImage := float64(t.Invocations) / n
@@ -100,7 +107,7 @@ func (r *results) costRows() []row {
 		}
 		rows = append(rows, row{fmt.Sprintf("Billed Lambda time per image at the real rate (R=%.0f/min, L=%v)", t.Config.RatePerMinute, t.Config.Latency),
 			fmt.Sprintf("%.0f ms", bench.Ms(billed)), fmt.Sprintf("<= %.0f ms (L + %v)", bench.Ms(limit), billedOverLatency), verdict(billed <= limit), why})
-		lines, total := bench.ListPrices.Per1000(perImageUsage(t, r.Stack))
+		lines, total := bench.ListPrices.Per1000(r.perImageUsage(t))
 		why = ""
 		if total > targetRealRateCost {
 			why = "see the cost section: what the target would take"
@@ -112,12 +119,12 @@ func (r *results) costRows() []row {
 		rows = append(rows, row{label,
 			fmt.Sprintf("%.0f credits + $%.4f AWS", lines[0].Quantity, total), fmt.Sprintf("<= $%.3f AWS", targetRealRateCost),
 			verdict(total <= targetRealRateCost), why})
-		_, quiet := bench.ListPrices.Per1000(withoutResultEvents(perImageUsage(t, r.Stack)))
+		_, quiet := bench.ListPrices.Per1000(withoutResultEvents(r.perImageUsage(t)))
 		rows = append(rows, row{fmt.Sprintf("The same with result events off (`events: false`: no stream polling, pipe or bus events)"),
 			fmt.Sprintf("$%.4f AWS", quiet), "none set", "info", ""})
 	}
 	if t := r.Throughput; t != nil {
-		lines, total := bench.ListPrices.Per1000(perImageUsage(t, r.Stack))
+		lines, total := bench.ListPrices.Per1000(r.perImageUsage(t))
 		rows = append(rows, row{fmt.Sprintf("Cost per 1,000 images at %.0f/min", t.Config.RatePerMinute),
 			fmt.Sprintf("%.0f credits + $%.4f AWS", lines[0].Quantity, total), "none set", "info", ""})
 	}
@@ -146,7 +153,7 @@ func (r *results) costSection(p func(string, ...any)) {
 	for _, t := range runs {
 		header += fmt.Sprintf(" At %.0f/min: quantity | USD |", t.Config.RatePerMinute)
 		rule += "---|---|"
-		lines, total := pr.Per1000(perImageUsage(t, r.Stack))
+		lines, total := pr.Per1000(r.perImageUsage(t))
 		tables, totals = append(tables, lines), append(totals, total)
 	}
 	p("%s\n%s\n", header, rule)
@@ -171,7 +178,7 @@ func (r *results) costSection(p func(string, ...any)) {
 	}
 	p("\n\n")
 	if r.RealRate != nil {
-		p("%s\n\n", reachTarget(tables[0], totals[0], r.RealRate, r.Stack))
+		p("%s\n\n", r.reachTarget(tables[0], totals[0], r.RealRate))
 	}
 	t := runs[0]
 	writesByItem(p, t)
@@ -183,19 +190,20 @@ func (r *results) costSection(p func(string, ...any)) {
 // reads the table's stream, and no result event is published.
 func withoutResultEvents(u bench.PerImage) bench.PerImage {
 	u.StreamReads, u.ResultEvents = 0, 0
+	u.EnrichInvocations, u.EnrichBilledSeconds, u.EnrichLogBytes = 0, 0, 0
 	return u
 }
 
 // reachTarget says, from the real rate's cost lines, what the rest would
 // take to reach targetRealRateCost: the gap, and the items that make it,
 // dearest first, with what each costs per image.
-func reachTarget(lines []bench.CostLine, total float64, t *throughputResult, st stack) string {
+func (r *results) reachTarget(lines []bench.CostLine, total float64, t *throughputResult) string {
 	if total <= targetRealRateCost {
 		return fmt.Sprintf("At %.0f/min the AWS total, $%.4f, is within $%.3f.", t.Config.RatePerMinute, total, targetRealRateCost)
 	}
 	priced := slices.DeleteFunc(slices.Clone(lines), func(l bench.CostLine) bool { return l.USD == 0 })
 	slices.SortFunc(priced, func(a, b bench.CostLine) int { return cmp.Compare(b.USD, a.USD) })
-	u := perImageUsage(t, st)
+	u := r.perImageUsage(t)
 	var parts []string
 	for _, l := range priced[:min(4, len(priced))] {
 		per := ""
@@ -308,7 +316,7 @@ func writesByItem(p func(string, ...any), t *throughputResult) {
 		}
 	}
 	p("\n")
-	u := perImageUsage(t, stack{})
+	u := perImageUsageOf(t, stack{})
 	p("Against the run before issue 38's cost work (%s, same flags): %.1f write units per image, before %.1f; %.0f ms billed per image, before %.0f (billed time follows the machine's load: the code before measured %.0f to %.0f ms on the shared 2-core machine the same day); %.1f SQS requests, before %.1f; %.1f S3 GETs, before %.1f. %s\n\n",
 		costBefore.Commit, u.DynamoDBWriteUnits, costBefore.WriteUnits, 1000*u.BilledSeconds, costBefore.BilledMS,
 		costBefore.BilledMSRange[0], costBefore.BilledMSRange[1], u.SQSRequests, costBefore.SQSRequests, u.S3Gets, costBefore.S3Gets, costBefore.Saved)

@@ -9,7 +9,9 @@
 // against a rate-limited simulator at a high rate and at the service's real
 // rate (30/min), reuse (the real rate with exact copies among the uploads),
 // reprocess (a reprocess run over photos uploaded at the high rate, priced
-// per 1,000 photos),
+// per 1,000 photos), jobcost (a backfill job's engine on DynamoDB Local,
+// priced per 1,000,000 objects, and the results pipe's enrichment timed
+// over the earlier stages' records),
 // pacing (per-instance against shared, side by side, for several N and
 // limiters), cost per 1,000 images at both rates from those figures, and the
 // packages' own Go benchmarks. stages_test.go runs each stage that uses the
@@ -29,11 +31,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/geolocate-aws/geolocate/pkg/local/jobcost"
 	"github.com/geolocate-aws/geolocate/pkg/pacer"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 )
 
-var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "reprocess", "pacing", "scale", "jobsim", "gobench"}
+var allStages = []string{"overhead", "memory", "coldstart", "throughput", "reuse", "reprocess", "jobcost", "pacing", "scale", "jobsim", "gobench"}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == rssLauncherArg {
@@ -60,6 +63,7 @@ func main() {
 	reuseCopies := flag.Float64("reuse-copies", 0.3, "reuse: the share of uploads that are exact copies of an earlier photo under another key")
 	reprocessPhotos := flag.Int("reprocess-photos", 200, "reprocess: distinct photos uploaded, then reprocessed in one run")
 	reprocessCap := flag.Int("reprocess-cap", 200, "reprocess: the run's cap in credits (at least -reprocess-photos)")
+	jobCostObjects := flag.Int("jobcost-objects", jobcost.DefaultObjects, "jobcost: the versions the measured backfill job lists")
 	pacingRate := flag.Float64("pacing-rate", 120, "pacing: the service's rate limit R, requests per minute")
 	pacingInstances := flag.String("pacing-instances", "2,4,10", "pacing: the numbers of instances N to compare")
 	pacingDuration := flag.Duration("pacing-duration", time.Minute, "pacing: how long uploads arrive at rate R in each run")
@@ -100,7 +104,7 @@ func main() {
 		overhead:        overheadConfig{Images: *images, Warmup: *warmup, CompareReuse: true},
 		overheadLatency: overheadConfig{Images: *latencyImages, Warmup: min(*warmup, *latencyImages), Latency: *overheadLatency},
 		coldStarts:      *coldStarts, throughput: tc, realRate: real, reuse: reuse,
-		reprocess: reprocessConfig{Photos: *reprocessPhotos, Cap: *reprocessCap, Rig: tc},
+		reprocess: reprocessConfig{Photos: *reprocessPhotos, Cap: *reprocessCap, Rig: tc}, jobCostObjects: *jobCostObjects,
 		pacing: pacingOptions{Rate: *pacingRate, Instances: ns, Duration: *pacingDuration, Skew: *pacingSkew,
 			SlidingRate: *slidingRate, SlidingInstances: sns, SlidingDuration: *slidingDuration},
 		scale: scaleOptions{Real: throughputConfig{RatePerMinute: *scaleRate, SlidingLog: true, Latency: *latency,
@@ -126,8 +130,10 @@ type options struct {
 	reuse throughputConfig
 	// reprocess is a run over photos uploaded at the high rate (issue 39).
 	reprocess reprocessConfig
-	pacing    pacingOptions
-	scale     scaleOptions
+	// jobCostObjects are the versions the jobcost stage's job lists.
+	jobCostObjects int
+	pacing         pacingOptions
+	scale          scaleOptions
 }
 
 func progress(format string, args ...any) {
@@ -205,7 +211,7 @@ func setupRun(ctx context.Context, o options) (*benchRun, error) {
 // the Go benchmarks.
 func (b *benchRun) measure(ctx context.Context) {
 	o, st, r := b.o, b.st, b.r
-	if b.want("overhead") || b.want("memory") || b.want("coldstart") || b.want("throughput") || b.want("reuse") || b.want("reprocess") || b.want("pacing") || b.want("scale") {
+	if b.want("overhead") || b.want("memory") || b.want("coldstart") || b.want("throughput") || b.want("reuse") || b.want("reprocess") || b.want("jobcost") || b.want("pacing") || b.want("scale") {
 		progress("starting gofakes3, DynamoDB Local and the simulator")
 		e, err := startEnv(ctx)
 		if err != nil {
@@ -255,6 +261,10 @@ func (b *benchRun) measure(ctx context.Context) {
 			}},
 			{"reprocess", func() (err error) {
 				r.Reprocess, err = measureReprocess(ctx, e, st, o.reprocess, progress)
+				return err
+			}},
+			{"jobcost", func() (err error) {
+				r.JobCost, err = measureJobCost(ctx, e, o.jobCostObjects, progress)
 				return err
 			}},
 			{"pacing", func() (err error) {

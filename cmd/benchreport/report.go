@@ -38,6 +38,7 @@ type results struct {
 	Pacing            []pacingRun       // per-instance and shared pacing, side by side
 	Scale             *scaleResult      // the model's table at every accepted rate, and a real-time run beside it
 	Jobsim            *jobsimResult     // the job engine's proofs at a million objects, simulated
+	JobCost           *jobCostResult    // the job engine's and the enrichment's AWS usage, measured
 	GoBench           []goBenchmark
 	Errors            []string // stages that failed
 }
@@ -127,6 +128,7 @@ func (r *results) headline() []row {
 	rows = append(rows, r.scaleHeadline()...)
 	rows = append(rows, r.jobsimRows()...)
 	rows = append(rows, r.costRows()...)
+	rows = append(rows, r.jobCostRows()...)
 	return rows
 }
 
@@ -175,6 +177,7 @@ func (r *results) markdown() []byte {
 	r.scaleSection(p)
 	r.jobsimSection(p)
 	r.costSection(p)
+	r.jobCostSection(p)
 	r.goBenchSection(p)
 	return b.Bytes()
 }

@@ -323,8 +323,8 @@ func waitFinal(ctx context.Context, store *ledger.Store, refs []ledger.ObjectRef
 // reprocessUsage is a run's consumption per photo by the cost section's
 // method (perImageUsage), with the send as the job feeder makes it (its
 // SendMessageBatch requests), not S3's one notification per upload.
-func reprocessUsage(x *reprocessResult, st stack) bench.PerImage {
-	u := perImageUsage(&x.T, st)
+func (r *results) reprocessUsage(x *reprocessResult) bench.PerImage {
+	u := r.perImageUsage(&x.T)
 	n := float64(max(x.T.Succeeded, 1))
 	u.SQSRequests += float64(x.SendBatches)/n - 1
 	return u
@@ -339,7 +339,7 @@ func (r *results) reprocessRows() []row {
 	if x == nil {
 		return nil
 	}
-	lines, total := bench.ListPrices.Per1000(reprocessUsage(x, r.Stack))
+	lines, total := bench.ListPrices.Per1000(r.reprocessUsage(x))
 	return []row{
 		{fmt.Sprintf("Credits of a reprocess run over %d photos (cap %d)", x.Selected, x.Config.Cap),
 			fmt.Sprintf("%d credits charged, %d spent by the run, %d paid calls for %d distinct photos", x.Charged, x.Spent, x.PaidCalls, x.DistinctPaid),
@@ -369,7 +369,7 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 	p("| Invocations / billed Lambda time per photo | %d / %.0f ms |\n", x.T.Invocations, 1000*x.T.BilledSeconds/n)
 	p("| Messages the handlers returned to wait (a call slot, credits), per photo | %.2f |\n", float64(x.T.VisibilityChanges)/n)
 	p("| S3 GETs and HEADs per photo | %.2f |\n", float64(x.T.Usage.Count("S3.GetObject", "S3.HeadObject"))/n)
-	p("| SQS requests per photo (sends in batches, receives, deletes, visibility changes) | %.2f |\n", reprocessUsage(x, r.Stack).SQSRequests)
+	p("| SQS requests per photo (sends in batches, receives, deletes, visibility changes) | %.2f |\n", r.reprocessUsage(x).SQSRequests)
 	p("| Took | %s |\n\n", x.Elapsed.Round(time.Millisecond))
 	p("DynamoDB per photo by item family (the request counter's split by partition key; the selection's query has no key and is under \"other\"):\n\n")
 	p("| Item | Reads | Read units | Writes | Write units (table + index) | Failed conditional writes |\n|---|---|---|---|---|---|\n")
@@ -387,8 +387,8 @@ func (r *results) reprocessSection(p func(string, ...any)) {
 		p("A run's record carries the result it replaces and the earlier ones (`previous`, `history`): the first photo's is %d bytes by DynamoDB's size rules against %d for its upload's, %d write units against %d in the table, and as many again in the by-status index projecting ALL, each time the claim and the record write it.\n\n",
 			x.RecordBytes, x.UploadRecordBytes, bench.WriteUnits(x.RecordBytes), bench.WriteUnits(x.UploadRecordBytes))
 	}
-	lines, total := bench.ListPrices.Per1000(reprocessUsage(x, r.Stack))
-	p("Per 1,000 photos, priced as the cost section prices uploads (the same lines and prices; SQS counts the CLI's SendMessageBatch requests instead of S3's notifications):\n\n| Item | Quantity | USD |\n|---|---|---|\n")
+	lines, total := bench.ListPrices.Per1000(r.reprocessUsage(x))
+	p("Per 1,000 photos, priced as the cost section prices uploads (the same lines and prices; SQS counts the job feeder's SendMessageBatch requests instead of S3's notifications):\n\n| Item | Quantity | USD |\n|---|---|---|\n")
 	for _, l := range lines {
 		if l.UnitPrice == 0 {
 			p("| %s | %.0f %s | - |\n", l.Item, l.Quantity, l.Unit)

@@ -135,7 +135,7 @@ func (r *results) reuseSection(p func(string, ...any)) {
 	p("| Content ledger per 1,000 uploads: requests / write units (failed conditional writes counted as one) / read units | %d / %.0f / %.0f |\n", rc.Content.Requests, rc.Content.WriteUnits, rc.Content.ReadUnits)
 	p("| S3 GETs beyond one per upload, per 1,000 uploads | %.0f |\n", rc.ExtraGets)
 	p("| Added AWS cost per 1,000 uploads | $%.5f content ledger + $%.5f GETs = $%.5f |\n", rc.ContentUSD, rc.GetUSD, rc.ContentUSD+rc.GetUSD)
-	lines, total := bench.ListPrices.Per1000(perImageUsage(t, r.Stack))
+	lines, total := bench.ListPrices.Per1000(r.perImageUsage(t))
 	p("| Whole AWS cost per 1,000 uploads, this run (the cost section's method) | %.0f credits + $%.4f |\n", lines[0].Quantity, total)
 	p("\nThe content ledger's requests are told apart from the object records' by their partition key (`CONTENT#<sha256>`, `bench.RequestCounter.Prefixes`); their units are in the cost section's DynamoDB lines too. ")
 	if o := r.Overhead; o != nil && o.ReuseOffWall.N > 0 {

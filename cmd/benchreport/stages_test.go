@@ -160,6 +160,24 @@ func TestStagesOnTinyInputs(t *testing.T) {
 		}
 	})
 
+	t.Run("jobcost", func(t *testing.T) {
+		// After throughput: the enrichment is timed over its records.
+		if r.JobCost, err = measureJobCost(ctx, e, 250, quiet); err != nil {
+			t.Fatal(err)
+		}
+		j := r.JobCost
+		if j.Job.Objects != 250 || j.Job.FeederRuns < 2 || j.Job.ListRequests != 1 || j.Job.SendRequests < 25 ||
+			j.Job.Feeder.WriteUnits <= 0 || j.Job.Ends.WriteUnits < 250 || j.EnrichRecords == 0 || j.EnrichOne <= 0 || j.EnrichTen < j.EnrichOne {
+			t.Errorf("jobcost: %+v", j)
+		}
+		// The enrichment is priced in the cost section's lines, once per
+		// result event at one record a batch.
+		u := r.perImageUsage(r.RealRate)
+		if u.EnrichInvocations <= 0 || u.EnrichInvocations > 1 || u.EnrichBilledSeconds < 0.001*u.EnrichInvocations || u.EnrichMemoryMB != 128 {
+			t.Errorf("enrichment usage per image: %+v", u)
+		}
+	})
+
 	t.Run("pacing", func(t *testing.T) {
 		po := pacingOptions{Rate: 600, Instances: []int{2}, Duration: time.Second,
 			SlidingRate: 600, SlidingInstances: []int{1}, SlidingDuration: time.Second}
@@ -182,7 +200,8 @@ func TestStagesOnTinyInputs(t *testing.T) {
 	for _, want := range []string{"## Memory", "## Cold start", "## Overhead ratio", "Measured behind the service's latency", "## Throughput against the rate limit",
 		"### At the service's real rate", "## Paying once per photo", "## Pacing", "## Cost per 1,000 images",
 		"Overhead ratio behind a 30ms service, measured", "Upload to record at the real rate with no backlog", "Credits with 30% exact copies",
-		"## Cost of a reprocess run", "Cost of a reprocess run per 1,000 photos"} {
+		"## Cost of a reprocess run", "Cost of a reprocess run per 1,000 photos",
+		"## Cost of a backfill job", "AWS cost of a 1,000,000-object backfill job", "Lambda requests (results pipe enrichment)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -21,6 +21,10 @@ type QueueSender interface {
 	SendMessageBatch(ctx context.Context, params *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 }
 
+// FeederMemoryMB is the feeder function's memory size (the stack deploys
+// it with this; cmd/benchreport prices its runs).
+const FeederMemoryMB = 256
+
 // Defaults of FeederOptions.
 const (
 	// DefaultRunBudget is how long one run works: well inside the

@@ -60,6 +60,14 @@ type PerImage struct {
 	LogBytes           float64 // log and metric bytes ingested
 	StreamReads        float64 // the results pipe's GetRecords on the table's stream
 	ResultEvents       float64 // result events: each a pipe request and a custom event
+	// The results pipe's enrichment (functions/resultevents), invoked by
+	// the pipe once per batch of records: its invocations and billed time
+	// per image, at its own memory size, and the log bytes Lambda writes
+	// for it (its START/END/REPORT lines: the handler itself logs nothing).
+	EnrichInvocations   float64
+	EnrichBilledSeconds float64
+	EnrichMemoryMB      int
+	EnrichLogBytes      float64
 }
 
 // CostLine is one row of the cost table, for 1,000 images.
@@ -89,6 +97,9 @@ func (p Prices) Per1000(u PerImage) (lines []CostLine, awsTotal float64) {
 		{Item: "DynamoDB Streams reads (results pipe)", Quantity: n * u.StreamReads, Unit: "read request", UnitPrice: p.StreamsReadRequest},
 		{Item: "EventBridge Pipes requests", Quantity: n * u.ResultEvents, Unit: "request", UnitPrice: p.PipesRequest},
 		{Item: "EventBridge custom events", Quantity: n * u.ResultEvents, Unit: "event", UnitPrice: p.EventBridgeEvent},
+		{Item: "Lambda requests (results pipe enrichment)", Quantity: n * u.EnrichInvocations, Unit: "invocation", UnitPrice: p.LambdaRequest},
+		{Item: "Lambda compute (results pipe enrichment, arm64)", Quantity: n * u.EnrichBilledSeconds * float64(u.EnrichMemoryMB) / 1024, Unit: "GB-second", UnitPrice: p.LambdaGBSecondARM},
+		{Item: "CloudWatch Logs ingestion (results pipe enrichment)", Quantity: n * u.EnrichLogBytes / (1 << 30), Unit: "GB", UnitPrice: p.LogsIngestionGB},
 	}
 	for i := range lines {
 		lines[i].USD = lines[i].Quantity * lines[i].UnitPrice

@@ -11,21 +11,24 @@ func TestPer1000(t *testing.T) {
 		StreamsReadRequest: 23, PipesRequest: 29, EventBridgeEvent: 31}
 	u := PerImage{Credits: 1, BilledSeconds: 0.5, MemoryMB: 256, Invocations: 0.2,
 		DynamoDBWriteUnits: 2, DynamoDBReadUnits: 1, S3Gets: 2, SQSRequests: 1.4, SecretsCalls: 0.01, LogBytes: 1 << 20,
-		StreamReads: 0.5, ResultEvents: 1}
+		StreamReads: 0.5, ResultEvents: 1, EnrichInvocations: 0.4, EnrichBilledSeconds: 0.0004, EnrichMemoryMB: 128, EnrichLogBytes: 1 << 19}
 	lines, total := p.Per1000(u)
 	want := map[string]float64{
-		"Service credits":                       0,                     // credits have no dollar price here
-		"Lambda compute (arm64)":                1000 * 0.5 * 0.25 * 2, // 125 GB-s
-		"Lambda requests":                       200 * 3,
-		"DynamoDB writes (on-demand)":           2000 * 5,
-		"DynamoDB reads (on-demand)":            1000 * 7,
-		"S3 GET/HEAD":                           2000 * 11,
-		"SQS requests":                          1400 * 13,
-		"Secrets Manager API calls":             10 * 17,
-		"CloudWatch Logs ingestion":             1000.0 / 1024 * 19,
-		"DynamoDB Streams reads (results pipe)": 500 * 23,
-		"EventBridge Pipes requests":            1000 * 29,
-		"EventBridge custom events":             1000 * 31,
+		"Service credits":                                     0,                     // credits have no dollar price here
+		"Lambda compute (arm64)":                              1000 * 0.5 * 0.25 * 2, // 125 GB-s
+		"Lambda requests":                                     200 * 3,
+		"DynamoDB writes (on-demand)":                         2000 * 5,
+		"DynamoDB reads (on-demand)":                          1000 * 7,
+		"S3 GET/HEAD":                                         2000 * 11,
+		"SQS requests":                                        1400 * 13,
+		"Secrets Manager API calls":                           10 * 17,
+		"CloudWatch Logs ingestion":                           1000.0 / 1024 * 19,
+		"DynamoDB Streams reads (results pipe)":               500 * 23,
+		"EventBridge Pipes requests":                          1000 * 29,
+		"EventBridge custom events":                           1000 * 31,
+		"Lambda requests (results pipe enrichment)":           400 * 3,
+		"Lambda compute (results pipe enrichment, arm64)":     1000 * 0.0004 * 0.125 * 2, // 0.05 GB-s
+		"CloudWatch Logs ingestion (results pipe enrichment)": 500.0 / 1024 * 19,
 	}
 	var sum float64
 	for _, l := range lines {

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -57,4 +59,19 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 // Ms formats d in milliseconds with two decimals, the unit of the report.
 func Ms(d time.Duration) float64 {
 	return float64(d.Microseconds()) / 1000
+}
+
+// Thousands writes n with a comma between each group of three digits
+// (1,000,000), as the report's tables give counts.
+func Thousands(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }

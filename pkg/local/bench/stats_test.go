@@ -61,3 +61,11 @@ func TestCPUTimeGrowsWithWork(t *testing.T) {
 		}
 	}
 }
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -48860: "-48,860"} {
+		if got := Thousands(n); got != want {
+			t.Errorf("Thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/geolocate-aws/geolocate/pkg/local/pacesim"
+
+	"github.com/geolocate-aws/geolocate/pkg/local/bench"
 )
 
 // The bounds (47, Measured) a run is held to.
@@ -101,7 +103,7 @@ func Markdown(results []*Result) string {
 	for _, r := range results {
 		c := r.Config
 		fmt.Fprintf(&b, "| %s | %.0f | %d | %.2f/min | %d | %d | %d | %d / %d | %s | %.3f | %.4f | %s | %s | %+.2f%% | %d / %d | %s (%s) | %d | %.2f | %s |\n",
-			thousands(c.Objects), c.Rate, c.Concurrency, r.JobRate, r.Lost, r.Expired, r.DeadLettered, r.Credits, r.Distinct,
+			bench.Thousands(c.Objects), c.Rate, c.Concurrency, r.JobRate, r.Lost, r.Expired, r.DeadLettered, r.Credits, r.Distinct,
 			days(r.Finish), r.Ratio(), r.RatioJob(), days(r.DoneAt), days(r.ETA10), 100*r.ETAError, r.MaxJobDepth, r.WindowMessages,
 			secs(r.LiveP50), secs(r.LiveP50NoJob), r.MaxCallsPerMinute, r.ReceivesPerMessage, r.Elapsed.Round(time.Second))
 	}
@@ -116,11 +118,3 @@ func days(d time.Duration) string {
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
-
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
