@@ -43,11 +43,16 @@ const (
 	// and the next run goes on from the stored cursor.
 	jobFeederTimeoutSeconds = 120
 	jobFeederMemoryMB       = jobs.FeederMemoryMB
-	// jobFeederConcurrency: one feeder at a time. Two runs over the same
-	// job would both top its window up and send it twice over; with one,
-	// a run that overlaps the next minute (or the CLI's kick) is throttled
-	// instead, and the next scheduled run picks the work up.
+	// jobFeederConcurrency: one feeder at a time, a belt to the lease's
+	// braces. Each run leases every job it touches (pkg/jobs/lease.go), so
+	// two runs never feed one job; the reservation also keeps a run that
+	// overlaps the next minute (or the CLI's kick) from starting at all.
 	jobFeederConcurrency = 1
+	// lambdaUnreservedMinimum is what Lambda keeps unreserved: "You can
+	// reserve up to the Unreserved account concurrency value that is shown,
+	// minus 100 for functions that don't have reserved concurrency"
+	// (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
+	lambdaUnreservedMinimum = 100
 	// jobFeederPeriod is the schedule: a job's window is topped up, its
 	// listing advanced and a pause or cancel applied within a minute.
 	jobFeederPeriod = time.Minute
@@ -71,6 +76,19 @@ type jobFeeder struct {
 // 1-minute schedule. The monitoring failures queue (created with the
 // monitor) keeps the schedule events EventBridge could not deliver and the
 // records of failed runs.
+// feederReservedConcurrency is the feeder's reservation, nil (none) on an
+// account whose quota leaves nothing to reserve (a new account starts at
+// 10): there the deploy would fail with "Specified
+// ReservedConcurrentExecutions for function decreases account's
+// UnreservedConcurrentExecution below its minimum value", and the lease
+// alone keeps overlapping runs from feeding a job twice.
+func feederReservedConcurrency(cfg Config) *float64 {
+	if cfg.AccountConcurrencyLimit < jobFeederConcurrency+lambdaUnreservedMinimum {
+		return nil
+	}
+	return jsii.Number(jobFeederConcurrency)
+}
+
 func newJobFeeder(stack awscdk.Stack, p *pipeline, assets functionAssets) *jobFeeder {
 	cfg := p.cfg
 	// The settings the table gives the feeder (settings.JobFeeder: rate,
@@ -96,7 +114,7 @@ func newJobFeeder(stack awscdk.Stack, p *pipeline, assets functionAssets) *jobFe
 		Code:                         assets.code(jobFeederAssetDir),
 		Timeout:                      awscdk.Duration_Seconds(jsii.Number(jobFeederTimeoutSeconds)),
 		MemorySize:                   jsii.Number(jobFeederMemoryMB),
-		ReservedConcurrentExecutions: jsii.Number(jobFeederConcurrency),
+		ReservedConcurrentExecutions: feederReservedConcurrency(cfg),
 		Role:                         f.role,
 		LogGroup:                     logs,
 		Environment:                  &env,

@@ -30,7 +30,8 @@ func TestJobFeeder(t *testing.T) {
 			if fn["Timeout"] != float64(120) || fn["MemorySize"] != float64(256) {
 				t.Errorf("timeout %v s, memory %v MB; want 120 s, 256 MB", fn["Timeout"], fn["MemorySize"])
 			}
-			// One feeder at a time: two would top the same window up twice.
+			// One feeder at a time (the default account quota, 1,000, can
+			// reserve it): a belt to the lease.
 			if fn["ReservedConcurrentExecutions"] != float64(1) {
 				t.Errorf("reserved concurrency %v, want 1", fn["ReservedConcurrentExecutions"])
 			}
@@ -147,6 +148,17 @@ func TestJobWindowAndBacklogAlarm(t *testing.T) {
 			t.Errorf("window %s, queueAgeAlarmSeconds %s: err = %v, want it on queueAgeAlarmSeconds naming the window", tt.window, tt.age, err)
 		case !tt.refused && err != nil:
 			t.Errorf("window %s, queueAgeAlarmSeconds %s refused: %v", tt.window, tt.age, err)
+		}
+	}
+}
+
+// An account whose quota leaves nothing to reserve above Lambda's 100
+// unreserved gets no reservation (the deploy would fail), one at 101 gets it.
+func TestFeederReservesConcurrencyOnlyWhereTheAccountCan(t *testing.T) {
+	for limit, want := range map[int]bool{10: false, 100: false, 101: true, 1000: true} {
+		got := feederReservedConcurrency(Config{AccountConcurrencyLimit: limit})
+		if (got != nil) != want || (got != nil && *got != jobFeederConcurrency) {
+			t.Errorf("accountConcurrencyLimit %d: reserved %v, want reserved %v", limit, got, want)
 		}
 	}
 }
