@@ -252,6 +252,11 @@ func startServedStack(ctx context.Context, opts Options, so ServeOptions, svc *s
 	env[envvars.QueueURL] = queueURL
 	env[envvars.QueueVisibility] = st.queue.VisibilityTimeout().String()
 	env[envvars.MaxReceiveCount] = strconv.Itoa(opts.MaxReceiveCount)
+	// The local S3 has no IAM to hold the predictor to the stack's bucket:
+	// the served predictor reads any bucket of it (BUCKET_NAME unset), so a
+	// backfill job may back up any local bucket. Uploads are announced for
+	// the stack's bucket only, by the front, as its notification would.
+	delete(env, envvars.BucketName)
 	cfg := aws.Config{
 		Region:       awsparts.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider(RigAccessKeyID, RigAccessKeyID, ""),
