@@ -156,7 +156,7 @@ func TestBackfillJobAgainstTheServedLocalStack(t *testing.T) {
 	if final != 10 {
 		t.Errorf("%d final records of run again, want 10", final)
 	}
-	if r := runCLI(t, env, nil, "runs"); r.code != exitOK || !regexp.MustCompile(`(?m)^again\s+\S+ \S+ \S+\s+10\s+10\s+10\s+0\s`).MatchString(r.stdout) {
+	if r := runCLI(t, env, nil, "runs"); r.code != exitOK || !regexp.MustCompile(`(?m)^again\s+\(default model\)\s+10\s+10\s+10\s+0\s`).MatchString(r.stdout) {
 		t.Errorf("runs: exit %d, want run again with cap 10, 10 spent, 10 done\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("reprocess of 10 (run again): done after %v, %d credits", time.Since(begin).Round(time.Second), rerun.CreditsSpent)
