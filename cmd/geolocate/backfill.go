@@ -101,6 +101,9 @@ func runBackfill(ctx context.Context, c *cli, args []string) error {
 			return followJob(ctx, c, js, active.ID)
 		}
 		stack := readStackPredictor(ctx, c, &d, *rate, flagGiven(fs, "rate"))
+		if err := stack.refuses(*bucket); err != nil {
+			return err
+		}
 		spec.Price, spec.RatePerMinute = stack.price, stack.rate
 		return startJob(ctx, c, clients, loc, js, spec, *follow)
 	}

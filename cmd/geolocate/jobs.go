@@ -17,6 +17,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/predictor"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
+	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
 )
 
 // outputJobFeederFunctionName is the stack's output naming the job feeder
@@ -290,6 +291,22 @@ func since(t, now time.Time) string {
 type stackPredictor struct {
 	rate  float64
 	price int
+	// bucket is the one bucket the predictor reads (its BUCKET_NAME);
+	// bucketKnown false when its configuration could not be read, and
+	// bucket "" with bucketKnown when it reads any.
+	bucket      string
+	bucketKnown bool
+}
+
+// refuses says why a backfill of bucket cannot run on the stack: its
+// predictor ignores every object of another bucket (other_bucket), so the
+// job would feed the whole bucket through the queue and record nothing.
+func (s stackPredictor) refuses(bucket string) error {
+	if !s.bucketKnown || s.bucket == "" || s.bucket == bucket {
+		return nil
+	}
+	return usageError{fmt.Errorf("s3://%s is not the stack's bucket: its predictor reads s3://%s only (%s), so every object of the job would be ignored and nothing recorded; "+
+		"back up s3://%s, or deploy a stack on %s (the %s setting)", bucket, s.bucket, envvars.BucketName, s.bucket, bucket, settings.ExistingBucketName.Key)}
 }
 
 // feedRate is the calls a minute a job feeds at on the stack (jobs.Rate
@@ -324,6 +341,7 @@ func readStackPredictor(ctx context.Context, c *cli, d *doctor, rate float64, ra
 		return s
 	}
 	s.price = predictor.Config{ModelID: env[envvars.ModelID]}.ExpectedCost()
+	s.bucket, s.bucketKnown = env[envvars.BucketName], true
 	if !rateGiven {
 		if s.rate, err = stackRate(ctx, d); err != nil {
 			fmt.Fprintf(c.stderr, "%v; the job feeds at its feeder's rate\n", err)

@@ -322,3 +322,26 @@ func TestFollowStopsWatchingNotTheJob(t *testing.T) {
 		t.Fatal("following a cancelled job did not end")
 	}
 }
+
+// A backfill of a bucket the stack's predictor does not read is refused
+// before any job exists: every object would be ignored (other_bucket).
+func TestBackfillRefusesABucketThePredictorDoesNotRead(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		stack stackPredictor
+		want  bool
+	}{
+		{"the stack's bucket", stackPredictor{bucket: "photos", bucketKnown: true}, false},
+		{"another bucket", stackPredictor{bucket: "other", bucketKnown: true}, true},
+		{"a predictor that reads any bucket", stackPredictor{bucketKnown: true}, false},
+		{"configuration unread: the feeder decides", stackPredictor{bucket: "other"}, false},
+	} {
+		err := tt.stack.refuses("photos")
+		if (err != nil) != tt.want {
+			t.Errorf("%s: refuses = %v, want refused %v", tt.name, err, tt.want)
+		}
+		if err != nil && (!strings.Contains(err.Error(), "s3://photos is not the stack's bucket") || !strings.Contains(err.Error(), "s3://other only")) {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+}

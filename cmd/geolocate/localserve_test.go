@@ -26,7 +26,7 @@ import (
 // stack as a deployed one, an upload through its S3 endpoint is recorded through the
 // served queue, and the stop says what ran.
 func TestCLIAgainstTheServedLocalStack(t *testing.T) {
-	stack := serveLocalStack(t, "cli-serve")
+	stack := serveLocalStack(t, "cli-serve", nil)
 	env, progress := stack.env, stack.progress
 
 	r := runCLI(t, env, awsSecrets{}, "status")
@@ -111,10 +111,12 @@ type servedStack struct {
 }
 
 // serveLocalStack starts pipeline.Serve on the shared DynamoDB Local with
-// a table of its own (named from table), waits until every part answers,
+// a table of its own (named from table) and the stack's settings from
+// settings (its Options.Getenv: nil is every default, the simulator as the
+// service), waits until every part answers,
 // and points the SDK (the process environment) and the CLI (its getenv)
 // at it, and at nothing else of this shell's AWS setup.
-func serveLocalStack(t *testing.T, table string, optFns ...func(*pipeline.ServeOptions)) *servedStack {
+func serveLocalStack(t *testing.T, table string, settings map[string]string, optFns ...func(*pipeline.ServeOptions)) *servedStack {
 	t.Helper()
 	db := awspartstest.SharedDynamoDB(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -124,7 +126,7 @@ func serveLocalStack(t *testing.T, table string, optFns ...func(*pipeline.ServeO
 	go func() {
 		done <- pipeline.Serve(ctx, pipeline.Options{
 			ImagesDir: t.TempDir(),
-			Getenv:    func(string) string { return "" },
+			Getenv:    func(k string) string { return settings[k] },
 			DynamoDB:  db,
 			Table:     fmt.Sprintf("%s-%d", table, time.Now().UnixNano()),
 			Progress:  progress,

@@ -16,7 +16,7 @@ func TestSmokeAgainstTheServedLocalStack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole local stack")
 	}
-	stack := serveLocalStack(t, "cli-smoke", func(o *pipeline.ServeOptions) {
+	stack := serveLocalStack(t, "cli-smoke", nil, func(o *pipeline.ServeOptions) {
 		o.Alarms = []string{alarmNameOf(pipeline.DefaultStackName)}
 	})
 	env, progress := stack.env, stack.progress

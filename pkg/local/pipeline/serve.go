@@ -252,13 +252,19 @@ func startServedStack(ctx context.Context, opts Options, so ServeOptions, svc *s
 	env[envvars.QueueURL] = queueURL
 	env[envvars.QueueVisibility] = st.queue.VisibilityTimeout().String()
 	env[envvars.MaxReceiveCount] = strconv.Itoa(opts.MaxReceiveCount)
+	// The local S3 has no IAM to hold the predictor to the stack's bucket:
+	// the served predictor reads any bucket of it (BUCKET_NAME unset), so a
+	// backfill job may back up any local bucket. Uploads are announced for
+	// the stack's bucket only, by the front, as its notification would.
+	predictorEnv := maps.Clone(env)
+	delete(predictorEnv, envvars.BucketName)
 	cfg := aws.Config{
 		Region:       awsparts.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider(RigAccessKeyID, RigAccessKeyID, ""),
 		BaseEndpoint: aws.String(sqsEndpoint),
 	}
 
-	predictor, err := newPredictor(env, local, st.queue, opts)
+	predictor, err := newPredictor(predictorEnv, local, st.queue, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +282,7 @@ func startServedStack(ctx context.Context, opts Options, so ServeOptions, svc *s
 	sender := sqs.NewFromConfig(cfg)
 	timeout := opts.FunctionTimeout
 	for _, f := range []awsapi.Function{
-		{Name: servedPredictor, Timeout: timeout, Environment: env, Handler: func(ctx context.Context, p []byte) ([]byte, error) {
+		{Name: servedPredictor, Timeout: timeout, Environment: predictorEnv, Handler: func(ctx context.Context, p []byte) ([]byte, error) {
 			return lambdarun.Invoke(ctx, predictor.Handle, p, timeout)
 		}},
 		{Name: servedMonitor, Timeout: time.Minute, Environment: env, Handler: func(ctx context.Context, p []byte) ([]byte, error) {
