@@ -411,6 +411,11 @@ func startJob(ctx context.Context, c *cli, clients *awsClients, loc *stackLocato
 	} else {
 		fmt.Fprintf(c.stdout, "size: listing in the account: %d so far\n", job.Listed)
 	}
+	if job.Error != "" {
+		// The feeder's first run met it (a reprocess selection too large
+		// to plan, a bucket it cannot list): said now, not in a minute.
+		fmt.Fprintf(c.stdout, "error:    %s (the feeder retries it each minute)\n", job.Error)
+	}
 	fmt.Fprintf(c.stdout, "rate: %s\n", rateLine(job))
 	fmt.Fprintf(c.stdout, "expected finish: %s\n", eta(job, now))
 	fmt.Fprintf(c.stdout, "it runs in the account: nothing here needs to stay open. Follow it with geolocate jobs show %s (or --follow); "+

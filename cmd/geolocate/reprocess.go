@@ -110,6 +110,11 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return fmt.Errorf("read table %s: %w", table, err)
 		}
+		if len(records) > jobs.MaxPlanRecords {
+			// The job would refuse it at its first run.
+			return fmt.Errorf("%d records in the selection, more than the %d a reprocess job plans: split the run with --prefix or --since/--until",
+				len(records), jobs.MaxPlanRecords)
+		}
 		plan := jobs.PlanRun(records, sel.Selection, name)
 		fmt.Fprintf(c.stdout, "selected %d object(s) (%s); %d already done in this run, %d to send\n",
 			plan.Selected, sel.String(), plan.Done, len(plan.Todo))

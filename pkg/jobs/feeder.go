@@ -52,6 +52,9 @@ type FeederOptions struct {
 	// RatePerMinute is the stack's call rate (settings.RatePerMinute); a
 	// job without its own rate feeds at Rate(RatePerMinute).
 	RatePerMinute float64
+	// PlanRecords bounds a reprocess selection's records (MaxPlanRecords if
+	// 0; tests lower it).
+	PlanRecords int
 	// LivePerMinute is the uploads a minute expected beside the jobs
 	// (0: none known): Rate leaves them their room.
 	LivePerMinute float64
@@ -107,6 +110,9 @@ func NewFeeder(store *Store, lister S3Lister, sender QueueSender, queueURL strin
 	}
 	if opts.WindowMinutes <= 0 {
 		opts.WindowMinutes = DefaultWindowMinutes
+	}
+	if opts.PlanRecords <= 0 {
+		opts.PlanRecords = MaxPlanRecords
 	}
 	if opts.RunBudget <= 0 {
 		opts.RunBudget = DefaultRunBudget

@@ -457,3 +457,38 @@ func TestReprocessListsTheSelectionAcrossBuckets(t *testing.T) {
 		t.Errorf("run item %+v, %v: want 3 selected", run, err)
 	}
 }
+
+// A reprocess selection of more records than a job plans is refused with
+// the job's Error saying how to split it, nothing listed or sent, and the
+// job left active (a run that went out of memory would say nothing).
+func TestReprocessRefusesASelectionTooLargeToPlan(t *testing.T) {
+	r := newRig(t, 0, func(o *jobs.FeederOptions) { o.PlanRecords = 2 })
+	ctx := context.Background()
+	for i := range 3 {
+		ref := ledger.ObjectRef{Bucket: "photos", Key: fmt.Sprintf("%d.jpg", i), VersionID: fmt.Sprintf("v%d", i), ETag: "e"}
+		claim, _, err := r.ledger.Claim(ctx, ref, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ledger.Complete(ctx, claim, ledger.Record{Size: 10}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := r.ledger.StartRun(ctx, ledger.Run{Name: "big", Selection: "status=succeeded", Price: 1, Cap: 100}); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Advance(time.Minute)
+	j, err := r.store.Create(ctx, jobs.Spec{Kind: jobs.KindReprocess, Run: "big", Price: 1, Selection: "status=succeeded", RatePerMinute: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.feeder().Run(ctx)
+	if err != nil || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], "too large") {
+		t.Fatalf("feeder run: %v, errors %v: want the job's one error", err, rep.Errors)
+	}
+	got := r.job(j.ID)
+	if msgs := r.q.take(); len(msgs) != 0 || got.Listed != 0 || got.ListingDone || !got.State.Active() ||
+		!strings.Contains(got.Error, "more than 2 records") || !strings.Contains(got.Error, "--since/--until") {
+		t.Fatalf("sent %d, job %+v: want nothing listed and the bound in its error", len(msgs), got)
+	}
+}

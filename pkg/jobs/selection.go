@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -170,6 +171,23 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 7d), a date (2026-11-22) nor an RFC 3339 time", s)
+}
+
+// MaxPlanRecords bounds the records a reprocess job's selection may hold:
+// the feeder plans a run in one run's memory (the records and the plan,
+// about 2.7 KB a record of an upload's size: BenchmarkPlanRunHeap), and
+// 50,000 of them take about 140 MB of the feeder's 256 MB (its GOMEMLIMIT
+// 90% of it), leaving the rest to the runtime, the SDK and a page in
+// flight. A larger selection is refused with ErrSelectionTooLarge, not
+// run out of memory on every run.
+const MaxPlanRecords = 50_000
+
+// ErrSelectionTooLarge is a reprocess selection of more records than a job
+// plans (FeederOptions.PlanRecords): the job's Error says how to split it.
+var ErrSelectionTooLarge = errors.New("the selection is too large for a reprocess job")
+
+func selectionTooLarge(bound int) error {
+	return fmt.Errorf("%w: it holds more than %d records, the most one plans; split the run with --prefix or --since/--until", ErrSelectionTooLarge, bound)
 }
 
 // DefaultSince is the since bound of a selection that gives none, as
