@@ -65,7 +65,7 @@ func TestBilledSecondsRoundsUpToTheMillisecond(t *testing.T) {
 func TestListPricesArePositive(t *testing.T) {
 	lines, total := ListPrices.Per1000(PerImage{Credits: 1, BilledSeconds: 0.1, MemoryMB: 128, Invocations: 1,
 		DynamoDBWriteUnits: 1, DynamoDBReadUnits: 1, S3Gets: 1, SQSRequests: 1, SecretsCalls: 1, LogBytes: 1,
-		StreamReads: 1, ResultEvents: 1})
+		StreamReads: 1, ResultEvents: 1, EnrichInvocations: 1, EnrichBilledSeconds: 0.001, EnrichMemoryMB: 128, EnrichLogBytes: 1})
 	for _, l := range lines[1:] {
 		if l.UnitPrice <= 0 || l.USD <= 0 {
 			t.Errorf("%s has no price", l.Item)
