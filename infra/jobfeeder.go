@@ -44,9 +44,10 @@ const (
 	jobFeederTimeoutSeconds = 120
 	jobFeederMemoryMB       = jobs.FeederMemoryMB
 	// jobFeederConcurrency: one feeder at a time, a belt to the lease's
-	// braces. Each run leases every job it touches (pkg/jobs/lease.go), so
-	// two runs never feed one job; the reservation also keeps a run that
-	// overlaps the next minute (or the CLI's kick) from starting at all.
+	// braces. Each run leases every job it touches until past its own
+	// Lambda deadline (pkg/jobs leaseUntil), so two runs never feed one
+	// job; the reservation also keeps a run that overlaps the next minute
+	// (or the CLI's kick) from starting at all.
 	jobFeederConcurrency = 1
 	// lambdaUnreservedMinimum is what Lambda keeps unreserved: "You can
 	// reserve up to the Unreserved account concurrency value that is shown,

@@ -113,7 +113,7 @@ func newOwner() (string, error) {
 func (f *Feeder) runJob(ctx context.Context, id, owner string, rep *Report) error {
 	now := f.opts.Now().UTC()
 	r := &jobRun{f: f, owner: owner, now: now, until: now.Add(f.opts.RunBudget), rep: rep}
-	it, err := f.store.lease(ctx, id, owner, now, now.Add(f.opts.RunBudget+leaseMargin))
+	it, err := f.store.lease(ctx, id, owner, now, leaseUntil(ctx, now, f.opts.RunBudget))
 	if errors.Is(err, errLeaseLost) {
 		f.opts.Logger.Info("job leased by another run", "job", id)
 		return nil
@@ -134,6 +134,27 @@ func (f *Feeder) runJob(ctx context.Context, id, owner string, rep *Report) erro
 		return serr
 	}
 	return err
+}
+
+// leaseUntil is when a run's lease on a job ends: past its budget, and
+// past the run's own deadline (the feeder's Lambda timeout, ctx's
+// deadline) when it has one. The budget is only checked between steps, so
+// a run slowed by throttling can outlive budget+margin; a lease ending
+// before the run could do would let the next minute's run take the job
+// while this one still writes a chunk (an unconditional PutItem) or has a
+// SendMessageBatch in flight. The lease must outlast every write the run
+// can make: the function's reserved concurrency of one is a belt to it,
+// and absent where the account cannot reserve. The deadline is wall time;
+// its remaining duration is carried onto the run's clock. A run that ends
+// releases its lease at once; only one that dies holds the job until then.
+func leaseUntil(ctx context.Context, now time.Time, budget time.Duration) time.Time {
+	until := now.Add(budget + leaseMargin)
+	if d, ok := ctx.Deadline(); ok {
+		if end := now.Add(time.Until(d) + leaseMargin); end.After(until) {
+			until = end
+		}
+	}
+	return until
 }
 
 // advance is one run's work on a leased job: forget an ended one, hold a
