@@ -350,7 +350,10 @@ func TestLocalOnePassCtrlCExitsZero(t *testing.T) {
 			p.waitFor(t, tt.after, 2*time.Minute)
 			time.Sleep(200 * time.Millisecond) // into the step: the JVM starting, the call in flight
 			children := childrenOf(t, p.cmd.Process.Pid)
-			if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+			// A one-pass run over a few photos can end in the 200 ms: then
+			// the stop came too late to matter, and the run's own end must
+			// hold the same (status 0, the report printed).
+			if err := p.cmd.Process.Signal(os.Interrupt); err != nil && !errors.Is(err, os.ErrProcessDone) {
 				t.Fatal(err)
 			}
 			code := p.exitCode(t, 2*time.Minute)
