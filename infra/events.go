@@ -32,7 +32,7 @@ const defaultEventBusName = "default"
 // The pipe's stream settings.
 const (
 	// eventsBatchSize records per PutEvents: at most 10 entries per call.
-	eventsBatchSize = 10
+	eventsBatchSize = resultevents.PipeBatchSize
 	// eventsMaxRetries bounds the retries of a batch EventBridge refuses,
 	// so a lasting fault (a bus deleted, a permission removed) sends the
 	// batch to the dead-letter queue and pages, rather than blocking its

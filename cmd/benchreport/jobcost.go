@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -17,6 +15,7 @@ import (
 	"github.com/geolocate-aws/geolocate/pkg/jobs"
 	"github.com/geolocate-aws/geolocate/pkg/local/awsparts"
 	"github.com/geolocate-aws/geolocate/pkg/local/bench"
+	"github.com/geolocate-aws/geolocate/pkg/local/ddbstream"
 	"github.com/geolocate-aws/geolocate/pkg/local/jobcost"
 	"github.com/geolocate-aws/geolocate/pkg/local/pipes"
 	"github.com/geolocate-aws/geolocate/pkg/shared/resultevents"
@@ -95,7 +94,8 @@ func pipeRecords(ctx context.Context, client *dynamodb.Client, table string) ([]
 			return nil, err
 		}
 		for i, item := range page.Items {
-			rec, err := streamRecord(strconv.Itoa(len(out)+i), item)
+			keys := map[string]types.AttributeValue{tableschema.PartitionKey: item[tableschema.PartitionKey], tableschema.SortKey: item[tableschema.SortKey]}
+			rec, err := ddbstream.ItemRecord(strconv.Itoa(len(out)+i), keys, item, awsparts.Region)
 			if err != nil {
 				return nil, err
 			}
@@ -107,59 +107,6 @@ func pipeRecords(ctx context.Context, client *dynamodb.Client, table string) ([]
 		}
 	}
 	return out, nil
-}
-
-// streamRecord renders a table item as a stream record in DynamoDB JSON,
-// as the pipe reads it (pkg/local/ddbstream.PipeRecord's shape).
-func streamRecord(id string, item map[string]types.AttributeValue) ([]byte, error) {
-	img := make(map[string]any, len(item))
-	for k, v := range item {
-		img[k] = dynamoJSON(v)
-	}
-	return json.Marshal(map[string]any{
-		"eventID": id, "eventName": "MODIFY", "eventVersion": "1.1", "eventSource": "aws:dynamodb", "awsRegion": "us-east-1",
-		"dynamodb": map[string]any{"Keys": map[string]any{tableschema.PartitionKey: img[tableschema.PartitionKey], tableschema.SortKey: img[tableschema.SortKey]}, "NewImage": img,
-			"SequenceNumber": id, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-	})
-}
-
-// dynamoJSON is one attribute value in DynamoDB JSON ({"S": "..."}).
-func dynamoJSON(v types.AttributeValue) any {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return map[string]any{"S": v.Value}
-	case *types.AttributeValueMemberN:
-		return map[string]any{"N": v.Value}
-	case *types.AttributeValueMemberB:
-		return map[string]any{"B": base64.StdEncoding.EncodeToString(v.Value)}
-	case *types.AttributeValueMemberBOOL:
-		return map[string]any{"BOOL": v.Value}
-	case *types.AttributeValueMemberNULL:
-		return map[string]any{"NULL": true}
-	case *types.AttributeValueMemberSS:
-		return map[string]any{"SS": v.Value}
-	case *types.AttributeValueMemberNS:
-		return map[string]any{"NS": v.Value}
-	case *types.AttributeValueMemberBS:
-		bs := make([]string, len(v.Value))
-		for i, b := range v.Value {
-			bs[i] = base64.StdEncoding.EncodeToString(b)
-		}
-		return map[string]any{"BS": bs}
-	case *types.AttributeValueMemberL:
-		l := make([]any, len(v.Value))
-		for i, x := range v.Value {
-			l[i] = dynamoJSON(x)
-		}
-		return map[string]any{"L": l}
-	case *types.AttributeValueMemberM:
-		m := make(map[string]any, len(v.Value))
-		for k, x := range v.Value {
-			m[k] = dynamoJSON(x)
-		}
-		return map[string]any{"M": m}
-	}
-	return map[string]any{"NULL": true}
 }
 
 // enrichTime is the median time of the enrichment over batches of size
@@ -188,14 +135,14 @@ func enrichTime(records [][]byte, size int) (time.Duration, error) {
 // enrichUsage is the enrichment's share of an image at achieved calls a
 // minute: the pipe polls the stream streamPollsPerSecond times a second
 // and invokes the enrichment once per poll that found records, with up to
-// eventsBatchSize of them, so a batch holds the records written between
+// resultevents.PipeBatchSize of them, so a batch holds the records written between
 // two polls (at least one). Each invocation bills its time rounded up to
 // the millisecond, and Lambda writes its START/END/REPORT lines.
 func (j *jobCostResult) enrichUsage(u bench.PerImage, achievedPerMinute float64) bench.PerImage {
 	if j == nil || u.ResultEvents == 0 {
 		return u
 	}
-	batch := math.Min(math.Max(achievedPerMinute/60/streamPollsPerSecond, 1), eventsBatchSize)
+	batch := math.Min(math.Max(achievedPerMinute/60/streamPollsPerSecond, 1), resultevents.PipeBatchSize)
 	// The time of a batch between one record and ten, by the two measured.
 	per := j.EnrichOne.Seconds() + (j.EnrichTen-j.EnrichOne).Seconds()*(batch-1)/9
 	u.EnrichInvocations = u.ResultEvents / batch
@@ -205,11 +152,7 @@ func (j *jobCostResult) enrichUsage(u bench.PerImage, achievedPerMinute float64)
 	return u
 }
 
-// eventsBatchSize is the pipe's batch size (infra/events.go's
-// eventsBatchSize: at most 10 entries per PutEvents).
-const eventsBatchSize = 10
-
-// jobUsage is the job engine's usage per object: the feeder's runs and
+// jobLines is the job engine's usage per object: the feeder's runs and
 // requests and the predictor's counter update and job state read, priced
 // with the cost section's prices.
 func (j *jobCostResult) jobLines() ([]bench.CostLine, float64) {

@@ -175,6 +175,12 @@ func writeJob(w io.Writer, j jobs.Job, now time.Time) {
 	fmt.Fprintf(w, "rate:     %s\n", rateLine(j))
 	fmt.Fprintf(w, "started:  %s; last progress %s\n", j.Created.UTC().Format(timeLayout), since(j.LastProgress, now))
 	fmt.Fprintf(w, "finish:   %s\n", eta(j, now))
+	writeJobError(w, j)
+}
+
+// writeJobError is the line of what the job's last feeder run met, if
+// anything: jobs show's and a new job's.
+func writeJobError(w io.Writer, j jobs.Job) {
 	if j.Error != "" {
 		fmt.Fprintf(w, "error:    %s (the feeder retries it each minute)\n", j.Error)
 	}
@@ -411,11 +417,9 @@ func startJob(ctx context.Context, c *cli, clients *awsClients, loc *stackLocato
 	} else {
 		fmt.Fprintf(c.stdout, "size: listing in the account: %d so far\n", job.Listed)
 	}
-	if job.Error != "" {
-		// The feeder's first run met it (a reprocess selection too large
-		// to plan, a bucket it cannot list): said now, not in a minute.
-		fmt.Fprintf(c.stdout, "error:    %s (the feeder retries it each minute)\n", job.Error)
-	}
+	// The feeder's first run may have met one (a reprocess selection too
+	// large to plan, a bucket it cannot list): said now, not in a minute.
+	writeJobError(c.stdout, job)
 	fmt.Fprintf(c.stdout, "rate: %s\n", rateLine(job))
 	fmt.Fprintf(c.stdout, "expected finish: %s\n", eta(job, now))
 	fmt.Fprintf(c.stdout, "it runs in the account: nothing here needs to stay open. Follow it with geolocate jobs show %s (or --follow); "+

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -39,13 +38,8 @@ func TestBackfillJobAgainstTheServedLocalStack(t *testing.T) {
 	stack := serveLocalStack(t, "cli-jobs", map[string]string{envvars.RatePerMinute: "120", envvars.JobWindowMinutes: "1"})
 	env, progress := stack.env, stack.progress
 	ctx := context.Background()
-	cfg := aws.Config{Region: env["AWS_REGION"],
-		Credentials: credentials.NewStaticCredentialsProvider(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"], "")}
-	s3c := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.BaseEndpoint = aws.String(env["AWS_ENDPOINT_URL_S3"])
-		o.UsePathStyle = true
-	})
-	sqsc := sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(env["AWS_ENDPOINT_URL_SQS"]) })
+	s3c := stack.s3Client()
+	sqsc := sqs.NewFromConfig(stack.awsConfig(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(env["AWS_ENDPOINT_URL_SQS"]) })
 
 	// B is any bucket of the local S3 but the stack's: its objects are
 	// never announced, only the job brings them to the queue. Distinct

@@ -38,9 +38,7 @@ func TestCLIAgainstTheServedLocalStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s3c := s3.NewFromConfig(aws.Config{Region: env["AWS_REGION"], BaseEndpoint: aws.String(env["AWS_ENDPOINT_URL_S3"]),
-		Credentials: credentials.NewStaticCredentialsProvider(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"], "")},
-		func(o *s3.Options) { o.UsePathStyle = true })
+	s3c := stack.s3Client()
 	if _, err := s3c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(env["BUCKET_NAME"]), Key: aws.String("cli/photo.jpg"), Body: bytes.NewReader(jpeg)}); err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +106,22 @@ type servedStack struct {
 	// stop ends Serve and returns its error; the test's cleanup calls it
 	// too, so a test that never stops the stack still waits for it.
 	stop func() error
+}
+
+// awsConfig is an SDK configuration from the stack's export line: its
+// region and its fake credentials (each client names its endpoint).
+func (s *servedStack) awsConfig() aws.Config {
+	return aws.Config{Region: s.env["AWS_REGION"],
+		Credentials: credentials.NewStaticCredentialsProvider(s.env["AWS_ACCESS_KEY_ID"], s.env["AWS_SECRET_ACCESS_KEY"], "")}
+}
+
+// s3Client is an S3 client on the stack's S3 endpoint (its front, which
+// announces uploads to the stack's bucket), path-style as local S3 needs.
+func (s *servedStack) s3Client() *s3.Client {
+	return s3.NewFromConfig(s.awsConfig(), func(o *s3.Options) {
+		o.BaseEndpoint = aws.String(s.env["AWS_ENDPOINT_URL_S3"])
+		o.UsePathStyle = true
+	})
 }
 
 // serveLocalStack starts pipeline.Serve on the shared DynamoDB Local with

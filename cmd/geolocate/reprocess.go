@@ -112,8 +112,7 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 		}
 		if len(records) > jobs.MaxPlanRecords {
 			// The job would refuse it at its first run.
-			return fmt.Errorf("%d records in the selection, more than the %d a reprocess job plans: split the run with --prefix or --since/--until",
-				len(records), jobs.MaxPlanRecords)
+			return fmt.Errorf("%d records in the selection: %w", len(records), jobs.SelectionTooLarge(jobs.MaxPlanRecords))
 		}
 		plan := jobs.PlanRun(records, sel.Selection, name)
 		fmt.Fprintf(c.stdout, "selected %d object(s) (%s); %d already done in this run, %d to send\n",

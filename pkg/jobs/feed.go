@@ -639,7 +639,7 @@ func (r *jobRun) listRuns(ctx context.Context) error {
 		return fmt.Errorf("read the selection: %w", err)
 	}
 	if len(records) > bound {
-		return selectionTooLarge(bound)
+		return SelectionTooLarge(bound)
 	}
 	plan := PlanRun(records, sel, it.Run)
 	todo := plan.Todo[min(it.CursorOffset, len(plan.Todo)):]

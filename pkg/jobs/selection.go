@@ -186,7 +186,10 @@ const MaxPlanRecords = 50_000
 // plans (FeederOptions.PlanRecords): the job's Error says how to split it.
 var ErrSelectionTooLarge = errors.New("the selection is too large for a reprocess job")
 
-func selectionTooLarge(bound int) error {
+// SelectionTooLarge is ErrSelectionTooLarge for a job that plans at most
+// bound records, saying how to split the run: the feeder's job error and
+// reprocess --dry-run's refusal.
+func SelectionTooLarge(bound int) error {
 	return fmt.Errorf("%w: it holds more than %d records, the most one plans; split the run with --prefix or --since/--until", ErrSelectionTooLarge, bound)
 }
 

@@ -22,7 +22,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
@@ -265,20 +267,52 @@ func PipeRecord(rec types.Record, streamArn, region string) ([]byte, error) {
 		if d.ApproximateCreationDateTime != nil {
 			out.Dynamodb.ApproximateCreationDateTime = float64(d.ApproximateCreationDateTime.Unix())
 		}
-		if out.Dynamodb.Keys, err = item(d.Keys); err != nil {
+		if out.Dynamodb.Keys, err = streamItem(d.Keys); err != nil {
 			return nil, err
 		}
-		if out.Dynamodb.NewImage, err = item(d.NewImage); err != nil {
+		if out.Dynamodb.NewImage, err = streamItem(d.NewImage); err != nil {
 			return nil, err
 		}
-		if out.Dynamodb.OldImage, err = item(d.OldImage); err != nil {
+		if out.Dynamodb.OldImage, err = streamItem(d.OldImage); err != nil {
 			return nil, err
 		}
 	}
 	return json.Marshal(out)
 }
 
-func item(m map[string]types.AttributeValue) (map[string]any, error) {
+// ItemRecord renders a table item as the MODIFY stream record a pipe
+// would receive for its write (NEW_AND_OLD_IMAGES, no old image): keys and
+// newImage in DynamoDB JSON, as PipeRecord renders a stream's own. The
+// bench uses it to give the results pipe's enrichment real records of a
+// table without a stream.
+func ItemRecord(eventID string, keys, newImage map[string]ddbtypes.AttributeValue, region string) ([]byte, error) {
+	out := record{EventID: eventID, EventName: string(types.OperationTypeModify), EventVersion: "1.1", EventSource: "aws:dynamodb", AwsRegion: region}
+	out.Dynamodb.SequenceNumber = eventID
+	out.Dynamodb.StreamViewType = string(types.StreamViewTypeNewAndOldImages)
+	var err error
+	if out.Dynamodb.Keys, err = item(keys); err != nil {
+		return nil, err
+	}
+	if out.Dynamodb.NewImage, err = item(newImage); err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+// streamItem is item of a stream's image, read as the table's attribute
+// values (the SDK's conversion), so one renderer serves both.
+func streamItem(m map[string]types.AttributeValue) (map[string]any, error) {
+	if m == nil {
+		return nil, nil
+	}
+	converted, err := attributevalue.FromDynamoDBStreamsMap(m)
+	if err != nil {
+		return nil, err
+	}
+	return item(converted)
+}
+
+func item(m map[string]ddbtypes.AttributeValue) (map[string]any, error) {
 	if m == nil {
 		return nil, nil
 	}
@@ -294,29 +328,29 @@ func item(m map[string]types.AttributeValue) (map[string]any, error) {
 }
 
 // attribute renders one attribute value in DynamoDB JSON.
-func attribute(v types.AttributeValue) (map[string]any, error) {
+func attribute(v ddbtypes.AttributeValue) (map[string]any, error) {
 	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
+	case *ddbtypes.AttributeValueMemberS:
 		return map[string]any{"S": v.Value}, nil
-	case *types.AttributeValueMemberN:
+	case *ddbtypes.AttributeValueMemberN:
 		return map[string]any{"N": v.Value}, nil
-	case *types.AttributeValueMemberBOOL:
+	case *ddbtypes.AttributeValueMemberBOOL:
 		return map[string]any{"BOOL": v.Value}, nil
-	case *types.AttributeValueMemberNULL:
+	case *ddbtypes.AttributeValueMemberNULL:
 		return map[string]any{"NULL": v.Value}, nil
-	case *types.AttributeValueMemberB:
+	case *ddbtypes.AttributeValueMemberB:
 		return map[string]any{"B": base64.StdEncoding.EncodeToString(v.Value)}, nil
-	case *types.AttributeValueMemberSS:
+	case *ddbtypes.AttributeValueMemberSS:
 		return map[string]any{"SS": v.Value}, nil
-	case *types.AttributeValueMemberNS:
+	case *ddbtypes.AttributeValueMemberNS:
 		return map[string]any{"NS": v.Value}, nil
-	case *types.AttributeValueMemberBS:
+	case *ddbtypes.AttributeValueMemberBS:
 		list := make([]string, len(v.Value))
 		for i, b := range v.Value {
 			list[i] = base64.StdEncoding.EncodeToString(b)
 		}
 		return map[string]any{"BS": list}, nil
-	case *types.AttributeValueMemberL:
+	case *ddbtypes.AttributeValueMemberL:
 		list := make([]any, len(v.Value))
 		for i, e := range v.Value {
 			av, err := attribute(e)
@@ -326,7 +360,7 @@ func attribute(v types.AttributeValue) (map[string]any, error) {
 			list[i] = av
 		}
 		return map[string]any{"L": list}, nil
-	case *types.AttributeValueMemberM:
+	case *ddbtypes.AttributeValueMemberM:
 		m, err := item(v.Value)
 		if err != nil {
 			return nil, err

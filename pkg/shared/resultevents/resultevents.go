@@ -15,6 +15,12 @@ const Source = "geolocate"
 // the smallest size Lambda offers is plenty for a batch of 10 records.
 const EnrichmentMemoryMB = 128
 
+// PipeBatchSize is the most stream records the results pipe hands the
+// enrichment, and events it puts on the bus, at once: PutEvents takes at
+// most 10 entries (the stack deploys the pipe with it; cmd/benchreport
+// prices the enrichment's batches by it).
+const PipeBatchSize = 10
+
 // Detail types, one per final status.
 const (
 	DetailTypeGeolocated = "Photo Geolocated"
