@@ -84,13 +84,22 @@ func smallPNG(t testing.TB) []byte {
 }
 
 // uniqueHEIC is a HEIF container (brand heic) with an Exif item, as
-// exiftest builds it, and a second mdat box holding tag, which stripping
-// keeps: the simulator, like the sniffer, reads the magic bytes.
+// exiftest builds it, whose image item's data starts with tag's SHA-256:
+// the bytes sent differ for every tag. Not a second mdat box: stripping
+// zeroes every mdat byte no kept item covers, so a tag there is sent as
+// zeros and two tags of one length would be the same photo to the service
+// (and to content reuse). The simulator, like the sniffer, reads the magic
+// bytes.
 func uniqueHEIC(tag string) []byte {
 	b := exiftest.HEIC(exiftest.Harbour().Bytes(), 64, 48, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(8+len(tag)))
-	b = append(b, "mdat"...)
-	return append(b, tag...)
+	mdat := bytes.Index(b, []byte("mdat"))
+	if mdat < 0 {
+		panic("exiftest.HEIC wrote no mdat box")
+	}
+	// exiftest.HEIC's image item is the first 64 bytes of its mdat.
+	sum := sha256.Sum256([]byte(tag))
+	copy(b[mdat+4:], sum[:])
+	return b
 }
 
 // webpHeader is the start of a lossy WebP file.
@@ -124,4 +133,22 @@ func exifGPSJPEG(tag string, i int) []byte {
 	g.Lon += float64(i%1000) / 100
 	p.GPS = &g
 	return exiftest.JPEG(p.Bytes(), tagImage(tag), 0)
+}
+
+// TestSoakImagesAreDistinct: the soak's accounting holds only if no two of
+// its uploads send the service the same bytes (planUploads fails the soak
+// otherwise); at 10,000 uploads every HEIC among them is sent as its own
+// photo, which a tag the stripper zeroes was not (uploads 1009, 1059, ...
+// were one photo, and one charge looked like 18 double charges).
+func TestSoakImagesAreDistinct(t *testing.T) {
+	ups := planUploads(t, 10000)
+	heics := 0
+	for _, u := range ups {
+		if len(u.body) > 12 && bytes.Equal(u.body[4:12], []byte("ftypheic")) {
+			heics++
+		}
+	}
+	if heics < 100 {
+		t.Fatalf("%d HEIC uploads in 10,000: the plan changed, this test proves nothing", heics)
+	}
 }

@@ -96,6 +96,25 @@ func planUpload(t testing.TB, i int) *soakUpload {
 	return u
 }
 
+// planUploads plans n uploads, whose images all send the service different
+// bytes: the accounting matches each charge to its upload by the SHA-256 of
+// what was sent, and content reuse would make two uploads of one digest a
+// single paid call.
+func planUploads(t testing.TB, n int) []*soakUpload {
+	t.Helper()
+	ups := make([]*soakUpload, n)
+	bySHA := map[string]string{}
+	for i := range ups {
+		u := planUpload(t, i)
+		if other, ok := bySHA[u.sha]; ok && u.sha != "" {
+			t.Fatalf("uploads %q and %q send the same bytes (sha256 %s): the soak's images must be unique", other, u.obj.Key, u.sha)
+		}
+		bySHA[u.sha] = u.obj.Key
+		ups[i] = u
+	}
+	return ups
+}
+
 // TestSoak runs SOAK_UPLOADS uploads through the queue, several concurrent
 // handler instances and the real handler under every fault in the
 // schedule, then accounts for every upload and every credit. The runs
@@ -140,10 +159,7 @@ func soak(t *testing.T, run soakRun) {
 		},
 	})
 
-	ups := make([]*soakUpload, n)
-	for i := range ups {
-		ups[i] = planUpload(t, i)
-	}
+	ups := planUploads(t, n)
 	crashKeys := map[string]bool{}
 	for _, u := range ups {
 		if u.crash {
