@@ -11,12 +11,14 @@ import (
 )
 
 // recordedCallLists are the golden lists of the AWS calls each function's
-// code makes, recorded by its tests (pkg/local/soak, pkg/predictor, pkg/monitor:
-// see pkg/local/awscalls), by the principal that makes them.
+// code makes, recorded by its tests (pkg/local/soak, pkg/predictor, pkg/monitor,
+// pkg/geomap/widget, functions/jobfeeder: see pkg/local/awscalls), by the
+// principal that makes them.
 var recordedCallLists = []struct{ principal, path string }{
 	{"predictor", "../testdata/aws-calls/predictor.json"},
 	{"monitor", "../testdata/aws-calls/monitor.json"},
 	{"mapwidget", "../testdata/aws-calls/mapwidget.json"},
+	{"jobfeeder", "../testdata/aws-calls/jobfeeder.json"},
 }
 
 // recordedResource reports whether arn, a row's resource in s, is of the
@@ -54,7 +56,7 @@ func TestPolicyCoversRecordedCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(es) == 0 {
-			t.Fatalf("%s is missing or empty: record it with `UPDATE_AWS_CALLS=1 go test ./pkg/local/soak/ ./pkg/predictor/ ./pkg/monitor/`", l.path)
+			t.Fatalf("%s is missing or empty: record it with `UPDATE_AWS_CALLS=1 go test ./pkg/local/soak/ ./pkg/predictor/ ./pkg/monitor/ ./pkg/geomap/widget/ ./functions/jobfeeder/`", l.path)
 		}
 		for _, e := range es {
 			if len(e.IAMActions) == 0 {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -30,7 +31,9 @@ func main() {
 // build wires the feeder from the environment once per execution
 // environment and returns the handler: one feeder run per scheduled event
 // (its content is not read: a repeated delivery is just another run).
-func build(ctx context.Context, getenv func(string) string, logs io.Writer) (func(context.Context) (jobs.Report, error), error) {
+// awsFns adjust the AWS configuration every client is made from (a test
+// records the calls there).
+func build(ctx context.Context, getenv func(string) string, logs io.Writer, awsFns ...func(*aws.Config)) (func(context.Context) (jobs.Report, error), error) {
 	cfg, err := jobs.LoadConfig(getenv)
 	if err != nil {
 		return nil, err
@@ -39,6 +42,9 @@ func build(ctx context.Context, getenv func(string) string, logs io.Writer) (fun
 	awsCfg, err := lambdarun.LoadAWSConfig(ctx, logger)
 	if err != nil {
 		return nil, err
+	}
+	for _, fn := range awsFns {
+		fn(&awsCfg)
 	}
 	store := jobs.New(dynamodb.NewFromConfig(awsCfg, lambdarun.DynamoDBOptions), cfg.TableName)
 	return func(ctx context.Context) (jobs.Report, error) {

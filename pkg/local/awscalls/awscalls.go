@@ -16,6 +16,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -94,7 +95,8 @@ func (r *Recorder) Reset() {
 
 // IAMActions are the actions IAM authorizes a call as: the service prefix
 // and operation, with S3's exceptions (HEAD authorizes as GetObject; a
-// request for a version id as GetObjectVersion; ListObjectsV2 as ListBucket).
+// request for a version id as GetObjectVersion; ListObjectsV2 as ListBucket)
+// and SQS's (a batch as its single action: SendMessageBatch as SendMessage).
 func (c Call) IAMActions() []string {
 	prefix, ok := map[string]string{
 		"S3": "s3", "DynamoDB": "dynamodb", "Secrets Manager": "secretsmanager", "SQS": "sqs",
@@ -126,6 +128,15 @@ func (c Call) IAMActions() []string {
 		case "ListObjectVersions":
 			op = "ListBucketVersions"
 		}
+	}
+	if c.Service == "SQS" {
+		// "You cannot set permissions explicitly for SendMessageBatch,
+		// DeleteMessageBatch, or ChangeMessageVisibilityBatch. Instead,
+		// setting permissions for SendMessage, DeleteMessage, or
+		// ChangeMessageVisibility sets permissions for the corresponding
+		// batch versions" (Amazon SQS batch actions,
+		// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-batch-api.html).
+		op = strings.TrimSuffix(op, "Batch")
 	}
 	return []string{prefix + ":" + op}
 }

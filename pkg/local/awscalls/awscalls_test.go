@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
@@ -75,6 +76,10 @@ func TestRecorderRecordsResourcesAndIAMActions(t *testing.T) {
 	if _, err := q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String("https://sqs.us-east-1.amazonaws.com/111122223333/q"), ReceiptHandle: aws.String("h")}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := q.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String("https://sqs.us-east-1.amazonaws.com/111122223333/q"),
+		Entries: []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("0"), MessageBody: aws.String("{}")}}}); err != nil {
+		t.Fatal(err)
+	}
 
 	want := []Call{
 		{Service: "S3", Operation: "GetObject", Bucket: "uploads", Key: "in/a.jpg", VersionID: "v1"},
@@ -83,6 +88,7 @@ func TestRecorderRecordsResourcesAndIAMActions(t *testing.T) {
 		{Service: "DynamoDB", Operation: "TransactWriteItems", TableName: "results", ItemOperations: []string{"UpdateItem", "ConditionCheckItem"}},
 		{Service: "Secrets Manager", Operation: "GetSecretValue", SecretID: "geo/key"},
 		{Service: "SQS", Operation: "ChangeMessageVisibility", QueueURL: "https://sqs.us-east-1.amazonaws.com/111122223333/q"},
+		{Service: "SQS", Operation: "SendMessageBatch", QueueURL: "https://sqs.us-east-1.amazonaws.com/111122223333/q"},
 	}
 	got := rec.Calls()
 	if !reflect.DeepEqual(got, want) {
@@ -92,7 +98,7 @@ func TestRecorderRecordsResourcesAndIAMActions(t *testing.T) {
 	for _, c := range got {
 		actions = append(actions, c.IAMActions()...)
 	}
-	wantActions := []string{"s3:GetObjectVersion", "s3:GetObject", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem", "secretsmanager:GetSecretValue", "sqs:ChangeMessageVisibility"}
+	wantActions := []string{"s3:GetObjectVersion", "s3:GetObject", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem", "secretsmanager:GetSecretValue", "sqs:ChangeMessageVisibility", "sqs:SendMessage"}
 	if !reflect.DeepEqual(actions, wantActions) {
 		t.Errorf("IAM actions = %v, want %v", actions, wantActions)
 	}
