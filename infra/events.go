@@ -31,8 +31,6 @@ const defaultEventBusName = "default"
 
 // The pipe's stream settings.
 const (
-	// eventsBatchSize records per PutEvents: at most 10 entries per call.
-	eventsBatchSize = resultevents.PipeBatchSize
 	// eventsMaxRetries bounds the retries of a batch EventBridge refuses,
 	// so a lasting fault (a bus deleted, a permission removed) sends the
 	// batch to the dead-letter queue and pages, rather than blocking its
@@ -177,7 +175,7 @@ func newResultEvents(stack awscdk.Stack, p *pipeline, assets functionAssets) *re
 				// From the pipe's creation on: earlier records were never
 				// promised an event.
 				StartingPosition:          jsii.String("LATEST"),
-				BatchSize:                 jsii.Number(eventsBatchSize),
+				BatchSize:                 jsii.Number(resultevents.PipeBatchSize),
 				MaximumRetryAttempts:      jsii.Number(eventsMaxRetries),
 				MaximumRecordAgeInSeconds: jsii.Number(eventsMaxRecordAgeSeconds),
 				// A batch EventBridge partly refuses is split until the

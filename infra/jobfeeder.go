@@ -14,6 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/geolocate-aws/geolocate/pkg/jobs"
+	"github.com/geolocate-aws/geolocate/pkg/shared/configrules"
 	"github.com/geolocate-aws/geolocate/pkg/shared/envvars"
 	"github.com/geolocate-aws/geolocate/pkg/shared/metricnames"
 	"github.com/geolocate-aws/geolocate/pkg/shared/settings"
@@ -49,11 +50,6 @@ const (
 	// job; the reservation also keeps a run that overlaps the next minute
 	// (or the CLI's kick) from starting at all.
 	jobFeederConcurrency = 1
-	// lambdaUnreservedMinimum is what Lambda keeps unreserved: "You can
-	// reserve up to the Unreserved account concurrency value that is shown,
-	// minus 100 for functions that don't have reserved concurrency"
-	// (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
-	lambdaUnreservedMinimum = 100
 	// jobFeederPeriod is the schedule: a job's window is topped up, its
 	// listing advanced and a pause or cancel applied within a minute.
 	jobFeederPeriod = time.Minute
@@ -73,10 +69,6 @@ type jobFeeder struct {
 	schedule awsevents.Rule
 }
 
-// newJobFeeder creates the feeder function, its role, log group and
-// 1-minute schedule. The monitoring failures queue (created with the
-// monitor) keeps the schedule events EventBridge could not deliver and the
-// records of failed runs.
 // feederReservedConcurrency is the feeder's reservation, nil (none) on an
 // account whose quota leaves nothing to reserve (a new account starts at
 // 10): there the deploy would fail with "Specified
@@ -84,12 +76,16 @@ type jobFeeder struct {
 // UnreservedConcurrentExecution below its minimum value", and the lease
 // alone keeps overlapping runs from feeding a job twice.
 func feederReservedConcurrency(cfg Config) *float64 {
-	if cfg.AccountConcurrencyLimit < jobFeederConcurrency+lambdaUnreservedMinimum {
+	if cfg.AccountConcurrencyLimit < jobFeederConcurrency+configrules.MinUnreservedConcurrency {
 		return nil
 	}
 	return jsii.Number(jobFeederConcurrency)
 }
 
+// newJobFeeder creates the feeder function, its role, log group and
+// 1-minute schedule. The monitoring failures queue (created with the
+// monitor) keeps the schedule events EventBridge could not deliver and the
+// records of failed runs.
 func newJobFeeder(stack awscdk.Stack, p *pipeline, assets functionAssets) *jobFeeder {
 	cfg := p.cfg
 	// The settings the table gives the feeder (settings.JobFeeder: rate,

@@ -117,7 +117,10 @@ const (
 const MinMaxReceiveCount = 5
 
 // Lambda's default concurrency quota per account and region, of which
-// Lambda keeps MinUnreservedConcurrency for functions without a reservation.
+// Lambda keeps MinUnreservedConcurrency for functions without a reservation:
+// "You can reserve up to the Unreserved account concurrency value that is
+// shown, minus 100 for functions that don't have reserved concurrency"
+// (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
 // The predictor may use at most the quota less that minimum (half of a
 // quota below 200, as new accounts may have), so the account's other
 // functions, this stack's monitor among them, are never starved by it.
