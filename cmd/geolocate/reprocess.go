@@ -106,13 +106,10 @@ func runReprocess(ctx context.Context, c *cli, args []string) error {
 
 	if *dryRun {
 		// The dry run selects here, as the job would in the account.
-		records, err := store.Query(ctx, sel.query())
+		// A selection the job would refuse at its first run is refused here.
+		records, err := jobs.SelectRecords(ctx, store, sel.query(), jobs.MaxPlanRecords)
 		if err != nil {
-			return fmt.Errorf("read table %s: %w", table, err)
-		}
-		if len(records) > jobs.MaxPlanRecords {
-			// The job would refuse it at its first run.
-			return fmt.Errorf("%d records in the selection: %w", len(records), jobs.SelectionTooLarge(jobs.MaxPlanRecords))
+			return fmt.Errorf("table %s: %w", table, err)
 		}
 		plan := jobs.PlanRun(records, sel.Selection, name)
 		fmt.Fprintf(c.stdout, "selected %d object(s) (%s); %d already done in this run, %d to send\n",

@@ -630,16 +630,10 @@ func (r *jobRun) listRuns(ctx context.Context) error {
 	if in.Until.IsZero() || in.Until.After(it.Created) {
 		in.Until = it.Created
 	}
-	// The plan is made in one run's memory: one record more than the
-	// bound says the selection is too large, before it fills the heap.
-	bound := r.f.opts.PlanRecords
-	in.Limit = bound + 1
-	records, err := r.f.ledger.Query(ctx, in)
+	// The plan is made in one run's memory.
+	records, err := SelectRecords(ctx, r.f.ledger, in, r.f.opts.PlanRecords)
 	if err != nil {
-		return fmt.Errorf("read the selection: %w", err)
-	}
-	if len(records) > bound {
-		return SelectionTooLarge(bound)
+		return err
 	}
 	plan := PlanRun(records, sel, it.Run)
 	todo := plan.Todo[min(it.CursorOffset, len(plan.Todo)):]

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -191,6 +192,22 @@ var ErrSelectionTooLarge = errors.New("the selection is too large for a reproces
 // reprocess --dry-run's refusal.
 func SelectionTooLarge(bound int) error {
 	return fmt.Errorf("%w: it holds more than %d records, the most one plans; split the run with --prefix or --since/--until", ErrSelectionTooLarge, bound)
+}
+
+// SelectRecords reads in's records for a plan of at most bound of them:
+// it asks for one more, so a selection too large (SelectionTooLarge) is
+// refused before it fills the heap. The feeder plans from it, and
+// reprocess --dry-run counts from it, so both refuse the same selections.
+func SelectRecords(ctx context.Context, l *ledger.Store, in ledger.QueryInput, bound int) ([]ledger.Record, error) {
+	in.Limit = bound + 1
+	records, err := l.Query(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("read the selection: %w", err)
+	}
+	if len(records) > bound {
+		return nil, SelectionTooLarge(bound)
+	}
+	return records, nil
 }
 
 // DefaultSince is the since bound of a selection that gives none, as
