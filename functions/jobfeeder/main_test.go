@@ -110,7 +110,6 @@ func TestBuiltFeederCallsAWS(t *testing.T) {
 	if _, _, err := led.StartRun(ctx, ledger.Run{Name: "v2", ModelID: "global_v0.2", Selection: "status=succeeded", Price: 1, Cap: 10}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // a reprocess selects records up to its job's creation, in whole seconds
 	backfill, err := store.Create(ctx, jobs.Spec{Kind: jobs.KindBackfill, Bucket: bucket, Requeue: true, RatePerMinute: 600})
 	if err != nil {
 		t.Fatal(err)
